@@ -1,0 +1,26 @@
+import type { CollectionNotificationRecord } from '../collection/types.ts';
+
+/** Every topic and the payload published on it. */
+export interface TopicMap {
+  /** Each newly stored collection notification, once, after its commit. */
+  incomingTransfer: CollectionNotificationRecord;
+}
+
+export type Topic = keyof TopicMap;
+
+/**
+ * Publish/subscribe across every replica sharing the backend. Interchangeable backends (memory,
+ * Redis) pass the same test suite.
+ */
+export interface PubSub {
+  readonly kind: 'memory' | 'redis';
+  publish<K extends Topic>(topic: K, payload: TopicMap[K]): Promise<void>;
+  /**
+   * Resolves once the subscription is live, so anything published after that reaches `listener`
+   * (for Redis: once the server has acknowledged SUBSCRIBE). Resolves to the unsubscribe.
+   */
+  subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void): Promise<() => Promise<void>>;
+  /** Rejects when the backend cannot be reached; for readiness. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,28 @@
+import type { CollectionNotificationRecord, NewCollectionNotification } from '../collection/types.ts';
+
+export type InsertResult =
+  | { status: 'inserted'; notification: CollectionNotificationRecord }
+  | { status: 'duplicate' };
+
+/**
+ * Durable home of collection notifications. Every backend gives the same guarantees:
+ * - `insert` resolves only after the row is durably committed, and rejects (storing nothing) when
+ *   it cannot commit;
+ * - `settlementId` is unique: of any number of concurrent inserts of one settlementId, on one
+ *   process or many sharing the database, exactly one resolves `inserted`;
+ * - `seq` increases in commit order, so "everything after seq N" read once, then live events with
+ *   seq > N, misses nothing and repeats nothing.
+ */
+export interface NotificationStore {
+  readonly kind: 'sqlite' | 'postgres';
+  insert(notification: NewCollectionNotification): Promise<InsertResult>;
+  /** The notifications for these settlementIds, in the same order; null where none is stored. */
+  getMany(settlementIds: readonly string[]): Promise<(CollectionNotificationRecord | null)[]>;
+  /** Newest first: seq below `beforeSeq` (all when undefined), at most `limit`. */
+  listNewestFirst(query: { accountNumber?: string | undefined; beforeSeq?: number | undefined; limit: number }): Promise<CollectionNotificationRecord[]>;
+  /** Oldest first: seq above `afterSeq`, at most `limit`; the replay of a resumed subscription. */
+  listAfter(query: { accountNumber?: string | undefined; afterSeq: number; limit: number }): Promise<CollectionNotificationRecord[]>;
+  /** Rejects when the store cannot be reached; for readiness. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
