@@ -29,3 +29,9 @@ export interface CollectionNotificationRecord {
 
 /** What the webhook hands the store: everything but the position the store assigns. */
 export type NewCollectionNotification = Omit<CollectionNotificationRecord, 'seq'>;
+
+/** One page of `collectionNotifications`, newest first; the GraphQL connection is built from it. */
+export interface CollectionNotificationPage {
+  notifications: CollectionNotificationRecord[];
+  hasNextPage: boolean;
+}

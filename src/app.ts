@@ -1,0 +1,102 @@
+import { describeUrl, type Config } from './config.ts';
+import type { Services } from './context.ts';
+import { createBankListCache } from './loaders/bank-list-cache.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createMetrics } from './metrics.ts';
+import { createPubSub } from './pubsub/index.ts';
+import type { PubSub } from './pubsub/types.ts';
+import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
+import { createSubgraphSchema } from './schema.ts';
+import { createHttpServer } from './server/index.ts';
+import { createNotificationStore } from './store/index.ts';
+import type { NotificationStore } from './store/types.ts';
+import { createBankClients } from './upstream/index.ts';
+import type { BankClients } from './upstream/types.ts';
+
+/** Replacements for tests: anything given is used instead of what the config would build. */
+export interface AppOverrides {
+  logger?: Logger;
+  bank?: BankClients;
+  store?: NotificationStore;
+  pubsub?: PubSub;
+  /** Redis channel prefix, so test suites sharing one Redis stay apart. */
+  pubsubChannelPrefix?: string;
+}
+
+export interface App {
+  services: Services;
+  /** The in-process bank, when UPSTREAM_MODE=sandbox. */
+  sandbox: BankSandbox | undefined;
+  /** Listens on the configured port (0 picks a free one); resolves to the GraphQL URL. */
+  listen(): Promise<string>;
+  /** Drains and closes everything the app started, in order. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the whole subgraph from a config: the bank (the in-process sandbox or the live URLs), the
+ * store, pub/sub, schema and HTTP server. Serves nothing until `listen()`; can be built many times
+ * in one process (tests), each with its own port, metrics and state.
+ */
+export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  const metrics = createMetrics();
+  // Everything started so far, closed in reverse if a later step fails or on close().
+  const started: (() => Promise<void>)[] = [];
+  const closeStarted = async () => {
+    for (const close of started.reverse()) {
+      await close().catch((error: unknown) => logger.error({ err: error }, 'error while closing'));
+    }
+  };
+
+  try {
+    let sandbox: BankSandbox | undefined;
+    let bank = overrides.bank;
+    if (!bank) {
+      if (config.upstream.mode === 'sandbox') {
+        sandbox = await startBankSandbox({ logger: logger.child({ component: 'sandbox' }) });
+        started.push(() => sandbox!.close());
+      }
+      const urls = sandbox?.urls ?? config.upstream.urls!;
+      const clients = createBankClients({ urls, credentials: config.upstream.credentials, timeoutMs: config.upstream.timeoutMs, logger, metrics });
+      started.push(() => clients.close());
+      bank = clients;
+    }
+    logger.info(
+      { bank: sandbox ? 'sandbox' : 'live', store: describeUrl(config.storeUrl), pubsub: describeUrl(config.pubsubUrl) },
+      `bank: ${sandbox ? 'in-process sandbox (demo data, no credentials needed)' : overrides.bank ? 'provided' : `live at ${new URL(config.upstream.urls!.base).host}`}; ` +
+        `store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}`,
+    );
+
+    const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger }));
+    if (!overrides.store) started.push(() => store.close());
+    const pubsub =
+      overrides.pubsub ??
+      (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: overrides.pubsubChannelPrefix }));
+    if (!overrides.pubsub) started.push(() => pubsub.close());
+
+    const bankList = createBankListCache(() => bank.account.listBanks(), {
+      ttlMs: config.upstream.bankListTtlMs,
+      onFetch: (outcome) => metrics.bankListRefreshes.inc({ outcome }),
+    });
+    const services: Services = { config, logger, metrics, bank, bankList, store, pubsub };
+    const server = await createHttpServer(services, createSubgraphSchema());
+    // The server drains first: in-flight webhook writes finish before the store closes.
+    started.push(() => server.close());
+
+    let closing: Promise<void> | undefined;
+    return {
+      services,
+      sandbox,
+      async listen() {
+        const url = await server.listen(config.port, config.host);
+        logger.info({ url }, `bank subgraph listening at ${url}`);
+        return url;
+      },
+      close: () => (closing ??= closeStarted()),
+    };
+  } catch (error) {
+    await closeStarted();
+    throw error;
+  }
+}

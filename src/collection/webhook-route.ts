@@ -1,0 +1,106 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { WebhookCredentials } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import type { PubSub } from '../pubsub/types.ts';
+import type { NotificationStore } from '../store/types.ts';
+import { parseNotification, readSessionId } from './notification.ts';
+import { verifySignature } from './signature.ts';
+
+/** The webhook's paths: ours, and the one the bank's documentation shows under its test base. */
+export const WEBHOOK_PATHS = ['/webhooks/collection', '/v1/webhook'] as const;
+/** Bodies above this are refused with 413 before they are read whole. */
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+
+const MESSAGES = {
+  '00': 'success',
+  '01': 'duplicate transaction',
+  '02': 'rejected transaction',
+  '03': 'the service failure, retry',
+} as const;
+type ResponseCode = keyof typeof MESSAGES;
+
+export interface WebhookDeps {
+  credentials: WebhookCredentials;
+  timezone: string;
+  store: NotificationStore;
+  pubsub: PubSub;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/**
+ * Registers the collection webhook (op 14). The bank trusts the reply code: `00` means we own the
+ * transfer, so it is sent only after the notification is durably stored; `03` stores nothing, so
+ * the bank's retry can succeed. Checks run in the contract's order: signature, body, duplicate,
+ * storage.
+ */
+export async function registerCollectionWebhook(app: FastifyInstance, deps: WebhookDeps): Promise<void> {
+  await app.register(async (scope) => {
+    // The raw body is kept verbatim, so every content type is read as text and parsed here.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => {
+      done(null, body);
+    });
+    scope.setErrorHandler((error: { statusCode?: number }, request, reply) => {
+      const status = error.statusCode === 413 ? 413 : 400;
+      const reason = status === 413 ? 'body_too_large' : 'unreadable_body';
+      deps.metrics.webhookReplies.inc({ response_code: '02', reason });
+      request.log.warn({ responseCode: '02', reason }, 'collection notification refused');
+      return reply.code(status).send(replyBody('', '02'));
+    });
+    for (const path of WEBHOOK_PATHS) {
+      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) => handle(deps, request, reply));
+    }
+  });
+}
+
+async function handle(deps: WebhookDeps, request: FastifyRequest, reply: FastifyReply) {
+  const rawBody = typeof request.body === 'string' ? request.body : '';
+  const sessionId = readSessionId(rawBody);
+  const respond = (code: ResponseCode, reason: string, extra: Record<string, unknown> = {}) => {
+    deps.metrics.webhookReplies.inc({ response_code: code, reason });
+    const level = code === '03' ? 'error' : code === '02' ? 'warn' : 'info';
+    request.log[level]({ responseCode: code, reason, sessionId, ...extra }, `collection notification: ${MESSAGES[code]}`);
+    return reply.code(200).send(replyBody(sessionId, code));
+  };
+
+  const signed = verifySignature(
+    { clientId: header(request, 'client-id'), signature: header(request, 'x-auth-signature') },
+    deps.credentials,
+  );
+  if (!signed) return respond('02', 'bad_signature');
+
+  const parsed = parseNotification(rawBody, { timezone: deps.timezone, receivedAt: new Date() });
+  if (!parsed.ok) return respond('02', parsed.reason);
+  const { settlementId } = parsed.notification;
+
+  const started = performance.now();
+  let result;
+  try {
+    result = await deps.store.insert(parsed.notification);
+  } catch (error) {
+    deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
+    return respond('03', 'store_failure', { settlementId, err: error });
+  }
+  deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
+  if (result.status === 'duplicate') return respond('01', 'duplicate', { settlementId });
+
+  // Stored: the transfer is ours whatever happens next. A publish failure loses only the live push;
+  // subscribers resuming with `after` still get it from the store.
+  try {
+    await deps.pubsub.publish('incomingTransfer', result.notification);
+  } catch (error) {
+    deps.logger.error({ err: error, settlementId }, 'stored notification could not be published live');
+  }
+  return respond('00', 'accepted', { settlementId });
+}
+
+function replyBody(sessionId: string, code: ResponseCode) {
+  return { requestSuccessful: true, sessionId, responseMessage: MESSAGES[code], responseCode: code };
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

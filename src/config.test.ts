@@ -1,0 +1,109 @@
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeUrl, loadConfig } from './config.ts';
+import { sandboxCredentials } from './sandbox/credentials.ts';
+import { Secret } from './secret.ts';
+
+const LIVE = {
+  UPSTREAM_MODE: 'live',
+  BANK_BASE_URL: 'https://api.bank.test/gw/',
+  BANK_BILLING_URL: 'https://bills.bank.test/provipay/webapi',
+  BANK_POSTING_URL: 'https://post.bank.test/postingrest',
+  BANK_WALLET_URL: 'https://wallet.bank.test/api',
+  BANK_API_TOKEN: 'tok-live-1',
+  BANK_USERNAME: 'partner',
+  BANK_PASSWORD: 'pw-live-1',
+  BILLING_USERNAME: 'biller',
+  BILLING_PASSWORD: 'pw-bill-1',
+  POSTING_USERNAME: 'poster',
+  POSTING_PASSWORD: 'pw-post-1',
+  OAUTH_CLIENT_ID: 'client',
+  OAUTH_CLIENT_SECRET: 'oauth-secret-1',
+  WEBHOOK_CLIENT_ID: 'collector',
+  WEBHOOK_CLIENT_SECRET: 'hook-secret-1',
+};
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('needs nothing for the embedded default: sandbox, SQLite under ./data, in-process pub/sub', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(4001);
+    expect(config.host).toBe('0.0.0.0');
+    expect(config.upstream.mode).toBe('sandbox');
+    expect(config.upstream.urls).toBeUndefined();
+    expect(config.upstream.credentials.password.reveal()).toBe(sandboxCredentials.password);
+    expect(config.storeUrl.reveal()).toBe('sqlite:./data/collections.db');
+    expect(config.pubsubUrl.reveal()).toBe('memory:');
+    expect(config.upstream.timeoutMs).toBe(10_000);
+    expect(config.upstream.bankListTtlMs).toBe(600_000);
+    expect(config.upstream.timezone).toBe('Africa/Lagos');
+    expect(config.routerSecret).toBeUndefined();
+  });
+
+  it('reads every live variable, defaults the gateway to the base URL and drops trailing slashes', () => {
+    const config = loadConfig(LIVE);
+    expect(config.upstream.urls).toEqual({
+      base: 'https://api.bank.test/gw',
+      gateway: 'https://api.bank.test/gw',
+      billing: 'https://bills.bank.test/provipay/webapi',
+      posting: 'https://post.bank.test/postingrest',
+      wallet: 'https://wallet.bank.test/api',
+    });
+    expect(config.upstream.credentials.apiToken.reveal()).toBe('tok-live-1');
+    expect(config.webhook.clientId).toBe('collector');
+  });
+
+  it('reports every missing live URL and credential at once, each by name', () => {
+    const problems = problemsOf({ UPSTREAM_MODE: 'live' });
+    for (const name of Object.keys(LIVE).filter((n) => n !== 'UPSTREAM_MODE')) {
+      expect(problems.some((p) => p.startsWith(`${name} `))).toBe(true);
+    }
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(problemsOf({ ...LIVE, BANK_PASSWORD: '' })).toEqual(['BANK_PASSWORD is required when UPSTREAM_MODE=live']);
+    expect(loadConfig({ PORT: '' }).port).toBe(4001);
+  });
+
+  it('names each invalid value: port, mode, URL, store, pub/sub, zone, level, time-out', () => {
+    const problems = problemsOf({
+      ...LIVE,
+      PORT: '70000',
+      BANK_WALLET_URL: 'wallet.bank.test',
+      STORE_URL: 'mysql://x',
+      PUBSUB_URL: 'kafka://x',
+      BANK_TIMEZONE: 'Mars/Olympus',
+      LOG_LEVEL: 'loud',
+      BANK_TIMEOUT_MS: '-5',
+    });
+    for (const name of ['PORT', 'BANK_WALLET_URL', 'STORE_URL', 'PUBSUB_URL', 'BANK_TIMEZONE', 'LOG_LEVEL', 'BANK_TIMEOUT_MS']) {
+      expect(problems.some((p) => p.startsWith(name))).toBe(true);
+    }
+    expect(problemsOf({ UPSTREAM_MODE: 'staging' })).toContain('UPSTREAM_MODE must be "sandbox" or "live"');
+  });
+
+  it('never puts a secret value in an error, a log line or JSON', () => {
+    const problems = problemsOf({ ...LIVE, STORE_URL: 'postgres://app:hunter2@db/bank', PORT: 'x' });
+    expect(problems.join('\n')).not.toContain('hunter2');
+    const config = loadConfig({ ...LIVE, STORE_URL: 'postgres://app:hunter2@db/bank', ROUTER_SECRET: 'router-s3cret' });
+    const shown = [JSON.stringify(config), inspect(config, { depth: 10 }), `${config.upstream.credentials.password}`].join('\n');
+    for (const secret of ['pw-live-1', 'tok-live-1', 'oauth-secret-1', 'hook-secret-1', 'hunter2', 'router-s3cret']) {
+      expect(shown).not.toContain(secret);
+    }
+  });
+
+  it('describes a URL for logs without its password', () => {
+    expect(describeUrl(new Secret('postgres://app:hunter2@db:5432/bank'))).toBe('postgres://app:***@db:5432/bank');
+    expect(describeUrl(new Secret('sqlite:./data/collections.db'))).toBe('sqlite:./data/collections.db');
+    expect(describeUrl(new Secret('redis://:pw@cache:6379'))).toBe('redis://:***@cache:6379');
+  });
+});

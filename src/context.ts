@@ -1,0 +1,40 @@
+import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
+import type { CollectionNotificationRecord } from './collection/types.ts';
+import type { Config } from './config.ts';
+import type { BankListCache } from './loaders/bank-list-cache.ts';
+import { createLoaders, type Loaders } from './loaders/index.ts';
+import type { Logger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
+import type { PubSub } from './pubsub/types.ts';
+import type { NotificationStore } from './store/types.ts';
+import type { BankClients } from './upstream/types.ts';
+
+/** The long-lived services an app wires together once; every request's context draws on them. */
+export interface Services {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  bank: BankClients;
+  bankList: BankListCache;
+  store: NotificationStore;
+  pubsub: PubSub;
+}
+
+/** What every resolver receives, over HTTP and over WebSocket alike. */
+export interface Context {
+  bank: BankClients;
+  loaders: Loaders;
+  store: NotificationStore;
+  /** The `incomingTransfer` stream: replay after `afterSeq` when given, then live. */
+  incomingTransfers(options: { accountNumber?: string | undefined; afterSeq?: number | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
+}
+
+/** A fresh context, with its own loaders, for one GraphQL operation. */
+export function createContext(services: Services): Context {
+  return {
+    bank: services.bank,
+    loaders: createLoaders(services),
+    store: services.store,
+    incomingTransfers: (options) => streamIncomingTransfers(services, options),
+  };
+}

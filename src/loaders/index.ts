@@ -1,0 +1,50 @@
+import DataLoader from 'dataloader';
+import type { CollectionNotificationRecord } from '../collection/types.ts';
+import type { NotificationStore } from '../store/types.ts';
+import type { AccountRecord, BankClients, BankRecord, BillCategoryRecord, BillRecord } from '../upstream/types.ts';
+import type { BankDirectory, BankListCache } from './bank-list-cache.ts';
+
+/** Per-request loaders: each batches and deduplicates within one GraphQL request only. */
+export interface Loaders {
+  /** The bank list, fetched (or taken from the process cache) at most once per request. */
+  bankDirectory(): Promise<BankDirectory>;
+  bankLoader: DataLoader<string, BankRecord | null>;
+  accountLoader: DataLoader<{ accountNumber: string; bankCode: string }, AccountRecord, string>;
+  /** The bill categories, fetched at most once per request (the bank has no read of one category). */
+  billCategories(): Promise<BillCategoryRecord[]>;
+  billsLoader: DataLoader<number, BillRecord[]>;
+  notificationLoader: DataLoader<string, CollectionNotificationRecord | null>;
+}
+
+/** Builds a request's loaders over the process-wide bank-list cache, the clients and the store. */
+export function createLoaders(deps: { bank: BankClients; bankList: BankListCache; store: NotificationStore }): Loaders {
+  const once = <T>(load: () => Promise<T>): (() => Promise<T>) => {
+    let promise: Promise<T> | undefined;
+    return () => (promise ??= load());
+  };
+  const bankDirectory = once(() => deps.bankList.get());
+  const billCategories = once(() => deps.bank.billing.listCategories());
+
+  return {
+    bankDirectory,
+    bankLoader: new DataLoader(async (codes) => {
+      const { byCode } = await bankDirectory();
+      return codes.map((code) => byCode.get(code) ?? null);
+    }),
+    // The bank has no batch name enquiry: one call per distinct account, run together.
+    accountLoader: new DataLoader(
+      (keys) => Promise.all(keys.map((key) => deps.bank.account.lookupAccount(key).catch((error: unknown) => toError(error)))),
+      { cacheKeyFn: ({ accountNumber, bankCode }) => `${accountNumber}:${bankCode}` },
+    ),
+    billCategories,
+    billsLoader: new DataLoader((ids) =>
+      Promise.all(ids.map((id) => deps.bank.billing.listBills(id).catch((error: unknown) => toError(error)))),
+    ),
+    notificationLoader: new DataLoader((settlementIds) => deps.store.getMany(settlementIds)),
+  };
+}
+
+// DataLoader rejects only the keys whose slot holds an Error, so each key keeps its own failure.
+function toError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

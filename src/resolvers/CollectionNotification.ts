@@ -1,0 +1,27 @@
+import type {
+  CollectionNotificationConnectionResolvers,
+  CollectionNotificationEdgeResolvers,
+  CollectionNotificationResolvers,
+} from '../__generated__/resolvers-types.ts';
+import { encodeCursor } from '../collection/cursor.ts';
+
+export const CollectionNotification: CollectionNotificationResolvers = {
+  __resolveReference: ({ settlementId }, { loaders }) => loaders.notificationLoader.load(settlementId),
+  cursor: (notification) => encodeCursor(notification.seq),
+};
+
+export const CollectionNotificationConnection: CollectionNotificationConnectionResolvers = {
+  edges: (page) => page.notifications,
+  nodes: (page) => page.notifications,
+  pageInfo: ({ notifications, hasNextPage }) => ({
+    hasNextPage,
+    hasPreviousPage: false,
+    startCursor: notifications[0] ? encodeCursor(notifications[0].seq) : null,
+    endCursor: notifications.at(-1) ? encodeCursor(notifications.at(-1)!.seq) : null,
+  }),
+};
+
+export const CollectionNotificationEdge: CollectionNotificationEdgeResolvers = {
+  cursor: (notification) => encodeCursor(notification.seq),
+  node: (notification) => notification,
+};

@@ -1,0 +1,26 @@
+import type { MutationResolvers } from '../__generated__/resolvers-types.ts';
+import * as valid from '../validation.ts';
+
+export const Mutation: MutationResolvers = {
+  merchantLogin: (_, { email, password }, { bank }) =>
+    bank.wallet.login({ email: valid.email(email), password: valid.required(password, 'password') }),
+  merchantLogout: async (_, { accessToken, refreshToken }, { bank }) => {
+    await bank.wallet.logout({
+      accessToken: valid.required(accessToken, 'accessToken'),
+      refreshToken: valid.required(refreshToken, 'refreshToken'),
+    });
+    return true;
+  },
+  merchantForgotPassword: (_, { email }, { bank }) => bank.wallet.forgotPassword(valid.email(email)),
+  merchantResetPassword: (_, { resetCode, password }, { bank }) =>
+    bank.wallet.resetPassword({
+      resetCode: valid.required(resetCode, 'resetCode'),
+      password: valid.required(password, 'password'),
+    }),
+  merchantRefreshSession: (_, { refreshToken }, { bank }) =>
+    bank.wallet.refreshSession(valid.required(refreshToken, 'refreshToken')),
+
+  transactionAuthorize: (_, { redirectUri }, { bank }) => bank.transaction.authorize(valid.redirectUri(redirectUri)),
+  transactionToken: (_, { code, redirectUri }, { bank }) =>
+    bank.transaction.exchangeCode({ code: valid.required(code, 'code'), redirectUri: valid.redirectUri(redirectUri) }),
+};

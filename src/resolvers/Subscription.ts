@@ -1,0 +1,16 @@
+import type { SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
+import { decodeCursor } from '../collection/cursor.ts';
+import type { CollectionNotificationRecord } from '../collection/types.ts';
+import * as valid from '../validation.ts';
+
+export const Subscription: SubscriptionResolvers = {
+  incomingTransfer: {
+    subscribe: (_, args, { incomingTransfers }) =>
+      incomingTransfers({
+        accountNumber: args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber),
+        afterSeq: args.after == null ? undefined : decodeCursor(args.after),
+      }),
+    // The stream yields the stored notification itself, not a `{ incomingTransfer }` wrapper.
+    resolve: (notification: CollectionNotificationRecord) => notification,
+  },
+};

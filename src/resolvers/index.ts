@@ -1,0 +1,25 @@
+import type { Resolvers } from '../__generated__/resolvers-types.ts';
+import { DateTimeScalar, DecimalScalar, JSONScalar } from '../scalars.ts';
+import { Account } from './Account.ts';
+import { Bank } from './Bank.ts';
+import { BillCategory } from './BillCategory.ts';
+import { CollectionNotification, CollectionNotificationConnection, CollectionNotificationEdge } from './CollectionNotification.ts';
+import { Mutation } from './Mutation.ts';
+import { Query } from './Query.ts';
+import { Subscription } from './Subscription.ts';
+
+/** Every resolver, keyed by GraphQL type; typed against the generated schema types. */
+export const resolvers: Resolvers = {
+  Query,
+  Mutation,
+  Subscription,
+  Account,
+  Bank,
+  BillCategory,
+  CollectionNotification,
+  CollectionNotificationConnection,
+  CollectionNotificationEdge,
+  Decimal: DecimalScalar,
+  DateTime: DateTimeScalar,
+  JSON: JSONScalar,
+};

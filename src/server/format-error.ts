@@ -1,0 +1,42 @@
+import { unwrapResolverError } from '@apollo/server/errors';
+import type { GraphQLError, GraphQLFormattedError } from 'graphql';
+import { ErrorCode, UpstreamError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+
+// Codes whose messages are ours to show: the contract's, and graphql/Apollo request errors
+// (parse, validation, variables), which speak only of the caller's own document.
+const SAFE_CODES = new Set<string>([
+  ...Object.values(ErrorCode),
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+]);
+
+/**
+ * The error as a client may see it. Errors with a known code pass unchanged; anything else is a
+ * fault of ours, logged in full and answered with a bare INTERNAL_SERVER_ERROR, since its message
+ * may hold a URL, a query or a driver's detail. Used by HTTP (Apollo) and WebSocket alike.
+ */
+export function formatError(formatted: GraphQLFormattedError, error: unknown, logger: Logger): GraphQLFormattedError {
+  const original = unwrapResolverError(error);
+  if (original instanceof UpstreamError) {
+    logger.warn({ area: original.area, operation: original.operation, code: original.code, err: original.cause }, 'bank call failed');
+  }
+  const code = formatted.extensions?.code;
+  if (typeof code === 'string' && SAFE_CODES.has(code)) return formatted;
+  logger.error({ err: original, path: formatted.path }, 'unexpected error in a GraphQL operation');
+  return {
+    message: 'Internal server error.',
+    ...(formatted.locations && { locations: formatted.locations }),
+    ...(formatted.path && { path: formatted.path }),
+    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+  };
+}
+
+/** `formatError` for a graphql-js error that never went through Apollo (WebSocket results). */
+export function formatGraphQLError(error: GraphQLError, logger: Logger): GraphQLFormattedError {
+  return formatError(error.toJSON(), error, logger);
+}

@@ -1,0 +1,74 @@
+import { ApolloServer, type ApolloServerPlugin } from '@apollo/server';
+import {
+  ApolloServerPluginLandingPageLocalDefault,
+  ApolloServerPluginLandingPageProductionDefault,
+} from '@apollo/server/plugin/landingPage/default';
+import { ApolloServerPluginSubscriptionCallback } from '@apollo/server/plugin/subscriptionCallback';
+import { fastifyApolloHandler } from '@as-integrations/fastify';
+import type { FastifyInstance } from 'fastify';
+import type { GraphQLSchema } from 'graphql';
+import { createContext, type Context, type Services } from '../context.ts';
+import { formatError } from './format-error.ts';
+import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
+
+export const GRAPHQL_PATH = '/graphql';
+
+/**
+ * Serves GraphQL over HTTP at /graphql (queries, mutations, and subscriptions over Apollo Router's
+ * HTTP callback protocol) and returns the started ApolloServer, to be stopped after the HTTP server.
+ */
+export async function registerGraphQL(
+  app: FastifyInstance,
+  schema: GraphQLSchema,
+  services: Services,
+): Promise<ApolloServer<Context>> {
+  const { config, logger } = services;
+  const apollo = new ApolloServer<Context>({
+    schema,
+    logger,
+    // Never a stack in a response, in production or not (the contract).
+    includeStacktraceInErrorResponses: false,
+    // main.ts owns SIGTERM and drains in the contract's order; Apollo's own handler would re-raise it.
+    stopOnTerminationSignals: false,
+    formatError: (formatted, error) => formatError(formatted, error, logger),
+    plugins: [
+      config.production
+        ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
+        : ApolloServerPluginLandingPageLocalDefault({ footer: false }),
+      ApolloServerPluginSubscriptionCallback({ logger }),
+      operationMetricsPlugin(services),
+    ],
+  });
+  await apollo.start();
+
+  app.route({
+    url: GRAPHQL_PATH,
+    method: ['GET', 'POST', 'OPTIONS'],
+    onRequest: async (request, reply) => {
+      if (!routerSecretAccepted(config.routerSecret, request.headers[ROUTER_SECRET_HEADER])) {
+        return reply.code(401).send(routerSecretRequiredBody);
+      }
+    },
+    handler: fastifyApolloHandler(apollo, { context: async () => createContext(services) }),
+  });
+  return apollo;
+}
+
+/** Counts operations by type and outcome: `ok`, or the first error's code. */
+function operationMetricsPlugin({ metrics }: Services): ApolloServerPlugin<Context> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ operation, response }) {
+          const body = response.body;
+          const errors = body.kind === 'single' ? body.singleResult.errors : body.initialResult.errors;
+          const code = errors?.[0]?.extensions?.code;
+          metrics.graphqlOperations.inc({
+            operation_type: operation?.operation ?? 'unknown',
+            outcome: errors?.length ? String(code ?? 'UNKNOWN') : 'ok',
+          });
+        },
+      };
+    },
+  };
+}

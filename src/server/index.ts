@@ -1,0 +1,69 @@
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { GraphQLSchema } from 'graphql';
+import { registerCollectionWebhook } from '../collection/webhook-route.ts';
+import type { Services } from '../context.ts';
+import { GRAPHQL_PATH, registerGraphQL } from './graphql.ts';
+import { registerHealthRoutes } from './health.ts';
+import { registerMetricsRoute } from './metrics-route.ts';
+import { attachSubscriptionServer } from './websocket.ts';
+
+/** Connections still open this long into a drain are cut, so the process exits within 10 s. */
+const DRAIN_DEADLINE_MS = 7_000;
+
+export interface HttpServer {
+  fastify: FastifyInstance;
+  /** Starts listening; resolves to the GraphQL endpoint's URL. */
+  listen(port: number, host: string): Promise<string>;
+  /** Whether close() has begun; readiness answers 503 from that moment. */
+  isDraining(): boolean;
+  /** Drains: readiness 503, no new connections, in-flight requests finish, WebSockets close 1001. */
+  close(): Promise<void>;
+}
+
+/** One HTTP server for every route: GraphQL (HTTP and WebSocket), webhook, health, metrics. */
+export async function createHttpServer(services: Services, schema: GraphQLSchema): Promise<HttpServer> {
+  const fastify = Fastify({
+    // Our pino is a newer major than Fastify's typings name; the logger interface is the same.
+    loggerInstance: services.logger as FastifyBaseLogger,
+    // One line per webhook delivery is logged by the route; per-request access logs would drown it.
+    disableRequestLogging: true,
+    return503OnClosing: true,
+  });
+  let draining = false;
+
+  registerMetricsRoute(fastify, services.metrics);
+  registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, isDraining: () => draining });
+  await registerCollectionWebhook(fastify, {
+    credentials: services.config.webhook,
+    timezone: services.config.upstream.timezone,
+    store: services.store,
+    pubsub: services.pubsub,
+    metrics: services.metrics,
+    logger: services.logger,
+  });
+  const apollo = await registerGraphQL(fastify, schema, services);
+  const subscriptions = attachSubscriptionServer(fastify.server, schema, services);
+
+  return {
+    fastify,
+    async listen(port, host) {
+      await fastify.listen({ port, host });
+      const address = fastify.server.address() as AddressInfo;
+      const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+      return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${address.port}${GRAPHQL_PATH}`;
+    },
+    isDraining: () => draining,
+    async close() {
+      if (draining) return;
+      draining = true;
+      const deadline = setTimeout(() => fastify.server.closeAllConnections(), DRAIN_DEADLINE_MS);
+      try {
+        await Promise.all([subscriptions.dispose(), fastify.close()]);
+      } finally {
+        clearTimeout(deadline);
+      }
+      await apollo.stop();
+    },
+  };
+}

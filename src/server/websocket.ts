@@ -1,0 +1,43 @@
+import type { Server } from 'node:http';
+import type { GraphQLSchema } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer } from 'ws';
+import { createContext, type Services } from '../context.ts';
+import { formatGraphQLError } from './format-error.ts';
+import { GRAPHQL_PATH } from './graphql.ts';
+import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
+
+export interface SubscriptionServer {
+  /** Closes every client with 1001 (going away) and stops accepting upgrades. */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Subscriptions over the `graphql-transport-ws` protocol on the same port and path as HTTP
+ * GraphQL (`GET /graphql` with an Upgrade). With ROUTER_SECRET set, a connection must carry it,
+ * as the upgrade request's Router-Secret header or as `Router-Secret` in connectionParams.
+ */
+export function attachSubscriptionServer(server: Server, schema: GraphQLSchema, services: Services): SubscriptionServer {
+  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
+  const { logger, config } = services;
+  const disposable = useServer(
+    {
+      schema,
+      context: () => createContext(services),
+      onConnect: ({ extra, connectionParams }) => {
+        const provided =
+          extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
+        // false closes the socket with 4403 Forbidden.
+        return routerSecretAccepted(config.routerSecret, provided);
+      },
+      // Execution errors over WebSocket get the same masking as over HTTP.
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: result.errors.map((error) => formatGraphQLError(error, logger)) } : result,
+      onError: (_ctx, id, _payload, errors) => {
+        logger.warn({ subscriptionId: id, errors: errors.map((e) => e.message) }, 'subscription operation failed');
+      },
+    },
+    wss,
+  );
+  return { dispose: async () => disposable.dispose() };
+}

@@ -1,0 +1,70 @@
+import { badUserInput } from './errors.ts';
+
+// Our own checks on arguments, run before any upstream call so the bank never sees input we know
+// it would refuse. Each returns the value to use (trimmed where that is safe) or throws
+// BAD_USER_INPUT naming the argument.
+
+/** A 10-digit NUBAN account number. */
+export function accountNumber(value: string, name = 'accountNumber'): string {
+  const trimmed = value.trim();
+  if (!/^\d{10}$/.test(trimmed)) throw badUserInput(name, 'must be a 10-digit account number (NUBAN).');
+  return trimmed;
+}
+
+/** A bank code: digits only (the bank list's codes have 6). */
+export function bankCode(value: string, name = 'bankCode'): string {
+  const trimmed = value.trim();
+  if (!/^\d{1,10}$/.test(trimmed)) throw badUserInput(name, 'must be a bank code of digits only, such as "000023".');
+  return trimmed;
+}
+
+/** An 11-digit Bank Verification Number. */
+export function bvn(value: string, name = 'number'): string {
+  const trimmed = value.trim();
+  if (!/^\d{11}$/.test(trimmed)) throw badUserInput(name, 'must be an 11-digit BVN.');
+  return trimmed;
+}
+
+/** A bill category id: a positive whole number. */
+export function categoryId(value: number, name = 'categoryId'): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw badUserInput(name, 'must be a positive whole number.');
+  return value;
+}
+
+/** An absolute http(s) URL, as OAuth redirect URIs must be. */
+export function redirectUri(value: string, name = 'redirectUri'): string {
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw badUserInput(name, 'must be an absolute http(s) URL, such as "https://app.example.com/oauth/callback".');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw badUserInput(name, 'must be an absolute http(s) URL.');
+  }
+  return value.trim();
+}
+
+/** An e-mail address, checked only for its shape; the bank decides whether it exists. */
+export function email(value: string, name = 'email'): string {
+  const trimmed = value.trim();
+  if (!/^[^\s@]+@[^\s@]+$/.test(trimmed) || trimmed.length > 320) {
+    throw badUserInput(name, 'must be an e-mail address.');
+  }
+  return trimmed;
+}
+
+/** A value the caller must not leave empty (tokens, codes, passwords); passed on unchanged. */
+export function required(value: string, name: string): string {
+  if (value.trim() === '') throw badUserInput(name, 'must not be empty.');
+  return value;
+}
+
+/** A page size: 0 to `max`, `fallback` when not given. */
+export function pageSize(value: number | null | undefined, fallback: number, max: number, name = 'first'): number {
+  if (value === null || value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 0 || value > max) {
+    throw badUserInput(name, `must be a whole number from 0 to ${max}.`);
+  }
+  return value;
+}

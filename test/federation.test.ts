@@ -1,0 +1,77 @@
+import { composeServices } from '@apollo/composition';
+import { parse } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { notificationBody, startApp } from './helpers/app.ts';
+
+// What the federation router relies on: a Federation 2 SDL that composes, and entity references
+// resolved from the bank or the store.
+describe('federation', () => {
+  it('publishes a Federation 2 SDL that composes into a supergraph', async () => {
+    const { query } = await startApp();
+    const { data } = await query('{ _service { sdl } }');
+    const sdl: string = data!._service.sdl;
+    expect(sdl).toMatch(/@link\(url: "https:\/\/specs\.apollo\.dev\/federation\/v2\.(\d+)"/);
+    expect(Number(/federation\/v2\.(\d+)/.exec(sdl)![1])).toBeGreaterThanOrEqual(4);
+    expect(sdl).toContain('@contact(');
+    expect(sdl).toContain('type Merchant @key(fields: "id", resolvable: false)');
+
+    // A second subgraph that extends our entities, as a product subgraph would.
+    const orders = parse(`
+      extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key"])
+      type Account @key(fields: "accountNumber bankCode", resolvable: false) { accountNumber: String! bankCode: String! }
+      type Order @key(fields: "id") { id: ID! payee: Account }
+      type Query { order(id: ID!): Order }
+    `);
+    const result = composeServices([
+      { name: 'bank', typeDefs: parse(sdl), url: 'http://bank' },
+      { name: 'orders', typeDefs: orders, url: 'http://orders' },
+    ]);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.supergraphSdl).toContain('type Subscription');
+  });
+
+  it('resolves Account, Bank and BillCategory references through the bank', async () => {
+    const { query } = await startApp();
+    const { data, errors } = await query(
+      `query($r: [_Any!]!) { _entities(representations: $r) {
+        ... on Account { accountName bank { name } }
+        ... on Bank { name }
+        ... on BillCategory { name bills { name } }
+      } }`,
+      {
+        r: [
+          { __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' },
+          { __typename: 'Bank', code: '000015' },
+          { __typename: 'BillCategory', id: 3 },
+          { __typename: 'Bank', code: '999999' },
+        ],
+      },
+    );
+    expect(errors).toBeUndefined();
+    expect(data!._entities[0]).toEqual({ accountName: 'ADAEZE CHIOMA OKONKWO', bank: { name: 'Providus Bank' } });
+    expect(data!._entities[1]).toEqual({ name: 'Zenith Bank' });
+    expect(data!._entities[2].name).toBe('Cable TV');
+    expect(data!._entities[2].bills.length).toBeGreaterThan(0);
+    expect(data!._entities[3]).toBeNull();
+  });
+
+  it('resolves CollectionNotification references from the store', async () => {
+    const { query, deliver } = await startApp();
+    const body = notificationBody();
+    expect((await deliver(body)).reply.responseCode).toBe('00');
+    const { data } = await query(
+      'query($r: [_Any!]!) { _entities(representations: $r) { ... on CollectionNotification { settlementId transactionAmount } } }',
+      { r: [{ __typename: 'CollectionNotification', settlementId: body.settlementId }, { __typename: 'CollectionNotification', settlementId: 'none' }] },
+    );
+    expect(data!._entities).toEqual([{ settlementId: body.settlementId, transactionAmount: '1500.00' }, null]);
+  });
+
+  it('refuses an Account reference with a malformed key before calling the bank', async () => {
+    const { query, app } = await startApp();
+    const { errors } = await query('query($r: [_Any!]!) { _entities(representations: $r) { ... on Account { accountName } } }', {
+      r: [{ __typename: 'Account', accountNumber: '123', bankCode: '000023' }],
+    });
+    expect(errors![0]!.extensions!.code).toBe('BAD_USER_INPUT');
+    expect(app.sandbox!.received).toEqual([]);
+  });
+});

@@ -1,0 +1,120 @@
+import { createClient, type Client } from 'graphql-ws';
+import { request } from 'undici';
+import { afterEach } from 'vitest';
+import WebSocket from 'ws';
+import { createApp, type App, type AppOverrides } from '../../src/app.ts';
+import { signatureFor } from '../../src/collection/signature.ts';
+import { loadConfig } from '../../src/config.ts';
+import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
+
+// Everything a test starts is closed after it, newest first, even when the test fails.
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  while (cleanups.length > 0) await cleanups.pop()!().catch(() => undefined);
+});
+
+/** Registers something for closing after the current test. */
+export function onCleanup(close: () => Promise<unknown>): void {
+  cleanups.push(close);
+}
+
+export interface GraphQLResponse<T = Record<string, any>> {
+  status: number;
+  data?: T | null;
+  errors?: { message: string; path?: (string | number)[]; extensions?: Record<string, any> }[];
+}
+
+export interface TestApp {
+  app: App;
+  /** e.g. http://127.0.0.1:41234 */
+  baseUrl: string;
+  graphqlUrl: string;
+  query<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse<T>>;
+  /** Posts a body to the collection webhook, signed like the bank unless headers say otherwise. */
+  deliver(body: unknown, headers?: Record<string, string>, path?: string): Promise<{ status: number; reply: any }>;
+  /** A graphql-ws client on this app, closed after the test. */
+  wsClient(options?: { connectionParams?: Record<string, unknown>; headers?: Record<string, string> }): Client;
+}
+
+/**
+ * Starts the real app on a free loopback port with `env` over test defaults (sandbox bank,
+ * in-memory SQLite, in-memory pub/sub, silent logs), closed after the test.
+ */
+export async function startApp(env: Record<string, string> = {}, overrides: AppOverrides = {}): Promise<TestApp> {
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ...env });
+  const app = await createApp(config, overrides);
+  onCleanup(() => app.close());
+  const graphqlUrl = (await app.listen()).replace('localhost', '127.0.0.1');
+  const baseUrl = graphqlUrl.replace(/\/graphql$/, '');
+  return {
+    app,
+    baseUrl,
+    graphqlUrl,
+    async query(query, variables, headers = {}) {
+      const response = await request(graphqlUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await response.body.json()) as Omit<GraphQLResponse, 'status'>;
+      return { status: response.statusCode, ...body } as GraphQLResponse<any>;
+    },
+    async deliver(body, headers, path = '/webhooks/collection') {
+      const response = await request(`${baseUrl}${path}`, {
+        method: 'POST',
+        headers: headers ?? signedHeaders(),
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await response.body.text();
+      return { status: response.statusCode, reply: text ? JSON.parse(text) : undefined };
+    },
+    wsClient(options = {}) {
+      const client = createClient({
+        url: graphqlUrl.replace(/^http/, 'ws'),
+        webSocketImpl: class extends WebSocket {
+          constructor(address: string, protocols?: string | string[]) {
+            super(address, protocols, { headers: options.headers });
+          }
+        },
+        connectionParams: options.connectionParams,
+        retryAttempts: 0,
+        lazy: true,
+      });
+      onCleanup(() => client.dispose() ?? Promise.resolve());
+      return client;
+    },
+  };
+}
+
+/** The headers the bank's collection service sends, signed with the sandbox's webhook credentials. */
+export function signedHeaders(
+  clientId: string = sandboxCredentials.webhookClientId,
+  secret: string = sandboxCredentials.webhookClientSecret,
+): Record<string, string> {
+  return { 'content-type': 'application/json', 'client-id': clientId, 'x-auth-signature': signatureFor(clientId, secret) };
+}
+
+let settlementCounter = 0;
+
+/** A valid collection notification body, as the bank sends it; fields may be overridden. */
+export function notificationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  settlementCounter += 1;
+  return {
+    sessionId: `090110221122${String(settlementCounter).padStart(6, '0')}`,
+    accountNumber: '0123456789',
+    tranRemarks: 'Payment for order 1043',
+    transactionAmount: '1500.00',
+    settledAmount: '1489.25',
+    feeAmount: '10.00',
+    vatAmount: '0.75',
+    currency: 'NGN',
+    initiationTranRef: '',
+    settlementId: `2026112214${Date.now()}${settlementCounter}`,
+    sourceAccountNumber: '0011223344',
+    sourceAccountName: 'CHUKWUEMEKA OBI',
+    sourceBankName: 'GTBank',
+    channelId: '1',
+    tranDateTime: '2026-11-22 14:05:09',
+    ...overrides,
+  };
+}
