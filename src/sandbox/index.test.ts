@@ -1,0 +1,125 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { sandboxCredentials } from './credentials.ts';
+import { startBankSandbox } from './index.ts';
+import { accountHeaders, basic, call, postJson, useSandbox } from './test-helpers.ts';
+
+describe('the sandbox server', () => {
+  const sandbox = useSandbox();
+
+  it('serves each area under its own prefix on loopback', () => {
+    const { urls } = sandbox();
+    const origin = new URL(urls.base).origin;
+    expect(origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(urls).toEqual({
+      base: `${origin}/bank`,
+      gateway: `${origin}/gateway`,
+      billing: `${origin}/billing/provipay/webapi`,
+      posting: `${origin}/posting/postingrest`,
+      wallet: `${origin}/wallet`,
+    });
+  });
+
+  it.each([
+    ['the account area', '/account/NIP?account_number=0123456789', accountHeaders],
+    ['the billing area', '/provipay/webapi/categories', {
+      authorization: basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword),
+    }],
+  ])('answers 404 when a client drops the prefix of %s', async (_name, path, headers) => {
+    const origin = new URL(sandbox().urls.base).origin;
+    expect((await call(`${origin}${path}`, { headers })).status).toBe(404);
+  });
+
+  it('records the exact method, path, query, headers and raw body of each request', async () => {
+    const { urls, received } = sandbox();
+    await call(`${urls.base}/account/NIP?account_number=0123456789&bank_code=000023`, { headers: accountHeaders });
+    const body = 'grant_type=authorization_code&code=abc&redirect_uri=https%3A%2F%2Fm.example%2Fcb';
+    await call(`${urls.gateway}/transaction/oauth/authorize/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    expect(received).toHaveLength(2);
+    expect(received[0]).toMatchObject({
+      method: 'GET',
+      path: '/bank/account/NIP',
+      query: { account_number: '0123456789', bank_code: '000023' },
+      headers: { authorization: 'sandbox-api-token', username: 'sandbox-user', password: 'sandbox-password' },
+      body: '',
+    });
+    expect(received[1]).toMatchObject({
+      method: 'POST',
+      path: '/gateway/transaction/oauth/authorize/',
+      query: {},
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+  });
+
+  it('keeps a JSON body as the exact text sent, even when the request is refused', async () => {
+    const text = '{ "accountNumber":"0123456789",\n  "beneficiaryBank":"000023" }';
+    await call(`${sandbox().urls.posting}/GetNIPAccount`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: text,
+    });
+    expect(sandbox().received.at(-1)?.body).toBe(text);
+  });
+
+  it('records requests to unknown paths too', async () => {
+    await call(`${new URL(sandbox().urls.base).origin}/nowhere?x=1`);
+    expect(sandbox().received.at(-1)).toMatchObject({ method: 'GET', path: '/nowhere', query: { x: '1' } });
+  });
+});
+
+describe('the sandbox lifecycle', () => {
+  it('keeps only the last receivedLimit requests, oldest first', async () => {
+    const sandbox = await startBankSandbox({ receivedLimit: 3 });
+    try {
+      for (let i = 1; i <= 5; i += 1) await call(`${sandbox.urls.base}/v1/account/bvn?number=${i}`);
+      expect(sandbox.received.map((entry) => entry.query.number)).toEqual(['3', '4', '5']);
+    } finally {
+      await sandbox.close();
+    }
+  });
+
+  it('stops listening when closed', async () => {
+    const sandbox = await startBankSandbox();
+    await sandbox.close();
+    await expect(request(`${sandbox.urls.base}/v1/account/NIP/banks`)).rejects.toThrow();
+  });
+
+  it('logs one debug line per request without any credential', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const sandbox = await startBankSandbox({ logger: pino({ level: 'debug' }, sink) });
+    try {
+      await call(`${sandbox.urls.base}/account/NIP?account_number=0123456789`, { headers: accountHeaders });
+      await call(`${sandbox.urls.billing}/categories`, {
+        headers: { authorization: basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword) },
+      });
+      await postJson(`${sandbox.urls.posting}/GetNIPAccount`, {
+        accountNumber: '0123456789',
+        beneficiaryBank: '000023',
+        userName: sandboxCredentials.postingUsername,
+        password: sandboxCredentials.postingPassword,
+      });
+    } finally {
+      await sandbox.close();
+    }
+    const requestLines = lines.filter((line) => line.includes('bank sandbox request'));
+    expect(requestLines).toHaveLength(3);
+    const first = JSON.parse(requestLines[0] ?? '{}');
+    expect(first).toMatchObject({ level: 20, method: 'GET', path: '/bank/account/NIP', statusCode: 200 });
+    const everything = lines.join('');
+    for (const secret of Object.values(sandboxCredentials)) expect(everything).not.toContain(secret);
+    expect(everything).not.toContain(Buffer.from(`${sandboxCredentials.billingUsername}:`).toString('base64').slice(0, 12));
+  });
+});

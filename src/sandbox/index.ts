@@ -1,0 +1,159 @@
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fastify, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { BankUrls } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { accountRoutes } from './account.ts';
+import { billingRoutes } from './billing.ts';
+import { headerValue, type SandboxDeps } from './http.ts';
+import { postingRoutes } from './posting.ts';
+import { authorizeRoutes, createOAuthState, tokenRoutes } from './transaction.ts';
+import { walletRoutes } from './wallet.ts';
+
+/** One request as the sandbox bank received it. */
+export interface ReceivedRequest {
+  method: string;
+  /** The path as sent, without the query string. */
+  path: string;
+  query: Record<string, string>;
+  /** Lower-case names; a repeated header joined with ", ". */
+  headers: Record<string, string | undefined>;
+  /** The raw body text; `''` when there was none. */
+  body: string;
+}
+
+export interface BankSandbox {
+  urls: BankUrls;
+  /** Every request received, oldest first (bounded: the last `receivedLimit`). */
+  received: ReceivedRequest[];
+  close(): Promise<void>;
+}
+
+export interface BankSandboxOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (an ephemeral port). */
+  port?: number;
+  /** Receives one debug line per request (method, path, status); never a credential. */
+  logger?: Logger;
+  /** The clock of code and token expiry, in ms since the epoch; default Date.now. */
+  now?: () => number;
+  /** How many requests `received` keeps; default 1000. */
+  receivedLimit?: number;
+}
+
+/** Each area under its own path prefix, so clients that drop a prefix fail here as they would live. */
+export const SANDBOX_PREFIXES = {
+  base: '/bank',
+  gateway: '/gateway',
+  billing: '/billing/provipay/webapi',
+  posting: '/posting/postingrest',
+  wallet: '/wallet',
+} as const satisfies BankUrls;
+
+const BODY_LIMIT = 1024 * 1024;
+
+/** Starts the in-process bank sandbox: every area of the spec over real HTTP, with its auth rules. */
+export async function startBankSandbox(options: BankSandboxOptions = {}): Promise<BankSandbox> {
+  const host = options.host ?? '127.0.0.1';
+  const deps: SandboxDeps = { now: options.now ?? Date.now, logger: options.logger?.child({ component: 'bank-sandbox' }) };
+  const received: ReceivedRequest[] = [];
+  // Fastify's own request logging is off: it would log at info, and headers carry credentials.
+  const app = fastify({ logger: false, bodyLimit: BODY_LIMIT });
+
+  keepBodiesAsText(app);
+  recordRequests(app, received, options.receivedLimit ?? 1000);
+  logRequests(app, deps.logger);
+
+  const oauth = createOAuthState(deps);
+  await app.register(accountRoutes(deps), { prefix: SANDBOX_PREFIXES.base });
+  await app.register(authorizeRoutes(oauth), { prefix: SANDBOX_PREFIXES.base });
+  await app.register(tokenRoutes(oauth), { prefix: SANDBOX_PREFIXES.gateway });
+  await app.register(billingRoutes(deps), { prefix: SANDBOX_PREFIXES.billing });
+  await app.register(postingRoutes(deps), { prefix: SANDBOX_PREFIXES.posting });
+  await app.register(walletRoutes(deps), { prefix: SANDBOX_PREFIXES.wallet });
+
+  try {
+    await app.listen({ host, port: options.port ?? 0 });
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  const origin = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
+  const urls: BankUrls = {
+    base: origin + SANDBOX_PREFIXES.base,
+    gateway: origin + SANDBOX_PREFIXES.gateway,
+    billing: origin + SANDBOX_PREFIXES.billing,
+    posting: origin + SANDBOX_PREFIXES.posting,
+    wallet: origin + SANDBOX_PREFIXES.wallet,
+  };
+  deps.logger?.debug({ urls }, 'bank sandbox listening');
+  return { urls, received, close: () => app.close() };
+}
+
+/** A host to put in a URL: a wildcard bind is reached over loopback; IPv6 goes in brackets. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** One parser for every content type, keeping the body as text; each route parses it itself. */
+function keepBodiesAsText(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // Fastify parses no body on GET; op 4 may carry its form in one, so read it here.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && hasBody(request)) request.body = await readText(request.raw);
+  });
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = headerValue(request, 'content-length');
+  return headerValue(request, 'transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+}
+
+async function readText(stream: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > BODY_LIMIT) throw Object.assign(new Error('Request body is too large'), { statusCode: 413 });
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Logs every request in arrival order; its body is filled in once read (before any route runs). */
+function recordRequests(app: FastifyInstance, received: ReceivedRequest[], limit: number): void {
+  const entries = new WeakMap<FastifyRequest, ReceivedRequest>();
+  app.addHook('onRequest', async (request) => {
+    const at = request.url.indexOf('?');
+    const headers: Record<string, string | undefined> = {};
+    for (const name of Object.keys(request.headers)) headers[name] = headerValue(request, name);
+    const entry: ReceivedRequest = {
+      method: request.method,
+      path: at === -1 ? request.url : request.url.slice(0, at),
+      query: Object.fromEntries(new URLSearchParams(at === -1 ? '' : request.url.slice(at + 1))),
+      headers,
+      body: '',
+    };
+    entries.set(request, entry);
+    received.push(entry);
+    if (received.length > limit) received.splice(0, received.length - limit);
+  });
+  app.addHook('preValidation', async (request) => {
+    const entry = entries.get(request);
+    if (entry !== undefined && typeof request.body === 'string') entry.body = request.body;
+  });
+}
+
+/** One debug line per answered request: method, path and status; never headers, query or body. */
+function logRequests(app: FastifyInstance, logger: Logger | undefined): void {
+  if (logger === undefined) return;
+  app.addHook('onResponse', async (request, reply) => {
+    const path = request.url.split('?')[0];
+    const ms = Math.round(reply.elapsedTime);
+    logger.debug({ method: request.method, path, statusCode: reply.statusCode, ms }, 'bank sandbox request');
+  });
+}
