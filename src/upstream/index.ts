@@ -1,0 +1,41 @@
+/**
+ * Assembles one client per bank area over one shared call (one undici Agent, one circuit breaker
+ * per area). Resolvers reach the bank only through what this returns.
+ */
+import type { BankCredentials, BankUrls } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import { createAccountClient } from './account.ts';
+import { createBillingClient } from './billing.ts';
+import { createBankHttp, type BreakerOptions } from './http.ts';
+import { createPostingClient } from './posting.ts';
+import { createTransactionClient } from './transaction.ts';
+import type { BankClients } from './types.ts';
+import { createWalletClient } from './wallet.ts';
+
+export type { BreakerOptions } from './http.ts';
+
+export interface BankClientsOptions {
+  urls: BankUrls;
+  credentials: BankCredentials;
+  /** `BANK_TIMEOUT_MS`: the whole budget of one call (connect, headers, body). */
+  timeoutMs: number;
+  logger: Logger;
+  metrics: Metrics;
+  /** Circuit-breaker overrides (tests open it after fewer failures, or reset it sooner). */
+  breaker?: Partial<BreakerOptions> | undefined;
+}
+
+/** Creates every area's client; `close()` ends the breakers' timers and the keep-alive connections. */
+export function createBankClients(options: BankClientsOptions): BankClients & { close(): Promise<void> } {
+  const { urls, credentials } = options;
+  const http = createBankHttp(options);
+  return {
+    account: createAccountClient(http, urls, credentials),
+    transaction: createTransactionClient(http, urls, credentials),
+    billing: createBillingClient(http, urls, credentials),
+    wallet: createWalletClient(http, urls),
+    posting: createPostingClient(http, urls, credentials),
+    close: () => http.close(),
+  };
+}

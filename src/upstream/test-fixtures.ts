@@ -1,0 +1,125 @@
+/**
+ * Shared by the upstream clients' tests: clients wired to a URL with a captured logger and fresh
+ * metrics, and an assertion that a failure carries its contract code and leaks nothing.
+ */
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { expect, onTestFinished } from 'vitest';
+import type { BankCredentials, BankUrls } from '../config.ts';
+import { UpstreamError, type UpstreamErrorCode } from '../errors.ts';
+import { createMetrics } from '../metrics.ts';
+import { sandboxCredentials } from '../sandbox/credentials.ts';
+import type { BankSandbox, ReceivedRequest } from '../sandbox/index.ts';
+import { Secret } from '../secret.ts';
+import { createBankClients, type BreakerOptions } from './index.ts';
+
+/** Distinctive values, so a test can search every output for them. */
+export const testSecrets = {
+  apiToken: 'tok-6f1d-SECRET',
+  password: 'pw-91ab-SECRET',
+  billingPassword: 'bill-pw-55c2-SECRET',
+  postingPassword: 'post-pw-0d7e-SECRET',
+  oauthClientSecret: 'oauth-sec-7a3b-SECRET',
+};
+
+export const testCredentials: BankCredentials = {
+  apiToken: new Secret(testSecrets.apiToken),
+  username: 'test-user',
+  password: new Secret(testSecrets.password),
+  billingUsername: 'test-billing',
+  billingPassword: new Secret(testSecrets.billingPassword),
+  postingUsername: 'test-posting',
+  postingPassword: new Secret(testSecrets.postingPassword),
+  oauthClientId: 'test-oauth-client',
+  oauthClientSecret: new Secret(testSecrets.oauthClientSecret),
+};
+
+/** Every area at one base URL (the fake bank serves them all). */
+export function urlsAt(base: string): BankUrls {
+  return { base, gateway: base, billing: base, posting: base, wallet: base };
+}
+
+export interface TestClientsOptions {
+  timeoutMs?: number;
+  credentials?: BankCredentials;
+  breaker?: Partial<BreakerOptions>;
+}
+
+/** Clients over `urls`, closed when the test ends; `logs` holds every log line written as JSON. */
+export function createTestClients(urls: BankUrls, options: TestClientsOptions = {}) {
+  const logs: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      done();
+    },
+  });
+  const metrics = createMetrics();
+  const clients = createBankClients({
+    urls,
+    credentials: options.credentials ?? testCredentials,
+    timeoutMs: options.timeoutMs ?? 2_000,
+    logger: pino({ level: 'debug' }, sink),
+    metrics,
+    breaker: options.breaker,
+  });
+  onTestFinished(() => clients.close());
+  return { clients, logs, metrics };
+}
+
+/**
+ * Awaits a failure and checks it is an UpstreamError with `code`, whose message and extensions
+ * hold no URL, no address and none of `secrets`.
+ */
+export async function expectUpstreamError(
+  promise: Promise<unknown>,
+  code: UpstreamErrorCode,
+  secrets: readonly string[] = Object.values(testSecrets),
+): Promise<UpstreamError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(UpstreamError);
+  const failure = error as UpstreamError;
+  expect(failure.extensions.code).toBe(code);
+  expectNoLeak(JSON.stringify({ message: failure.message, error: failure.toJSON() }), secrets);
+  expect(failure.message).not.toMatch(/\n\s+at /);
+  return failure;
+}
+
+/** Fails when `text` holds a URL, a loopback address or any of `secrets`. */
+export function expectNoLeak(text: string, secrets: readonly string[] = Object.values(testSecrets)): void {
+  expect(text).not.toMatch(/https?:\/\//);
+  expect(text).not.toContain('127.0.0.1');
+  for (const secret of secrets) expect(text).not.toContain(secret);
+}
+
+/** The sandbox bank's credentials, as the configuration holds them in sandbox mode. */
+export const sandboxBankCredentials: BankCredentials = {
+  apiToken: new Secret(sandboxCredentials.apiToken),
+  username: sandboxCredentials.username,
+  password: new Secret(sandboxCredentials.password),
+  billingUsername: sandboxCredentials.billingUsername,
+  billingPassword: new Secret(sandboxCredentials.billingPassword),
+  postingUsername: sandboxCredentials.postingUsername,
+  postingPassword: new Secret(sandboxCredentials.postingPassword),
+  oauthClientId: sandboxCredentials.oauthClientId,
+  oauthClientSecret: new Secret(sandboxCredentials.oauthClientSecret),
+};
+
+/** The sandbox's secret values, for leak checks. */
+export const sandboxSecrets = [
+  sandboxCredentials.apiToken,
+  sandboxCredentials.password,
+  sandboxCredentials.billingPassword,
+  sandboxCredentials.postingPassword,
+  sandboxCredentials.oauthClientSecret,
+];
+
+/** What the sandbox received for the last request to a path ending in `pathEnd`. */
+export function lastReceived(sandbox: BankSandbox, pathEnd: string): ReceivedRequest {
+  const found = sandbox.received.findLast((request) => request.path.endsWith(pathEnd));
+  if (found === undefined) throw new Error(`the sandbox received nothing at …${pathEnd}`);
+  return found;
+}
