@@ -1,0 +1,66 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../logger.ts';
+
+/** One versioned schema change, read from `NNN_name.sql`. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** What a backend gives the shared runner; `schema_migrations (version, name, applied_at)` is its record. */
+export interface MigrationTarget {
+  /** Runs `work` holding a lock that keeps other processes from migrating at the same time. */
+  withLock<T>(work: () => Promise<T>): Promise<T>;
+  /** Creates `schema_migrations` when missing. */
+  ensureTable(): Promise<void>;
+  appliedVersions(): Promise<Set<number>>;
+  /** Runs the migration and records it in one transaction; false when another process had applied it. */
+  apply(migration: Migration): Promise<boolean>;
+}
+
+const FILE_NAME = /^(\d+)_([a-z0-9_]+)\.sql$/;
+
+/** The migrations of one backend, `<kind>` being the folder beside this file, ordered by version. */
+export async function loadMigrations(kind: 'sqlite' | 'postgres'): Promise<Migration[]> {
+  const directory = join(import.meta.dirname, 'migrations', kind);
+  const migrations: Migration[] = [];
+  for (const file of await readdir(directory)) {
+    const match = FILE_NAME.exec(file);
+    if (!match) continue;
+    const sql = await readFile(join(directory, file), 'utf8');
+    migrations.push({ version: Number(match[1]), name: match[2] ?? file, sql });
+  }
+  migrations.sort((a, b) => a.version - b.version);
+  const versions = new Set(migrations.map((migration) => migration.version));
+  if (versions.size !== migrations.length) throw new Error(`Two ${kind} migrations share a version number`);
+  return migrations;
+}
+
+/** Applies, in order and each once, the migrations the database has not recorded; returns those applied. */
+export async function runMigrations(
+  target: MigrationTarget,
+  migrations: readonly Migration[],
+  logger: Logger,
+): Promise<Migration[]> {
+  return target.withLock(async () => {
+    await target.ensureTable();
+    const applied = await target.appliedVersions();
+    const known = new Set(migrations.map((migration) => migration.version));
+    const unknown = [...applied].filter((version) => !known.has(version));
+    if (unknown.length > 0) {
+      // A newer release migrated this database; its changes are additive, so this one can still run.
+      logger.warn({ versions: unknown }, 'the store has migrations this release does not know');
+    }
+    const done: Migration[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.version)) continue;
+      if (await target.apply(migration)) {
+        logger.info({ version: migration.version, name: migration.name }, 'applied store migration');
+        done.push(migration);
+      }
+    }
+    return done;
+  });
+}

@@ -1,0 +1,161 @@
+// Fixtures of the store suites (store.test.ts, index.test.ts): one fresh database per backend and test,
+// and notifications as the webhook hands them over. Imported by tests only.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
+import { pino } from 'pino';
+import { isolatedPostgresUrl, serviceUrl } from '../../test/helpers/services.ts';
+import type { NewCollectionNotification } from '../collection/types.ts';
+import type { Logger } from '../logger.ts';
+import { createNotificationStore } from './index.ts';
+import { createSqliteStore } from './sqlite.ts';
+import type { NotificationStore } from './types.ts';
+
+export const databaseUrl = serviceUrl('DATABASE_URL');
+
+/** A logger whose lines the test can read, to check what the store reported. */
+export function capturingLogger() {
+  const lines: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+  return { logger, lines };
+}
+
+/** One database of a backend, fresh for each test. */
+export interface TestDatabase {
+  /** A new store on this database (an in-memory database backs only one). */
+  open(logger?: Logger): Promise<NotificationStore>;
+  /** Runs SQL on the database beside the store: fault injection and inspection. */
+  query(sql: string): Promise<Record<string, unknown>[]>;
+  drop(): Promise<void>;
+}
+
+export interface Backend {
+  name: string;
+  enabled: boolean;
+  /** Separate store instances share the data: two replicas, or close then reopen. */
+  shared: boolean;
+  create(): Promise<TestDatabase>;
+  /** SQL that makes every insert fail inside the database, and SQL that undoes it. */
+  fault: { add: string; remove: string };
+}
+
+export const silent = pino({ level: 'silent' });
+
+export function queryFile(path: string, sql: string): Record<string, unknown>[] {
+  const database = new DatabaseSync(path, { timeout: 5_000 });
+  try {
+    return database.prepare(sql).all();
+  } finally {
+    database.close();
+  }
+}
+
+const SQLITE_FAULT = {
+  add: "CREATE TRIGGER fail_inserts BEFORE INSERT ON collection_notifications BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+  remove: 'DROP TRIGGER fail_inserts',
+};
+
+export const backends: Backend[] = [
+  {
+    name: 'SQLite file',
+    enabled: true,
+    shared: true,
+    fault: SQLITE_FAULT,
+    async create() {
+      const directory = await mkdtemp(join(tmpdir(), 'store-test-'));
+      const path = join(directory, 'collections.db');
+      return {
+        open: (logger = silent) => createNotificationStore(`sqlite:${path}`, { logger }),
+        query: async (sql) => queryFile(path, sql),
+        drop: () => rm(directory, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: 'SQLite in memory',
+    enabled: true,
+    shared: false,
+    fault: SQLITE_FAULT,
+    async create() {
+      // The test keeps the connection: an in-memory database is visible to its own connection only.
+      const database = new DatabaseSync(':memory:');
+      return {
+        open: (logger = silent) => createSqliteStore(database, { logger }),
+        query: async (sql) => database.prepare(sql).all(),
+        drop: async () => {
+          if (database.isOpen) database.close();
+        },
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    enabled: databaseUrl !== undefined,
+    shared: true,
+    fault: {
+      add: `CREATE FUNCTION fail_inserts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$;
+            CREATE TRIGGER fail_inserts BEFORE INSERT ON collection_notifications FOR EACH ROW EXECUTE FUNCTION fail_inserts()`,
+      remove: 'DROP TRIGGER fail_inserts ON collection_notifications; DROP FUNCTION fail_inserts()',
+    },
+    async create() {
+      const schema = await isolatedPostgresUrl(databaseUrl ?? '');
+      return {
+        open: (logger = silent) => createNotificationStore(schema.url, { logger }),
+        async query(sql) {
+          const client = new pg.Client({ connectionString: schema.url });
+          await client.connect();
+          try {
+            const result = await client.query(sql);
+            return (Array.isArray(result) ? result.at(-1) : result).rows;
+          } finally {
+            await client.end();
+          }
+        },
+        drop: () => schema.drop(),
+      };
+    },
+  },
+];
+
+let counter = 0;
+
+/** A notification as the webhook would hand it over; each call a new settlementId unless given. */
+export function notification(overrides: Partial<NewCollectionNotification> = {}): NewCollectionNotification {
+  counter += 1;
+  const settlementId = `2024050110150${counter}`;
+  return {
+    settlementId,
+    sessionId: `100004240501101500${counter}`,
+    accountNumber: '0123456789',
+    transactionAmount: '1500.00',
+    settledAmount: '1490.00',
+    feeAmount: '10.00',
+    vatAmount: '0.75',
+    currency: 'NGN',
+    narration: 'Payment for invoice 42',
+    initiationTranRef: null,
+    sourceAccountNumber: '0987654321',
+    sourceAccountName: 'ADAEZE OBI',
+    sourceBankName: 'ACCESS BANK',
+    channelId: null,
+    transactionTime: '2024-05-01T10:15:00.000+01:00',
+    receivedAt: '2024-05-01T09:15:01.234Z',
+    rawBody: JSON.stringify({ settlementId, transactionAmount: '1500.00' }),
+    ...overrides,
+  };
+}
+
+/** Things a test started, undone in reverse order after it (stores close before their database goes). */
+export function createCleanups() {
+  const pending: (() => Promise<unknown>)[] = [];
+  return {
+    add(...cleanups: (() => Promise<unknown>)[]) {
+      pending.push(...cleanups);
+    },
+    async run() {
+      for (const cleanup of pending.splice(0).reverse()) await cleanup();
+    },
+  };
+}
