@@ -1,0 +1,323 @@
+import { describe, expect, it } from 'vitest';
+import { parseNotification, readSessionId, REJECTION_REASONS } from './notification.ts';
+
+const LAGOS = 'Africa/Lagos';
+const receivedAt = new Date('2026-11-22T13:05:10.250Z');
+
+const COMPLETE = {
+  sessionId: 'SES-0001',
+  accountNumber: '0123456789',
+  tranRemarks: 'Invoice 42',
+  transactionAmount: '1500.00',
+  settledAmount: '1490.00',
+  feeAmount: '10.00',
+  vatAmount: '0.75',
+  currency: 'NGN',
+  initiationTranRef: 'INI-77',
+  settlementId: 'STL-2026-0001',
+  sourceAccountNumber: '9876543210',
+  sourceAccountName: 'Ada Obi',
+  sourceBankName: 'Example Bank',
+  channelId: '1',
+  tranDateTime: '2026-11-22 14:05:09',
+};
+
+function parse(fields: Record<string, unknown>, timezone = LAGOS) {
+  return parseNotification(JSON.stringify({ ...COMPLETE, ...fields }), { timezone, receivedAt });
+}
+
+function accepted(fields: Record<string, unknown>, timezone = LAGOS) {
+  const result = parse(fields, timezone);
+  if (!result.ok) throw new Error(`expected acceptance, got ${result.reason}`);
+  return result.notification;
+}
+
+function reasonFor(fields: Record<string, unknown>) {
+  const result = parse(fields);
+  return result.ok ? 'accepted' : result.reason;
+}
+
+describe('parseNotification: a complete body', () => {
+  it('maps every field of the bank to the stored notification', () => {
+    const rawBody = JSON.stringify(COMPLETE);
+    const result = parseNotification(rawBody, { timezone: LAGOS, receivedAt });
+    expect(result).toEqual({
+      ok: true,
+      notification: {
+        settlementId: 'STL-2026-0001',
+        sessionId: 'SES-0001',
+        accountNumber: '0123456789',
+        transactionAmount: '1500.00',
+        settledAmount: '1490.00',
+        feeAmount: '10.00',
+        vatAmount: '0.75',
+        currency: 'NGN',
+        narration: 'Invoice 42',
+        initiationTranRef: 'INI-77',
+        sourceAccountNumber: '9876543210',
+        sourceAccountName: 'Ada Obi',
+        sourceBankName: 'Example Bank',
+        channelId: '1',
+        transactionTime: '2026-11-22T14:05:09+01:00',
+        receivedAt: '2026-11-22T13:05:10.250Z',
+        rawBody,
+      },
+    });
+  });
+
+  it('keeps the raw body verbatim, whitespace and key order included', () => {
+    const rawBody = `\n  { "settlementId" : "S1", "accountNumber":"0123456789", "transactionAmount":"1.00" }  \n`;
+    const result = parseNotification(rawBody, { timezone: LAGOS, receivedAt });
+    expect(result.ok && result.notification.rawBody).toBe(rawBody);
+  });
+
+  it('reads a body that starts with a byte-order mark', () => {
+    const rawBody = `\uFEFF${JSON.stringify(COMPLETE)}`;
+    const result = parseNotification(rawBody, { timezone: LAGOS, receivedAt });
+    expect(result.ok && result.notification.rawBody).toBe(rawBody);
+  });
+
+  it('accepts a body with only the required fields, the rest null', () => {
+    const rawBody = JSON.stringify({ accountNumber: '0123456789', settlementId: 'S1', transactionAmount: '5' });
+    const result = parseNotification(rawBody, { timezone: LAGOS, receivedAt });
+    expect(result.ok && result.notification).toMatchObject({
+      sessionId: '',
+      settledAmount: null,
+      currency: null,
+      narration: null,
+      channelId: null,
+      transactionTime: null,
+    });
+  });
+});
+
+describe('parseNotification: the body', () => {
+  it.each([
+    ['malformed JSON', '{"accountNumber": "0123456789",'],
+    ['an empty body', ''],
+    ['a JSON array', '[{"accountNumber":"0123456789"}]'],
+    ['JSON null', 'null'],
+    ['a JSON string', '"hello"'],
+    ['a JSON number', '42'],
+  ])('refuses %s as body_not_json_object, echoing no sessionId', (_name, rawBody) => {
+    expect(parseNotification(rawBody, { timezone: LAGOS, receivedAt })).toEqual({
+      ok: false,
+      sessionId: '',
+      reason: 'body_not_json_object',
+    });
+  });
+
+  it('echoes the sessionId of a refused body, with a reason from the closed list', () => {
+    const result = parse({ accountNumber: '123' });
+    expect(result).toMatchObject({ ok: false, sessionId: 'SES-0001' });
+    expect(REJECTION_REASONS).toContain(!result.ok && result.reason);
+  });
+});
+
+describe('parseNotification: accountNumber', () => {
+  it('refuses an accountNumber of 9 digits', () => {
+    expect(reasonFor({ accountNumber: '012345678' })).toBe('invalid_account_number');
+  });
+
+  it('refuses an accountNumber of 11 digits', () => {
+    expect(reasonFor({ accountNumber: '01234567890' })).toBe('invalid_account_number');
+  });
+
+  it('refuses an accountNumber with letters or inner spaces', () => {
+    expect(reasonFor({ accountNumber: '01234S6789' })).toBe('invalid_account_number');
+    expect(reasonFor({ accountNumber: '01234 56789' })).toBe('invalid_account_number');
+  });
+
+  it('refuses an accountNumber sent as a JSON number', () => {
+    expect(reasonFor({ accountNumber: 1234567890 })).toBe('invalid_account_number');
+  });
+
+  it('refuses a missing, null, blank or "null" accountNumber as missing', () => {
+    expect(reasonFor({ accountNumber: undefined })).toBe('missing_account_number');
+    expect(reasonFor({ accountNumber: null })).toBe('missing_account_number');
+    expect(reasonFor({ accountNumber: '   ' })).toBe('missing_account_number');
+    expect(reasonFor({ accountNumber: 'null' })).toBe('missing_account_number');
+  });
+
+  it('accepts an accountNumber with surrounding spaces, stored trimmed', () => {
+    expect(accepted({ accountNumber: ' 0123456789 ' }).accountNumber).toBe('0123456789');
+  });
+});
+
+describe('parseNotification: settlementId', () => {
+  it('refuses a missing, null or blank settlementId', () => {
+    expect(reasonFor({ settlementId: undefined })).toBe('missing_settlement_id');
+    expect(reasonFor({ settlementId: null })).toBe('missing_settlement_id');
+    expect(reasonFor({ settlementId: '' })).toBe('missing_settlement_id');
+    expect(reasonFor({ settlementId: ' \t ' })).toBe('missing_settlement_id');
+  });
+
+  it('refuses the text "null" as a settlementId', () => {
+    expect(reasonFor({ settlementId: 'NULL' })).toBe('missing_settlement_id');
+  });
+
+  it('refuses a settlementId that is not a string', () => {
+    expect(reasonFor({ settlementId: 12345 })).toBe('invalid_settlement_id');
+  });
+
+  it('stores the settlementId trimmed', () => {
+    expect(accepted({ settlementId: '  STL-9  ' }).settlementId).toBe('STL-9');
+  });
+
+  it('refuses a settlementId holding a NUL character rather than change the duplicate key', () => {
+    expect(reasonFor({ settlementId: 'STL-\u00009' })).toBe('invalid_settlement_id');
+  });
+});
+
+describe('parseNotification: NUL characters', () => {
+  it('drops NUL from stored text (PostgreSQL text cannot hold it) and keeps it in the raw body', () => {
+    const raw = JSON.stringify({ ...COMPLETE, sessionId: 'SES\u0000-1', tranRemarks: 'Invoice\u0000 42' });
+    const result = parseNotification(raw, { timezone: LAGOS, receivedAt });
+    if (!result.ok) throw new Error(result.reason);
+    expect(result.notification.narration).toBe('Invoice 42');
+    expect(result.notification.sessionId).toBe('SES-1');
+    expect(result.notification.rawBody).toBe(raw);
+    expect(readSessionId(raw)).toBe('SES\u0000-1');
+  });
+});
+
+describe('parseNotification: transactionAmount', () => {
+  it.each(['1500.00', '0', '0.10', '1000000000000.000001', '007'])('accepts the plain decimal %j verbatim', (sent) => {
+    expect(accepted({ transactionAmount: sent }).transactionAmount).toBe(sent);
+  });
+
+  it.each([
+    ['a sign', '-5.00'],
+    ['a plus sign', '+5.00'],
+    ['an exponent', '1e3'],
+    ['a thousands separator', '1,500.00'],
+    ['a leading space', ' 1500.00'],
+    ['a trailing dot', '1500.'],
+    ['no integer part', '.50'],
+    ['a currency code', 'NGN 1500'],
+  ])('refuses an amount with %s', (_name, amount) => {
+    expect(reasonFor({ transactionAmount: amount })).toBe('invalid_transaction_amount');
+  });
+
+  it('refuses an amount sent as a JSON number, which could not stay exact', () => {
+    expect(reasonFor({ transactionAmount: 1500.5 })).toBe('invalid_transaction_amount');
+  });
+
+  it('refuses a missing, blank or "null" amount as missing', () => {
+    expect(reasonFor({ transactionAmount: undefined })).toBe('missing_transaction_amount');
+    expect(reasonFor({ transactionAmount: '' })).toBe('missing_transaction_amount');
+    expect(reasonFor({ transactionAmount: 'null' })).toBe('missing_transaction_amount');
+  });
+});
+
+describe('parseNotification: optional fields', () => {
+  it('keeps settled, fee and VAT amounts verbatim when they are plain decimals', () => {
+    const notification = accepted({ settledAmount: '1499.250', feeAmount: '0', vatAmount: '0.075' });
+    expect(notification).toMatchObject({ settledAmount: '1499.250', feeAmount: '0', vatAmount: '0.075' });
+  });
+
+  it('turns an unreadable optional amount into null instead of refusing', () => {
+    const notification = accepted({ settledAmount: '-1', feeAmount: 10.5, vatAmount: '1,000' });
+    expect(notification).toMatchObject({ settledAmount: null, feeAmount: null, vatAmount: null });
+  });
+
+  it('turns blank strings into null', () => {
+    const notification = accepted({ currency: '', tranRemarks: '   ', channelId: '\t', settledAmount: '' });
+    expect(notification).toMatchObject({ currency: null, narration: null, channelId: null, settledAmount: null });
+  });
+
+  it('turns the text "null" into null, in any case and with spaces', () => {
+    const notification = accepted({ currency: 'null', sourceBankName: ' NULL ', channelId: 'Null', vatAmount: 'null' });
+    expect(notification).toMatchObject({ currency: null, sourceBankName: null, channelId: null, vatAmount: null });
+  });
+
+  it('turns a non-string optional field into null', () => {
+    const notification = accepted({ channelId: 7, sourceAccountName: { first: 'Ada' }, currency: true });
+    expect(notification).toMatchObject({ channelId: null, sourceAccountName: null, currency: null });
+  });
+
+  it('trims text fields, tranRemarks becoming narration', () => {
+    const notification = accepted({ tranRemarks: '  Rent for May ', sourceAccountName: ' Ada Obi', currency: 'NGN ' });
+    expect(notification).toMatchObject({ narration: 'Rent for May', sourceAccountName: 'Ada Obi', currency: 'NGN' });
+  });
+
+  it('keeps the sessionId verbatim, for the echo', () => {
+    expect(accepted({ sessionId: ' SES 9 ' }).sessionId).toBe(' SES 9 ');
+  });
+
+  it('gives an empty sessionId when it is absent or not a string', () => {
+    expect(accepted({ sessionId: undefined }).sessionId).toBe('');
+    expect(accepted({ sessionId: 12 }).sessionId).toBe('');
+  });
+
+  it('records receivedAt as ISO 8601', () => {
+    expect(accepted({}).receivedAt).toBe('2026-11-22T13:05:10.250Z');
+  });
+});
+
+describe('parseNotification: tranDateTime', () => {
+  const timeOf = (tranDateTime: unknown, timezone = LAGOS) => accepted({ tranDateTime }, timezone).transactionTime;
+
+  it.each([
+    ['2026-11-22 14:05:09', '2026-11-22T14:05:09+01:00'],
+    ['2026-11-22 14:05:09.123', '2026-11-22T14:05:09.123+01:00'], // milliseconds kept when given
+    ['2026-11-22 14:05:09.000', '2026-11-22T14:05:09.000+01:00'],
+    ['11/22/2026 2:05:09 PM', '2026-11-22T14:05:09+01:00'],
+    ['11/22/2026 2:05:09 pm', '2026-11-22T14:05:09+01:00'],
+    ['1/5/2026 12:00:01 AM', '2026-01-05T00:00:01+01:00'], // 12 AM is just after midnight
+    ['1/5/2026 12:30:00 PM', '2026-01-05T12:30:00+01:00'], // 12 PM is just after noon
+    ['  2026-11-22 14:05:09 ', '2026-11-22T14:05:09+01:00'],
+  ])('reads %j in Africa/Lagos as %s', (sent, expected) => {
+    expect(timeOf(sent)).toBe(expected);
+  });
+
+  it('uses the offset of the zone at that date: America/New_York in summer and in winter', () => {
+    const newYork = 'America/New_York';
+    expect(timeOf('2026-07-04 09:00:00', newYork)).toBe('2026-07-04T09:00:00-04:00');
+    expect(timeOf('2026-01-15 09:00:00', newYork)).toBe('2026-01-15T09:00:00-05:00');
+    expect(timeOf('7/4/2026 9:00:00 AM', newYork)).toBe('2026-07-04T09:00:00-04:00');
+  });
+
+  it('gives null for a wall-clock time skipped by the DST change', () => {
+    expect(timeOf('2026-03-08 02:30:00', 'America/New_York')).toBeNull();
+  });
+
+  it.each([
+    ['a 13th month', '2026-13-22 14:05:09'],
+    ['February 30', '2026-02-30 10:00:00'],
+    ['hour 25', '2026-11-22 25:05:09'],
+    ['13 PM', '11/22/2026 13:05:09 PM'],
+    ['0 AM', '11/22/2026 0:05:09 AM'],
+    ['a 13th month in M/D/YYYY', '13/22/2026 2:05:09 PM'],
+    ['no seconds', '2026-11-22 14:05'],
+    ['words', 'yesterday afternoon'],
+    ['blank', '  '],
+    ['the text null', 'null'],
+    ['a JSON number', 1795871109000],
+  ])('gives null, not a refusal, for %s', (_name, value) => {
+    expect(timeOf(value)).toBeNull();
+  });
+
+  it('gives null when tranDateTime is absent', () => {
+    expect(timeOf(undefined)).toBeNull();
+  });
+});
+
+describe('readSessionId', () => {
+  it('reads the sessionId of a JSON object', () => {
+    expect(readSessionId('{"sessionId":"SES-1","accountNumber":"x"}')).toBe('SES-1');
+  });
+
+  it("gives '' when the sessionId is absent or not a string", () => {
+    expect(readSessionId('{"accountNumber":"0123456789"}')).toBe('');
+    expect(readSessionId('{"sessionId":42}')).toBe('');
+    expect(readSessionId('{"sessionId":null}')).toBe('');
+  });
+
+  it("gives '' when the body is not a JSON object", () => {
+    expect(readSessionId('not json')).toBe('');
+    expect(readSessionId('[{"sessionId":"SES-1"}]')).toBe('');
+    expect(readSessionId('"SES-1"')).toBe('');
+    expect(readSessionId('')).toBe('');
+  });
+});

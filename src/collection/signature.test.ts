@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { WebhookCredentials } from '../config.ts';
+import { Secret } from '../secret.ts';
+import { signatureFor, verifySignature } from './signature.ts';
+
+// Made-up test values, not any deployment's.
+const CLIENT_ID = 'test-client-42';
+const SECRET = 'test-secret-not-real';
+const credentials: WebhookCredentials = { clientId: CLIENT_ID, clientSecret: new Secret(SECRET) };
+const valid = signatureFor(CLIENT_ID, SECRET);
+
+describe('signatureFor', () => {
+  it('is the upper-case hex SHA-512 of "<Client-Id>:<secret>"', () => {
+    const expected = createHash('sha512').update(`${CLIENT_ID}:${SECRET}`).digest('hex').toUpperCase();
+    expect(valid).toBe(expected);
+    expect(valid).toMatch(/^[0-9A-F]{128}$/);
+  });
+});
+
+describe('verifySignature', () => {
+  it('accepts the configured Client-Id with the upper-case signature the bank documents', () => {
+    expect(verifySignature({ clientId: CLIENT_ID, signature: valid }, credentials)).toBe(true);
+  });
+
+  it('accepts the signature in lower case too', () => {
+    expect(verifySignature({ clientId: CLIENT_ID, signature: valid.toLowerCase() }, credentials)).toBe(true);
+  });
+
+  it('refuses a Client-Id other than the configured one, even with a signature made from it', () => {
+    const otherId = 'someone-else';
+    const signature = signatureFor(otherId, SECRET);
+    expect(verifySignature({ clientId: otherId, signature }, credentials)).toBe(false);
+  });
+
+  it('refuses a correct signature sent with the wrong Client-Id', () => {
+    expect(verifySignature({ clientId: 'someone-else', signature: valid }, credentials)).toBe(false);
+  });
+
+  it('refuses a signature made with the wrong secret', () => {
+    const signature = signatureFor(CLIENT_ID, 'wrong-secret');
+    expect(verifySignature({ clientId: CLIENT_ID, signature }, credentials)).toBe(false);
+  });
+
+  it('refuses a signature of another length without throwing', () => {
+    expect(verifySignature({ clientId: CLIENT_ID, signature: valid.slice(0, 64) }, credentials)).toBe(false);
+    expect(verifySignature({ clientId: CLIENT_ID, signature: `${valid}00` }, credentials)).toBe(false);
+  });
+
+  it('refuses the SHA-512 of the secret alone', () => {
+    const signature = createHash('sha512').update(SECRET).digest('hex').toUpperCase();
+    expect(verifySignature({ clientId: CLIENT_ID, signature }, credentials)).toBe(false);
+  });
+
+  it('refuses missing headers', () => {
+    expect(verifySignature({ clientId: undefined, signature: valid }, credentials)).toBe(false);
+    expect(verifySignature({ clientId: CLIENT_ID, signature: undefined }, credentials)).toBe(false);
+    expect(verifySignature({ clientId: undefined, signature: undefined }, credentials)).toBe(false);
+  });
+
+  it('refuses empty headers', () => {
+    expect(verifySignature({ clientId: '', signature: valid }, credentials)).toBe(false);
+    expect(verifySignature({ clientId: CLIENT_ID, signature: '' }, credentials)).toBe(false);
+    expect(verifySignature({ clientId: '', signature: '' }, credentials)).toBe(false);
+  });
+
+  it('refuses an empty Client-Id even when the configured one is empty', () => {
+    const blank: WebhookCredentials = { clientId: '', clientSecret: new Secret(SECRET) };
+    expect(verifySignature({ clientId: '', signature: signatureFor('', SECRET) }, blank)).toBe(false);
+  });
+});

@@ -1,0 +1,28 @@
+import type { Logger } from '../logger.ts';
+import { createMemoryPubSub } from './memory.ts';
+import { createRedisPubSub } from './redis.ts';
+import type { PubSub } from './types.ts';
+
+export type { PubSub, Topic, TopicMap } from './types.ts';
+
+/** Redis channels are global to a server (not per database): the prefix keeps deployments apart. */
+export const DEFAULT_CHANNEL_PREFIX = 'bank-subgraph:';
+
+/** Options of `createPubSub`; `connectTimeoutMs` applies to Redis only. */
+export interface CreatePubSubOptions {
+  logger: Logger;
+  channelPrefix?: string;
+  connectTimeoutMs?: number;
+}
+
+/** The pub/sub backend named by `url`: `memory:`, or `redis://…` / `rediss://…`. */
+export async function createPubSub(url: string, options: CreatePubSubOptions): Promise<PubSub> {
+  const { logger, channelPrefix = DEFAULT_CHANNEL_PREFIX, connectTimeoutMs } = options;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  if (scheme === 'memory') return createMemoryPubSub({ logger, channelPrefix });
+  if (scheme === 'redis' || scheme === 'rediss') {
+    return createRedisPubSub(url, { logger, channelPrefix, connectTimeoutMs });
+  }
+  // The URL itself is not repeated: it may hold a password.
+  throw new Error('PUBSUB_URL must be memory: or redis://… (rediss:// for TLS)');
+}

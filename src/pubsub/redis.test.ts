@@ -1,0 +1,131 @@
+import { once } from 'node:events';
+import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
+import { waitFor } from '../../test/helpers/wait.ts';
+import type { CollectionNotificationRecord } from '../collection/types.ts';
+import { createLogger } from '../logger.ts';
+import { createPubSub } from './index.ts';
+import type { PubSub } from './types.ts';
+
+const logger = createLogger('silent');
+const redisUrl = serviceUrl('REDIS_URL');
+
+function notification(settlementId: string): CollectionNotificationRecord {
+  return {
+    seq: 1,
+    settlementId,
+    sessionId: '',
+    accountNumber: '0123456789',
+    transactionAmount: '1.00',
+    settledAmount: null,
+    feeAmount: null,
+    vatAmount: null,
+    currency: null,
+    narration: null,
+    initiationTranRef: null,
+    sourceAccountNumber: null,
+    sourceAccountName: null,
+    sourceBankName: null,
+    channelId: null,
+    transactionTime: null,
+    receivedAt: '2026-11-22T13:05:10.250Z',
+    rawBody: '{}',
+  };
+}
+
+/** A TCP relay to Redis that a test can cut and restore, to play an outage without touching Redis. */
+async function startRelay(target: URL) {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 6379), target.hostname.replace(/^\[|\]$/g, ''));
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String(port);
+
+  const cut = async () => {
+    if (!server.listening) return;
+    const closed = once(server, 'close');
+    server.close();
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  const restore = async () => {
+    server.listen(port, '127.0.0.1');
+    await once(server, 'listening');
+  };
+  return { url: url.toString(), cut, restore };
+}
+
+describe('createPubSub', () => {
+  it('refuses a URL that is neither memory: nor redis:, without repeating it', async () => {
+    const attempt = createPubSub('amqp://user:hunter2-password@queue.internal', { logger });
+    await expect(attempt).rejects.toThrow('PUBSUB_URL must be memory: or redis://');
+    await expect(attempt).rejects.not.toThrow(/hunter2|queue\.internal/);
+  });
+
+  it('rejects within the connect timeout when Redis is unreachable, naming the cause but not the URL', async () => {
+    const attempt = createPubSub('redis://:hunter2-password@127.0.0.1:1/0', { logger, connectTimeoutMs: 300 });
+    await expect(attempt).rejects.toThrow(/not reachable within 300 ms: ECONNREFUSED/);
+    await expect(attempt).rejects.not.toThrow(/hunter2|127\.0\.0\.1/);
+  });
+});
+
+describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () => {
+  const opened: PubSub[] = [];
+  const relays: Array<{ cut(): Promise<void> }> = [];
+
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((pubsub) => pubsub.close()));
+    await Promise.all(relays.splice(0).map((relay) => relay.cut()));
+  });
+
+  it('fails fast while Redis is unreachable and heals by itself when it returns', async () => {
+    const relay = await startRelay(new URL(redisUrl!));
+    relays.push(relay);
+    const channelPrefix = uniqueChannelPrefix();
+    const subscribed = await createPubSub(relay.url, { logger, channelPrefix });
+    const fresh = await createPubSub(relay.url, { logger, channelPrefix });
+    opened.push(subscribed, fresh);
+    const received: string[] = [];
+    await subscribed.subscribe('incomingTransfer', (payload) => received.push(payload.settlementId));
+    const leaving = await subscribed.subscribe('incomingTransfer', () => {});
+
+    await relay.cut();
+    await waitFor(() => subscribed.ping().then(() => undefined, (error: unknown) => error));
+    const started = performance.now();
+    await expect(subscribed.ping()).rejects.toThrow();
+    await expect(subscribed.publish('incomingTransfer', notification('during-outage'))).rejects.toThrow();
+    await expect(fresh.subscribe('incomingTransfer', () => {})).rejects.toThrow();
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await expect(leaving()).resolves.toBeUndefined(); // local: nothing to send, nothing to fail
+
+    await relay.restore();
+    await waitFor(() => Promise.all([subscribed.ping(), fresh.ping()]).then(() => true), 10_000);
+    // The old subscription is renewed by ioredis shortly after reconnecting; poll with new markers.
+    let attempt = 0;
+    await waitFor(async () => {
+      await fresh.publish('incomingTransfer', notification(`after-outage-${(attempt += 1)}`));
+      return received.length > 0 ? true : undefined;
+    }, 10_000);
+    expect(received.every((id) => id.startsWith('after-outage-'))).toBe(true);
+
+    const inbox: string[] = [];
+    await fresh.subscribe('incomingTransfer', (payload) => inbox.push(payload.settlementId));
+    await subscribed.publish('incomingTransfer', notification('subscribed-again'));
+    await waitFor(() => (inbox.includes('subscribed-again') ? true : undefined));
+  });
+});

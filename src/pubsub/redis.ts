@@ -1,0 +1,176 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from '../logger.ts';
+import { createTopicPubSub, type ChannelEngine } from './topic-pub-sub.ts';
+import type { PubSub } from './types.ts';
+
+/** How long creation waits for both connections to be ready, by default. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** A reply slower than this counts as Redis being unreachable (readiness, publish). */
+const COMMAND_TIMEOUT_MS = 2_000;
+
+/** Options of the Redis backend; `connectTimeoutMs` bounds creation. */
+export interface RedisPubSubOptions {
+  logger: Logger;
+  channelPrefix: string;
+  connectTimeoutMs?: number;
+}
+
+type Role = 'publisher' | 'subscriber';
+
+/**
+ * Pub/sub shared by every replica through one Redis server: a publisher and a subscriber
+ * connection. Resolves once both are ready; rejects after `connectTimeoutMs` with an error that
+ * names the cause but never the URL (it may hold a password).
+ */
+export async function createRedisPubSub(url: string, options: RedisPubSubOptions): Promise<PubSub> {
+  const { logger, channelPrefix, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS } = options;
+  const publisher = openConnection(url, 'publisher', connectTimeoutMs);
+  const subscriber = openConnection(url, 'subscriber', connectTimeoutMs);
+  const watches = [watchConnection(publisher, 'publisher', logger), watchConnection(subscriber, 'subscriber', logger)];
+
+  if (!(await allReady([publisher, subscriber], connectTimeoutMs))) {
+    publisher.disconnect();
+    subscriber.disconnect();
+    const cause = watches.map((watch) => watch.lastError()).find(Boolean) ?? 'no reply';
+    throw new Error(`Redis pub/sub (PUBSUB_URL) was not reachable within ${connectTimeoutMs} ms: ${cause}`);
+  }
+
+  return createTopicPubSub(
+    {
+      kind: 'redis',
+      engine: createRedisEngine(publisher, subscriber),
+      async ping() {
+        await Promise.all([publisher.ping(), subscriber.ping()]);
+      },
+      async close() {
+        for (const watch of watches) watch.stop();
+        await Promise.all([release(publisher), release(subscriber)]);
+      },
+    },
+    { logger, channelPrefix },
+  );
+}
+
+/**
+ * Channels over the two connections. SUBSCRIBE is awaited for Redis's acknowledgement, so a
+ * subscription is live when it resolves. Not graphql-redis-subscriptions' RedisPubSub: when the
+ * first SUBSCRIBE of a channel fails (Redis down) it leaves an internal promise rejected with no
+ * handler, and an unhandled rejection ends the process; its unsubscribe has the same flaw.
+ */
+function createRedisEngine(publisher: Redis, subscriber: Redis): ChannelEngine {
+  const handlers = new Map<string, (message: string) => void>();
+  subscriber.on('message', (channel: string, message: string) => handlers.get(channel)?.(message));
+  return {
+    async publish(channel, message) {
+      await publisher.publish(channel, message);
+    },
+    async subscribe(channel, onMessage) {
+      handlers.set(channel, onMessage);
+      try {
+        return await subscriber.subscribe(channel);
+      } catch (error) {
+        if (handlers.get(channel) === onMessage) handlers.delete(channel);
+        throw error;
+      }
+    },
+  };
+}
+
+/**
+ * One connection, tuned to fail fast while Redis is down and to heal by itself: no offline queue
+ * and no per-command retries (ping and publish reject at once instead of waiting for a reconnect),
+ * a command timeout for a server that stops answering, and reconnection forever with capped
+ * backoff, after which ioredis re-subscribes the subscriber's channels.
+ */
+function openConnection(url: string, role: Role, connectTimeoutMs: number): Redis {
+  const options: RedisOptions = {
+    connectionName: `bank-subgraph-${role}`,
+    connectTimeout: connectTimeoutMs,
+    commandTimeout: COMMAND_TIMEOUT_MS,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResubscribe: true,
+    retryStrategy: (attempt) => Math.min(attempt * 100, 2_000),
+  };
+  try {
+    return new Redis(url, options);
+  } catch {
+    throw new Error('PUBSUB_URL is not a valid redis:// or rediss:// URL');
+  }
+}
+
+/** Logs a connection's losses and recoveries once each, and remembers its last error for creation. */
+function watchConnection(client: Redis, role: Role, logger: Logger) {
+  let lastError: string | undefined;
+  let wasReady = false;
+  let down = false;
+  let stopped = false;
+  // Always listening: an 'error' without a listener would be printed by ioredis itself.
+  client.on('error', (error: unknown) => {
+    lastError = describeError(error);
+    logger.debug({ role, error: lastError }, 'Redis pub/sub connection error');
+  });
+  client.on('close', () => {
+    if (!wasReady || down || stopped) return;
+    down = true;
+    logger.warn({ role, error: lastError }, 'Redis pub/sub connection lost; reconnecting');
+  });
+  client.on('ready', () => {
+    if (down) logger.info({ role }, 'Redis pub/sub connection restored');
+    wasReady = true;
+    down = false;
+  });
+  return {
+    lastError: () => lastError,
+    stop: () => {
+      stopped = true;
+    },
+  };
+}
+
+/** True once every client is ready, false when `timeoutMs` passes first. */
+async function allReady(clients: Redis[], timeoutMs: number): Promise<boolean> {
+  const cleanups: Array<() => void> = [];
+  let timer: NodeJS.Timeout | undefined;
+  const ready = clients.map(
+    (client) =>
+      new Promise<void>((resolve) => {
+        if (client.status === 'ready') return resolve();
+        client.once('ready', resolve);
+        cleanups.push(() => client.off('ready', resolve));
+      }),
+  );
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([Promise.all(ready).then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
+    for (const cleanup of cleanups) cleanup();
+  }
+}
+
+/** QUIT when connected (pending replies arrive first), else drop the socket and stop reconnecting. */
+async function release(client: Redis): Promise<void> {
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+      return;
+    } catch {
+      // Fall through: the connection went away meanwhile.
+    }
+  }
+  client.disconnect();
+}
+
+/**
+ * A short cause safe to show: a socket error code (ECONNREFUSED) or a Redis error word (WRONGPASS,
+ * NOAUTH), never a message that could carry the host or the URL.
+ */
+function describeError(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code)) return code;
+  const word = error instanceof Error ? /^([A-Z][A-Z_]+)\b/.exec(error.message)?.[1] : undefined;
+  return word ?? 'connection error';
+}

@@ -1,0 +1,121 @@
+import type { Logger } from '../logger.ts';
+import type { PubSub, Topic, TopicMap } from './types.ts';
+
+/** What a backend carries: JSON text on named channels (graphql-subscriptions' engine shape). */
+export interface ChannelEngine {
+  publish(channel: string, message: string): Promise<void>;
+  /** Resolves once the channel is live (for Redis: SUBSCRIBE acknowledged). */
+  subscribe(channel: string, onMessage: (message: unknown) => void): Promise<unknown>;
+}
+
+/** One backend: its engine, and how to check and release what it holds. */
+export interface PubSubBackend {
+  kind: PubSub['kind'];
+  engine: ChannelEngine;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Listener = (payload: unknown) => void;
+
+interface Channel {
+  listeners: Set<Listener>;
+  live: Promise<unknown>;
+}
+
+/**
+ * The typed topic map over any backend. Each topic is one channel (`<prefix><topic>`) subscribed
+ * once per instance and kept until `close()`; listeners come and go locally. So unsubscribing never
+ * sends a command to the backend (nothing can fail or hang while Redis is down), and a slow or
+ * failing listener never affects the others or the publisher.
+ */
+export function createTopicPubSub(backend: PubSubBackend, options: { logger: Logger; channelPrefix: string }): PubSub {
+  const { logger, channelPrefix } = options;
+  const channels = new Map<Topic, Channel>();
+  let closing: Promise<void> | undefined;
+
+  const assertOpen = () => {
+    if (closing) throw new Error(`${backend.kind} pub/sub is closed`);
+  };
+
+  function dispatch(topic: Topic, channel: Channel, message: unknown) {
+    const payload = decode(message);
+    if (payload === undefined) {
+      logger.warn({ topic, backend: backend.kind }, 'pub/sub message dropped: not a JSON object');
+      return;
+    }
+    // A snapshot, so a listener that unsubscribes (or subscribes) during delivery changes nothing now.
+    for (const listener of [...channel.listeners]) {
+      try {
+        listener(payload);
+      } catch (error) {
+        logger.error({ err: error, topic }, 'pub/sub listener threw; the others still get the message');
+      }
+    }
+  }
+
+  function channelFor(topic: Topic): Channel {
+    const existing = channels.get(topic);
+    if (existing) return existing;
+    const channel: Channel = { listeners: new Set(), live: Promise.resolve() };
+    channel.live = backend.engine.subscribe(channelPrefix + topic, (message) => dispatch(topic, channel, message));
+    // A failed SUBSCRIBE is forgotten, so the next subscriber tries again.
+    channel.live.catch(() => {
+      if (channels.get(topic) === channel) channels.delete(topic);
+    });
+    channels.set(topic, channel);
+    return channel;
+  }
+
+  return {
+    kind: backend.kind,
+
+    async publish<K extends Topic>(topic: K, payload: TopicMap[K]): Promise<void> {
+      assertOpen();
+      await backend.engine.publish(channelPrefix + topic, JSON.stringify(payload));
+    },
+
+    async subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void) {
+      assertOpen();
+      const channel = channelFor(topic);
+      const entry: Listener = (payload) => listener(payload as TopicMap[K]);
+      // Added before the channel is live: a message arriving with the SUBSCRIBE reply is not lost.
+      channel.listeners.add(entry);
+      try {
+        await channel.live;
+        assertOpen();
+      } catch (error) {
+        channel.listeners.delete(entry);
+        throw error;
+      }
+      return async () => {
+        channel.listeners.delete(entry);
+      };
+    },
+
+    async ping(): Promise<void> {
+      assertOpen();
+      await backend.ping();
+    },
+
+    close(): Promise<void> {
+      closing ??= (async () => {
+        for (const channel of channels.values()) channel.listeners.clear();
+        channels.clear();
+        await backend.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The payload of a JSON-object message, or undefined for anything else. */
+function decode(message: unknown): object | undefined {
+  if (typeof message !== 'string') return undefined;
+  try {
+    const value: unknown = JSON.parse(message);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
