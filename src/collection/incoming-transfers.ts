@@ -34,7 +34,6 @@ export function streamIncomingTransfers(
   const wanted = (n: CollectionNotificationRecord) => accountNumber === undefined || n.accountNumber === accountNumber;
 
   return new Repeater<CollectionNotificationRecord>(async (push, stop) => {
-    deps.metrics.activeSubscriptions.inc();
     let watermark = afterSeq ?? -1;
     let buffered: CollectionNotificationRecord[] | undefined = afterSeq === undefined ? undefined : [];
 
@@ -57,6 +56,8 @@ export function streamIncomingTransfers(
         if (buffered) buffered.push(notification);
         else deliverLive(notification);
       });
+      // Counted once live, so the gauge also tells when a new subscriber can no longer miss a delivery.
+      deps.metrics.activeSubscriptions.inc();
 
       if (afterSeq !== undefined) {
         for (;;) {
@@ -74,7 +75,7 @@ export function streamIncomingTransfers(
       }
       await stop;
     } finally {
-      deps.metrics.activeSubscriptions.dec();
+      if (unsubscribe) deps.metrics.activeSubscriptions.dec();
       await unsubscribe?.().catch((error: unknown) => deps.logger.debug({ err: error }, 'unsubscribe after close failed'));
     }
   }, new FixedBuffer(SUBSCRIBER_BUFFER));

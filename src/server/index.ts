@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { registerCollectionWebhook } from '../collection/webhook-route.ts';
 import type { Services } from '../context.ts';
@@ -27,7 +27,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     // Our pino is a newer major than Fastify's typings name; the logger interface is the same.
     loggerInstance: services.logger as FastifyBaseLogger,
     // One line per webhook delivery is logged by the route; per-request access logs would drown it.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
   });
   let draining = false;

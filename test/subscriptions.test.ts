@@ -1,0 +1,177 @@
+import type { Client, ExecutionResult } from 'graphql-ws';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.ts';
+import { createNotificationStore } from '../src/store/index.ts';
+import type { NotificationStore } from '../src/store/types.ts';
+import { notificationBody, onCleanup, startApp, type TestApp } from './helpers/app.ts';
+import { createDeferred, waitFor } from './helpers/wait.ts';
+
+const SUBSCRIPTION = `subscription($account: String, $after: String) {
+  incomingTransfer(accountNumber: $account, after: $after) { settlementId accountNumber transactionAmount cursor }
+}`;
+
+type Event = { settlementId: string; accountNumber: string; transactionAmount: string; cursor: string };
+
+/** Subscribes and collects events; `next(n)` resolves once n events have arrived in total. */
+function subscribe(client: Client, variables: Record<string, unknown> = {}) {
+  const events: Event[] = [];
+  const errors: unknown[] = [];
+  let waiters: { count: number; resolve: () => void }[] = [];
+  const settle = () => {
+    waiters = waiters.filter((w) => (events.length >= w.count ? (w.resolve(), false) : true));
+  };
+  const done = new Promise<void>((resolve) => {
+    client.subscribe<{ incomingTransfer: Event }>(
+      { query: SUBSCRIPTION, variables },
+      {
+        next: (result: ExecutionResult<{ incomingTransfer: Event }>) => {
+          if (result.errors) errors.push(...result.errors);
+          if (result.data) events.push(result.data.incomingTransfer);
+          settle();
+        },
+        error: (error) => {
+          errors.push(error);
+          resolve();
+        },
+        complete: resolve,
+      },
+    );
+  });
+  return {
+    events,
+    errors,
+    done,
+    next: (count: number) => new Promise<Event[]>((resolve) => {
+      waiters.push({ count, resolve: () => resolve(events.slice(0, count)) });
+      settle();
+    }),
+  };
+}
+
+/** Resolves once `count` incomingTransfer subscriptions are live on the app (none can miss a delivery). */
+async function subscribersLive(app: TestApp, count: number): Promise<void> {
+  await waitFor(async () => ((await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value === count ? true : undefined));
+}
+
+describe('incomingTransfer subscription', () => {
+  it('delivers a stored notification live, only to subscribers of its account', async () => {
+    const app = await startApp();
+    const mine = subscribe(app.wsClient(), { account: '0123456789' });
+    const everyone = subscribe(app.wsClient());
+    await subscribersLive(app, 2);
+
+    const other = notificationBody({ accountNumber: '2233445566' });
+    const own = notificationBody({ accountNumber: '0123456789', transactionAmount: '250000.50' });
+    await app.deliver(other);
+    await app.deliver(own);
+
+    expect((await mine.next(1)).map((e) => e.settlementId)).toEqual([own.settlementId]);
+    expect(mine.events[0]!.transactionAmount).toBe('250000.50');
+    expect((await everyone.next(2)).map((e) => e.settlementId)).toEqual([other.settlementId, own.settlementId]);
+  });
+
+  it('publishes a duplicate delivery never, and a rejected one never', async () => {
+    const app = await startApp();
+    const sub = subscribe(app.wsClient());
+    await subscribersLive(app, 1);
+    const body = notificationBody();
+    await app.deliver(body);
+    await app.deliver(body);
+    await app.deliver(notificationBody({ accountNumber: 'bad' }));
+    const marker = notificationBody();
+    await app.deliver(marker);
+    expect((await sub.next(2)).map((e) => e.settlementId)).toEqual([body.settlementId, marker.settlementId]);
+  });
+
+  it('replays what was stored after a cursor, in order and filtered by account, then goes on live', async () => {
+    const app = await startApp();
+    const bodies = Array.from({ length: 5 }, (_, i) => notificationBody({ accountNumber: i === 2 ? '2233445566' : '0123456789' }));
+    for (const body of bodies) await app.deliver(body);
+    const { data } = await app.query('{ collectionNotification(settlementId: "' + bodies[0]!.settlementId + '") { cursor } }');
+
+    const sub = subscribe(app.wsClient(), { account: '0123456789', after: data!.collectionNotification.cursor });
+    const replayed = await sub.next(3);
+    expect(replayed.map((e) => e.settlementId)).toEqual([bodies[1], bodies[3], bodies[4]].map((b) => b!.settlementId));
+
+    const live = notificationBody();
+    await app.deliver(live);
+    expect((await sub.next(4))[3]!.settlementId).toBe(live.settlementId);
+  });
+
+  it('has no gap and no duplicate when deliveries race a replay longer than one page', async () => {
+    // Two races, made deterministic by holding the replay's store queries once they have read:
+    // - during the first page: those deliveries are stored (later pages read them) and published
+    //   (the subscriber buffers them), so only the dedupe keeps them from arriving twice;
+    // - during the last page: they are in no page, so only the live buffer keeps them from a gap.
+    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
+    onCleanup(() => store.close());
+    const firstPageRead = createDeferred();
+    const lastPageRead = createDeferred();
+    const releaseFirst = createDeferred();
+    const releaseLast = createDeferred();
+    let queries = 0;
+    const gated = new Proxy(store, {
+      get(target, property) {
+        if (property === 'listAfter') {
+          return async (query: Parameters<NotificationStore['listAfter']>[0]) => {
+            const rows = await target.listAfter(query);
+            queries += 1;
+            if (queries === 1) {
+              firstPageRead.resolve();
+              await releaseFirst.promise;
+            }
+            if (rows.length < query.limit) {
+              lastPageRead.resolve();
+              await releaseLast.promise;
+            }
+            return rows;
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const app = await startApp({}, { store: gated });
+
+    const before = Array.from({ length: 420 }, () => notificationBody());
+    for (const body of before) await app.deliver(body);
+    const first = await app.query(`{ collectionNotification(settlementId: "${before[0]!.settlementId}") { cursor } }`);
+    const sub = subscribe(app.wsClient(), { after: first.data!.collectionNotification.cursor });
+
+    await firstPageRead.promise;
+    const duringFirst = Array.from({ length: 30 }, () => notificationBody());
+    await Promise.all(duringFirst.map((body) => app.deliver(body)));
+    releaseFirst.resolve();
+
+    await lastPageRead.promise;
+    const duringLast = Array.from({ length: 20 }, () => notificationBody());
+    await Promise.all(duringLast.map((body) => app.deliver(body)));
+    releaseLast.resolve();
+
+    const after = notificationBody();
+    await sub.next(419 + 30 + 20);
+    await app.deliver(after);
+    const ids = (await sub.next(419 + 30 + 20 + 1)).map((e) => e.settlementId);
+
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.slice(0, 419)).toEqual(before.slice(1).map((b) => b.settlementId));
+    expect(new Set(ids.slice(419, 449))).toEqual(new Set(duringFirst.map((b) => b.settlementId)));
+    expect(new Set(ids.slice(449, 469))).toEqual(new Set(duringLast.map((b) => b.settlementId)));
+    expect(ids[469]).toBe(after.settlementId);
+    expect(sub.errors).toEqual([]);
+  });
+
+  it('refuses a cursor it did not issue with BAD_USER_INPUT', async () => {
+    const app = await startApp();
+    const sub = subscribe(app.wsClient(), { after: 'bm90LW91cnM' });
+    await sub.done;
+    expect(JSON.stringify(sub.errors)).toContain('BAD_USER_INPUT');
+  });
+
+  it('refuses an account number that is not 10 digits with BAD_USER_INPUT', async () => {
+    const app = await startApp();
+    const sub = subscribe(app.wsClient(), { account: '12345' });
+    await sub.done;
+    expect(JSON.stringify(sub.errors)).toContain('BAD_USER_INPUT');
+  });
+});

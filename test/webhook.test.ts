@@ -1,0 +1,151 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { sandboxCredentials } from '../src/sandbox/credentials.ts';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { storeBackends } from './helpers/stores.ts';
+
+const NOTIFICATION_FIELDS = `settlementId sessionId accountNumber transactionAmount settledAmount feeAmount vatAmount
+  currency narration initiationTranRef sourceAccountNumber sourceAccountName sourceBankName channelId
+  transactionTime receivedAt cursor rawBody`;
+
+const reply = (code: string, message: string, sessionId: unknown) => ({
+  requestSuccessful: true,
+  sessionId,
+  responseMessage: message,
+  responseCode: code,
+});
+
+describe.each(storeBackends())('collection webhook on $name', (backend) => {
+  async function start() {
+    const store = await backend.create();
+    const app = await startApp({ STORE_URL: store.storeUrl });
+    const stored = async (settlementId: unknown) =>
+      (await app.query(`query($id: ID!) { collectionNotification(settlementId: $id) { ${NOTIFICATION_FIELDS} } }`, { id: settlementId }))
+        .data!.collectionNotification;
+    return { ...app, store, stored };
+  }
+
+  it('replies 00 to a valid delivery, echoing sessionId, once it is stored and normalised', async () => {
+    const { deliver, stored } = await start();
+    const body = notificationBody({ initiationTranRef: '', sourceAccountName: 'null', tranRemarks: 'Order #1043 — ₦' });
+    const raw = JSON.stringify(body, null, 2);
+    const { status, reply: answer } = await deliver(raw);
+    expect(status).toBe(200);
+    expect(answer).toEqual(reply('00', 'success', body.sessionId));
+
+    const notification = await stored(body.settlementId);
+    expect(notification).toMatchObject({
+      settlementId: body.settlementId,
+      sessionId: body.sessionId,
+      accountNumber: '0123456789',
+      transactionAmount: '1500.00',
+      settledAmount: '1489.25',
+      feeAmount: '10.00',
+      vatAmount: '0.75',
+      currency: 'NGN',
+      narration: 'Order #1043 — ₦',
+      initiationTranRef: null,
+      sourceAccountName: null,
+      transactionTime: '2026-11-22T14:05:09+01:00',
+      rawBody: raw,
+    });
+    expect(notification.receivedAt).toMatch(/(Z|[+-]\d{2}:\d{2})$/);
+  });
+
+  it('accepts the alias path /v1/webhook', async () => {
+    const { deliver, stored } = await start();
+    const body = notificationBody();
+    expect((await deliver(body, undefined, '/v1/webhook')).reply.responseCode).toBe('00');
+    expect(await stored(body.settlementId)).not.toBeNull();
+  });
+
+  it('replies 01 to a settlementId already stored, and keeps the first', async () => {
+    const { deliver, stored } = await start();
+    const body = notificationBody();
+    await deliver(body);
+    const again = await deliver({ ...body, sessionId: 'second-session', transactionAmount: '9999.00' });
+    expect(again.reply).toEqual(reply('01', 'duplicate transaction', 'second-session'));
+    expect((await stored(body.settlementId)).transactionAmount).toBe('1500.00');
+  });
+
+  it('accepts the signature in lower-case hex too', async () => {
+    const { deliver } = await start();
+    const headers = signedHeaders();
+    headers['x-auth-signature'] = headers['x-auth-signature']!.toLowerCase();
+    expect((await deliver(notificationBody(), headers)).reply.responseCode).toBe('00');
+  });
+
+  const signatureCases: [string, () => Record<string, string>][] = [
+    ['a signature made with another secret', () => signedHeaders(sandboxCredentials.webhookClientId, 'not-the-secret')],
+    ['a Client-Id other than the configured one, signed for itself', () => signedHeaders('someone-else', sandboxCredentials.webhookClientSecret)],
+    ['no X-Auth-Signature', () => ({ 'content-type': 'application/json', 'client-id': sandboxCredentials.webhookClientId })],
+    ['no Client-Id', () => ({ 'content-type': 'application/json', 'x-auth-signature': signedHeaders()['x-auth-signature']! })],
+    [
+      'a SHA-256 instead of SHA-512 signature',
+      () => ({
+        ...signedHeaders(),
+        'x-auth-signature': createHash('sha256').update(`${sandboxCredentials.webhookClientId}:${sandboxCredentials.webhookClientSecret}`).digest('hex'),
+      }),
+    ],
+  ];
+  it.each(signatureCases)('replies 02 to %s and stores nothing', async (_name, headers) => {
+    const { deliver, store } = await start();
+    const body = notificationBody();
+    expect((await deliver(body, headers())).reply).toEqual(reply('02', 'rejected transaction', body.sessionId));
+    expect(await store.countRows()).toBe(0);
+  });
+
+  const bodyCases: [string, string | Record<string, unknown>, string][] = [
+    ['a body that is not JSON', '{"accountNumber": "0123456789", ', ''],
+    ['a JSON array', '[{"accountNumber":"0123456789"}]', ''],
+    ['an account number of 9 digits', notificationBody({ sessionId: 's-1', accountNumber: '012345678' }), 's-1'],
+    ['a missing account number', notificationBody({ sessionId: 's-2', accountNumber: undefined }), 's-2'],
+    ['a missing settlementId', notificationBody({ sessionId: 's-3', settlementId: undefined }), 's-3'],
+    ['an empty settlementId', notificationBody({ sessionId: 's-4', settlementId: '  ' }), 's-4'],
+    ['a negative amount', notificationBody({ sessionId: 's-5', transactionAmount: '-1500.00' }), 's-5'],
+    ['an amount with a thousands separator', notificationBody({ sessionId: 's-6', transactionAmount: '1,500.00' }), 's-6'],
+    ['an amount in exponent form', notificationBody({ sessionId: 's-7', transactionAmount: '1.5e3' }), 's-7'],
+    ['an amount sent as a JSON number', notificationBody({ sessionId: 's-8', transactionAmount: 1500.1 }), 's-8'],
+  ];
+  it.each(bodyCases)('replies 02 to %s and stores nothing', async (_name, body, sessionId) => {
+    const { deliver, store } = await start();
+    expect((await deliver(body)).reply).toEqual(reply('02', 'rejected transaction', sessionId));
+    expect(await store.countRows()).toBe(0);
+  });
+
+  it('reads blank and "null" optional fields as null and an unreadable time as null, still 00', async () => {
+    const { deliver, stored } = await start();
+    const body = notificationBody({ feeAmount: '', vatAmount: 'null', currency: ' ', channelId: 'NULL', tranDateTime: '22nd Nov' });
+    expect((await deliver(body)).reply.responseCode).toBe('00');
+    expect(await stored(body.settlementId)).toMatchObject({ feeAmount: null, vatAmount: null, currency: null, channelId: null, transactionTime: null });
+  });
+
+  it('reads tranDateTime in the M/D/YYYY h:mm:ss AM form and with milliseconds', async () => {
+    const { deliver, stored } = await start();
+    const us = notificationBody({ tranDateTime: '11/22/2026 2:05:09 PM' });
+    const ms = notificationBody({ tranDateTime: '2026-11-22 09:30:00.250' });
+    await deliver(us);
+    await deliver(ms);
+    expect((await stored(us.settlementId)).transactionTime).toBe('2026-11-22T14:05:09+01:00');
+    expect((await stored(ms.settlementId)).transactionTime).toBe('2026-11-22T09:30:00.250+01:00');
+  });
+
+  it('refuses a body over 1 MiB with 413 and stores nothing', async () => {
+    const { deliver, store } = await start();
+    const body = notificationBody({ tranRemarks: 'x'.repeat(1024 * 1024) });
+    const { status } = await deliver(body);
+    expect(status).toBe(413);
+    expect(await store.countRows()).toBe(0);
+  });
+
+  it('replies 03 when the store cannot commit, stores nothing, and 00 to the retry once it recovers', async () => {
+    const { deliver, store, stored } = await start();
+    const body = notificationBody();
+    await store.breakInserts();
+    expect((await deliver(body)).reply).toEqual(reply('03', 'the service failure, retry', body.sessionId));
+    expect(await store.countRows()).toBe(0);
+    await store.repairInserts();
+    expect((await deliver(body)).reply.responseCode).toBe('00');
+    expect((await stored(body.settlementId)).settlementId).toBe(body.settlementId);
+  });
+});
