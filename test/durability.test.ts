@@ -1,0 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { notificationBody, onCleanup, signedHeaders } from './helpers/app.ts';
+import { startSubgraphProcess, type SubgraphProcess } from './helpers/process.ts';
+
+async function deliver(process: SubgraphProcess, body: Record<string, unknown>): Promise<string> {
+  const response = await request(`${process.baseUrl}/webhooks/collection`, { method: 'POST', headers: signedHeaders(), body: JSON.stringify(body) });
+  return ((await response.body.json()) as { responseCode: string }).responseCode;
+}
+
+// `00` means we own the transfer: it must be on disk before the reply leaves, so a crash right
+// after cannot lose it.
+describe('durability', () => {
+  it('keeps a notification acknowledged with 00 through kill -9, and calls it a duplicate afterwards', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bank-subgraph-'));
+    onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
+    const env = { STORE_URL: `sqlite:${join(dir, 'collections.db')}` };
+
+    const first = await startSubgraphProcess(env);
+    const bodies = Array.from({ length: 20 }, () => notificationBody());
+    for (const body of bodies) expect(await deliver(first, body)).toBe('00');
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+
+    const second = await startSubgraphProcess(env);
+    for (const body of bodies) expect(await deliver(second, body)).toBe('01');
+    const response = await request(`${second.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ collectionNotifications(first: 100) { nodes { settlementId transactionAmount } } }' }),
+    });
+    const { data } = (await response.body.json()) as { data: { collectionNotifications: { nodes: { settlementId: string }[] } } };
+    expect(new Set(data.collectionNotifications.nodes.map((n) => n.settlementId))).toEqual(new Set(bodies.map((b) => b.settlementId)));
+  });
+});
