@@ -25,6 +25,8 @@ export interface IncomingTransferDeps {
  * 3. then deliver the buffer and everything live, skipping seq ≤ watermark (already replayed).
  * This relies on the store's promise that seq increases in commit order: anything committed after
  * the last replay query has a higher seq than the watermark, and is published after its commit.
+ * When live delivery cannot be trusted (the pub/sub lost messages, or the subscriber stopped
+ * reading), the stream completes early so the client resumes from its last cursor.
  */
 export function streamIncomingTransfers(
   deps: IncomingTransferDeps,
@@ -42,13 +44,19 @@ export function streamIncomingTransfers(
       try {
         void push(notification);
         deps.metrics.deliveredEvents.inc({ source: 'live' });
-      } catch (error) {
-        // The subscriber stopped reading; end it rather than drop money events silently.
-        stop(new Error('The subscriber fell too far behind; resubscribe with `after` set to the last cursor received.'));
-        deps.logger.warn({ err: error }, 'incomingTransfer subscriber overflowed and was ended');
+      } catch {
+        // The subscriber stopped reading: end it rather than drop money events silently.
+        end('the subscriber fell too far behind');
       }
     };
+    // Ending completes the subscription; the client resumes with `after` and misses nothing. (A
+    // thrown error would make graphql-ws close the client's whole socket, other operations too.)
+    const end = (reason: string) => {
+      deps.logger.warn({ reason }, 'incomingTransfer subscription ended early; the client should resume with after');
+      stop();
+    };
 
+    const stopListening = deps.pubsub.onInterruption(() => end('live delivery was interrupted'));
     let unsubscribe: (() => Promise<void>) | undefined;
     try {
       unsubscribe = await deps.pubsub.subscribe('incomingTransfer', (notification) => {
@@ -75,6 +83,7 @@ export function streamIncomingTransfers(
       }
       await stop;
     } finally {
+      stopListening();
       if (unsubscribe) deps.metrics.activeSubscriptions.dec();
       await unsubscribe?.().catch((error: unknown) => deps.logger.debug({ err: error }, 'unsubscribe after close failed'));
     }

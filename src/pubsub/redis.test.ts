@@ -103,6 +103,8 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     const received: string[] = [];
     await subscribed.subscribe('incomingTransfer', (payload) => received.push(payload.settlementId));
     const leaving = await subscribed.subscribe('incomingTransfer', () => {});
+    let interruptions = 0;
+    subscribed.onInterruption(() => (interruptions += 1));
 
     await relay.cut();
     await waitFor(() => subscribed.ping().then(() => undefined, (error: unknown) => error));
@@ -112,6 +114,8 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     await expect(fresh.subscribe('incomingTransfer', () => {})).rejects.toThrow();
     expect(performance.now() - started).toBeLessThan(1_000);
     await expect(leaving()).resolves.toBeUndefined(); // local: nothing to send, nothing to fail
+    // Live subscribers are told of the loss, to catch up from the store.
+    await waitFor(() => (interruptions === 1 ? true : undefined));
 
     await relay.restore();
     await waitFor(() => Promise.all([subscribed.ping(), fresh.ping()]).then(() => true), 10_000);
@@ -127,5 +131,6 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     await fresh.subscribe('incomingTransfer', (payload) => inbox.push(payload.settlementId));
     await subscribed.publish('incomingTransfer', notification('subscribed-again'));
     await waitFor(() => (inbox.includes('subscribed-again') ? true : undefined));
+    expect(interruptions).toBe(1); // once per loss, not per reconnect attempt
   });
 });

@@ -26,7 +26,16 @@ export async function createRedisPubSub(url: string, options: RedisPubSubOptions
   const { logger, channelPrefix, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS } = options;
   const publisher = openConnection(url, 'publisher', connectTimeoutMs);
   const subscriber = openConnection(url, 'subscriber', connectTimeoutMs);
-  const watches = [watchConnection(publisher, 'publisher', logger), watchConnection(subscriber, 'subscriber', logger)];
+  // Messages published while the subscriber connection is down never arrive: whoever relies on
+  // live delivery is told, so it can catch up from the store.
+  const interruptionListeners = new Set<() => void>();
+  const interrupted = () => {
+    for (const listener of [...interruptionListeners]) listener();
+  };
+  const watches = [
+    watchConnection(publisher, 'publisher', logger),
+    watchConnection(subscriber, 'subscriber', logger, interrupted),
+  ];
 
   if (!(await allReady([publisher, subscriber], connectTimeoutMs))) {
     publisher.disconnect();
@@ -39,10 +48,15 @@ export async function createRedisPubSub(url: string, options: RedisPubSubOptions
     {
       kind: 'redis',
       engine: createRedisEngine(publisher, subscriber),
+      onInterruption(listener) {
+        interruptionListeners.add(listener);
+        return () => interruptionListeners.delete(listener);
+      },
       async ping() {
         await Promise.all([publisher.ping(), subscriber.ping()]);
       },
       async close() {
+        interruptionListeners.clear();
         for (const watch of watches) watch.stop();
         await Promise.all([release(publisher), release(subscriber)]);
       },
@@ -99,8 +113,11 @@ function openConnection(url: string, role: Role, connectTimeoutMs: number): Redi
   }
 }
 
-/** Logs a connection's losses and recoveries once each, and remembers its last error for creation. */
-function watchConnection(client: Redis, role: Role, logger: Logger) {
+/**
+ * Logs a connection's losses and recoveries once each, calls `onLost` once per loss, and remembers
+ * its last error for creation.
+ */
+function watchConnection(client: Redis, role: Role, logger: Logger, onLost?: () => void) {
   let lastError: string | undefined;
   let wasReady = false;
   let down = false;
@@ -114,6 +131,7 @@ function watchConnection(client: Redis, role: Role, logger: Logger) {
     if (!wasReady || down || stopped) return;
     down = true;
     logger.warn({ role, error: lastError }, 'Redis pub/sub connection lost; reconnecting');
+    onLost?.();
   });
   client.on('ready', () => {
     if (down) logger.info({ role }, 'Redis pub/sub connection restored');

@@ -12,6 +12,8 @@ export interface ChannelEngine {
 export interface PubSubBackend {
   kind: PubSub['kind'];
   engine: ChannelEngine;
+  /** See PubSub.onInterruption; absent for a backend that cannot lose messages (memory). */
+  onInterruption?(listener: () => void): () => void;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -91,6 +93,10 @@ export function createTopicPubSub(backend: PubSubBackend, options: { logger: Log
       return async () => {
         channel.listeners.delete(entry);
       };
+    },
+
+    onInterruption(listener: () => void): () => void {
+      return backend.onInterruption?.(listener) ?? (() => undefined);
     },
 
     async ping(): Promise<void> {

@@ -20,6 +20,12 @@ export interface PubSub {
    * (for Redis: once the server has acknowledged SUBSCRIBE). Resolves to the unsubscribe.
    */
   subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void): Promise<() => Promise<void>>;
+  /**
+   * Calls `listener` whenever live delivery may have been interrupted, i.e. a message published
+   * meanwhile may never arrive (Redis: the subscriber connection dropped). Memory never calls it.
+   * Returns the remover.
+   */
+  onInterruption(listener: () => void): () => void;
   /** Rejects when the backend cannot be reached; for readiness. */
   ping(): Promise<void>;
   close(): Promise<void>;
