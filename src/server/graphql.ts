@@ -43,7 +43,8 @@ export async function registerGraphQL(
 
   app.route({
     url: GRAPHQL_PATH,
-    method: ['GET', 'POST', 'OPTIONS'],
+    // OPTIONS (CORS preflight) is answered by @fastify/cors.
+    method: ['GET', 'POST'],
     onRequest: async (request, reply) => {
       if (!routerSecretAccepted(config.routerSecret, request.headers[ROUTER_SECRET_HEADER])) {
         return reply.code(401).send(routerSecretRequiredBody);

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { registerCollectionWebhook } from '../collection/webhook-route.ts';
@@ -32,6 +33,9 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   });
   let draining = false;
 
+  // Browsers on another origin (Apollo Studio's Explorer, a local web app) may call /graphql, as
+  // Apollo's standalone server allows; no cookies are involved, so any origin is safe.
+  await fastify.register(cors, { origin: true, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 });
   registerMetricsRoute(fastify, services.metrics);
   registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, isDraining: () => draining });
   await registerCollectionWebhook(fastify, {
