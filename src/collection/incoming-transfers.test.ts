@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { newNotification } from '../../test/helpers/notifications.ts';
 import { createLogger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
@@ -6,37 +7,12 @@ import type { PubSub } from '../pubsub/types.ts';
 import { createNotificationStore } from '../store/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { streamIncomingTransfers } from './incoming-transfers.ts';
-import type { NewCollectionNotification } from './types.ts';
 
 const logger = createLogger('silent');
 const opened: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((o) => o.close()));
 });
-
-let counter = 0;
-function notification(): NewCollectionNotification {
-  counter += 1;
-  return {
-    settlementId: `STL-${counter}`,
-    sessionId: '',
-    accountNumber: '0123456789',
-    transactionAmount: '1.00',
-    settledAmount: null,
-    feeAmount: null,
-    vatAmount: null,
-    currency: 'NGN',
-    narration: null,
-    initiationTranRef: null,
-    sourceAccountNumber: null,
-    sourceAccountName: null,
-    sourceBankName: null,
-    channelId: null,
-    transactionTime: null,
-    receivedAt: new Date().toISOString(),
-    rawBody: '{}',
-  };
-}
 
 /** A real store and memory pub/sub, with the pub/sub's interruption under the test's control. */
 async function setUp() {
@@ -60,7 +36,7 @@ async function setUp() {
   const deps = { store, pubsub, metrics, logger };
   /** Stores and publishes one notification, as the webhook does. */
   const deliver = async () => {
-    const result = await store.insert(notification());
+    const result = await store.insert(newNotification());
     if (result.status !== 'inserted') throw new Error('not inserted');
     await pubsub.publish('incomingTransfer', result.notification);
     return result.notification;

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { storedNotification } from '../../test/helpers/notifications.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
 import { createDeferred } from '../../test/helpers/wait.ts';
 import type { CollectionNotificationRecord } from '../collection/types.ts';
@@ -19,27 +20,20 @@ let counter = 0;
 /** A record whose every kind of value must survive the trip: big integer, nulls, escapes, non-ASCII. */
 function notification(overrides: Partial<CollectionNotificationRecord> = {}): CollectionNotificationRecord {
   counter += 1;
-  return {
+  return storedNotification({
     seq: Number.MAX_SAFE_INTEGER - counter,
     settlementId: `STL-${counter}`,
     sessionId: '',
-    accountNumber: '0123456789',
     transactionAmount: '1500.10',
     settledAmount: '1490.100',
     feeAmount: '0',
     vatAmount: null,
-    currency: 'NGN',
     narration: 'Rent “May” – café ₦ 😀 \u0000 line\nbreak',
-    initiationTranRef: null,
-    sourceAccountNumber: '9876543210',
-    sourceAccountName: 'Ada Obi',
     sourceBankName: null,
     channelId: '1',
-    transactionTime: '2026-11-22T14:05:09.000+01:00',
-    receivedAt: '2026-11-22T13:05:10.250Z',
     rawBody: '{"settlementId":"x","tranRemarks":"a\\"b"}',
     ...overrides,
-  };
+  });
 }
 
 /** A listener that records what arrives and lets a test wait for one settlementId. */

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { storedNotification } from '../../test/helpers/notifications.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import type { CollectionNotificationRecord } from '../collection/types.ts';
@@ -12,26 +13,7 @@ const logger = createLogger('silent');
 const redisUrl = serviceUrl('REDIS_URL');
 
 function notification(settlementId: string): CollectionNotificationRecord {
-  return {
-    seq: 1,
-    settlementId,
-    sessionId: '',
-    accountNumber: '0123456789',
-    transactionAmount: '1.00',
-    settledAmount: null,
-    feeAmount: null,
-    vatAmount: null,
-    currency: null,
-    narration: null,
-    initiationTranRef: null,
-    sourceAccountNumber: null,
-    sourceAccountName: null,
-    sourceBankName: null,
-    channelId: null,
-    transactionTime: null,
-    receivedAt: '2026-11-22T13:05:10.250Z',
-    rawBody: '{}',
-  };
+  return storedNotification({ settlementId });
 }
 
 /** A TCP relay to Redis that a test can cut and restore, to play an outage without touching Redis. */

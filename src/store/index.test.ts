@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createNotificationStore } from './index.ts';
-import { capturingLogger, createCleanups, databaseUrl, notification, queryFile, silent } from './test-backends.ts';
+import { capturingLogger, createCleanups, databaseUrl, queryFile, silent } from './test-backends.ts';
+import { newNotification as notification } from '../../test/helpers/notifications.ts';
 
 describe('createNotificationStore', () => {
   const cleanups = createCleanups();

@@ -4,7 +4,8 @@ import { isolatedPostgresUrl } from '../../test/helpers/services.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import type { Logger } from '../logger.ts';
 import { createNotificationStore } from './index.ts';
-import { backends, capturingLogger, createCleanups, databaseUrl, notification, silent } from './test-backends.ts';
+import { backends, capturingLogger, createCleanups, databaseUrl, silent } from './test-backends.ts';
+import { newNotification as notification } from '../../test/helpers/notifications.ts';
 
 describe.each(backends)('NotificationStore on $name', (backend) => {
   const test = it.runIf(backend.enabled);

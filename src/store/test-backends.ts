@@ -7,7 +7,6 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { pino } from 'pino';
 import { isolatedPostgresUrl, serviceUrl } from '../../test/helpers/services.ts';
-import type { NewCollectionNotification } from '../collection/types.ts';
 import type { Logger } from '../logger.ts';
 import { createNotificationStore } from './index.ts';
 import { createSqliteStore } from './sqlite.ts';
@@ -118,34 +117,6 @@ export const backends: Backend[] = [
     },
   },
 ];
-
-let counter = 0;
-
-/** A notification as the webhook would hand it over; each call a new settlementId unless given. */
-export function notification(overrides: Partial<NewCollectionNotification> = {}): NewCollectionNotification {
-  counter += 1;
-  const settlementId = `2024050110150${counter}`;
-  return {
-    settlementId,
-    sessionId: `100004240501101500${counter}`,
-    accountNumber: '0123456789',
-    transactionAmount: '1500.00',
-    settledAmount: '1490.00',
-    feeAmount: '10.00',
-    vatAmount: '0.75',
-    currency: 'NGN',
-    narration: 'Payment for invoice 42',
-    initiationTranRef: null,
-    sourceAccountNumber: '0987654321',
-    sourceAccountName: 'ADAEZE OBI',
-    sourceBankName: 'ACCESS BANK',
-    channelId: null,
-    transactionTime: '2024-05-01T10:15:00.000+01:00',
-    receivedAt: '2024-05-01T09:15:01.234Z',
-    rawBody: JSON.stringify({ settlementId, transactionAmount: '1500.00' }),
-    ...overrides,
-  };
-}
 
 /** Things a test started, undone in reverse order after it (stores close before their database goes). */
 export function createCleanups() {

@@ -1,0 +1,35 @@
+import type { CollectionNotificationRecord, NewCollectionNotification } from '../../src/collection/types.ts';
+
+let counter = 0;
+
+/** A notification as the webhook hands it to the store; each call a new settlementId unless given. */
+export function newNotification(overrides: Partial<NewCollectionNotification> = {}): NewCollectionNotification {
+  counter += 1;
+  const settlementId = `2024050110150${counter}`;
+  return {
+    settlementId,
+    sessionId: `100004240501101500${counter}`,
+    accountNumber: '0123456789',
+    transactionAmount: '1500.00',
+    settledAmount: '1490.00',
+    feeAmount: '10.00',
+    vatAmount: '0.75',
+    currency: 'NGN',
+    narration: 'Payment for invoice 42',
+    initiationTranRef: null,
+    sourceAccountNumber: '0987654321',
+    sourceAccountName: 'ADAEZE OBI',
+    sourceBankName: 'ACCESS BANK',
+    channelId: null,
+    transactionTime: '2024-05-01T10:15:00.000+01:00',
+    receivedAt: '2024-05-01T09:15:01.234Z',
+    rawBody: JSON.stringify({ settlementId, transactionAmount: '1500.00' }),
+    ...overrides,
+  };
+}
+
+/** A notification as the store returns it and pub/sub carries it, with its position. */
+export function storedNotification(overrides: Partial<CollectionNotificationRecord> = {}): CollectionNotificationRecord {
+  const { seq = counter + 1, ...rest } = overrides;
+  return { seq, ...newNotification(rest) };
+}
