@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
-import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { createNotificationStore } from '../src/store/index.ts';
+import { notificationBody, onCleanup, signedHeaders, startApp } from './helpers/app.ts';
 import { storeBackends } from './helpers/stores.ts';
 
 const NOTIFICATION_FIELDS = `settlementId sessionId accountNumber transactionAmount settledAmount feeAmount vatAmount
@@ -147,5 +149,22 @@ describe.each(storeBackends())('collection webhook on $name', (backend) => {
     await store.repairInserts();
     expect((await deliver(body)).reply.responseCode).toBe('00');
     expect((await stored(body.settlementId)).settlementId).toBe(body.settlementId);
+  });
+});
+
+describe('collection webhook on an internal fault', () => {
+  it('replies 03 (so the bank retries) when something other than the commit fails inside the route', async () => {
+    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
+    onCleanup(() => store.close());
+    // A store that answers nonsense: the route cannot tell what happened, so it must not say 00 or 02.
+    const broken = new Proxy(store, {
+      get: (target, property) =>
+        property === 'insert' ? async () => undefined : (Reflect.get(target, property, target) as unknown),
+    });
+    const { deliver } = await startApp({}, { store: broken });
+    const body = notificationBody();
+    const { status, reply: answer } = await deliver(body);
+    expect(status).toBe(200);
+    expect(answer).toEqual(reply('03', 'the service failure, retry', body.sessionId));
   });
 });

@@ -42,12 +42,16 @@ export async function registerCollectionWebhook(app: FastifyInstance, deps: Webh
     scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) => {
       done(null, body);
     });
+    // Failures before or outside the handler. Only an oversized body leaves with another status than
+    // 200: a body that cannot be read is the bank's fault (02); anything else is ours (03, retry).
     scope.setErrorHandler((error: { statusCode?: number }, request, reply) => {
-      const status = error.statusCode === 413 ? 413 : 400;
-      const reason = status === 413 ? 'body_too_large' : 'unreadable_body';
-      deps.metrics.webhookReplies.inc({ response_code: '02', reason });
-      request.log.warn({ responseCode: '02', reason }, 'collection notification refused');
-      return reply.code(status).send(replyBody('', '02'));
+      const status = error.statusCode ?? 500;
+      const [code, reason]: [ResponseCode, string] =
+        status === 413 ? ['02', 'body_too_large'] : status < 500 ? ['02', 'unreadable_body'] : ['03', 'internal_error'];
+      const sessionId = typeof request.body === 'string' ? readSessionId(request.body) : '';
+      deps.metrics.webhookReplies.inc({ response_code: code, reason });
+      request.log[code === '03' ? 'error' : 'warn']({ responseCode: code, reason, sessionId, err: error }, `collection notification: ${MESSAGES[code]}`);
+      return reply.code(status === 413 ? 413 : 200).send(replyBody(sessionId, code));
     });
     for (const path of WEBHOOK_PATHS) {
       scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) => handle(deps, request, reply));
