@@ -1,6 +1,6 @@
 import { unwrapResolverError } from '@apollo/server/errors';
 import type { GraphQLError, GraphQLFormattedError } from 'graphql';
-import { ErrorCode, UpstreamError } from '../errors.ts';
+import { ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 // Codes whose messages are ours to show: the contract's, and graphql/Apollo request errors
@@ -21,12 +21,10 @@ const SAFE_CODES = new Set<string>([
  * may hold a URL, a query or a driver's detail. Used by HTTP (Apollo) and WebSocket alike.
  */
 export function formatError(formatted: GraphQLFormattedError, error: unknown, logger: Logger): GraphQLFormattedError {
-  const original = unwrapResolverError(error);
-  if (original instanceof UpstreamError) {
-    logger.warn({ area: original.area, operation: original.operation, code: original.code, err: original.cause }, 'bank call failed');
-  }
+  // Bank failures are logged once, where they happen (upstream/http.ts); ours are logged here.
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && SAFE_CODES.has(code)) return formatted;
+  const original = unwrapResolverError(error);
   logger.error({ err: original, path: formatted.path }, 'unexpected error in a GraphQL operation');
   return {
     message: 'Internal server error.',
