@@ -38,3 +38,15 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
 export function formatGraphQLError(error: GraphQLError, logger: Logger): GraphQLFormattedError {
   return formatError(error.toJSON(), error, logger);
 }
+
+/**
+ * `formatError` for the errors graphql-ws sends in an `error` message, which skip `onNext`: graphql-js's
+ * verdict on the client's own document (no original error; given Apollo's code), or an error thrown
+ * by the stream mid-way, whose raw message may hold a URL or a driver's detail.
+ */
+export function formatWebSocketError(error: GraphQLError, logger: Logger): GraphQLFormattedError {
+  if (error.originalError === undefined && error.extensions.code === undefined) {
+    return { ...error.toJSON(), extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } };
+  }
+  return formatGraphQLError(error, logger);
+}

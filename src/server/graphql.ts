@@ -6,8 +6,9 @@ import {
 import { ApolloServerPluginSubscriptionCallback } from '@apollo/server/plugin/subscriptionCallback';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyInstance } from 'fastify';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
+import type { Logger } from '../logger.ts';
 import { formatError } from './format-error.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
@@ -35,7 +36,7 @@ export async function registerGraphQL(
       config.production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ footer: false }),
-      ApolloServerPluginSubscriptionCallback({ logger }),
+      ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
       operationMetricsPlugin(services),
     ],
   });
@@ -72,4 +73,27 @@ function operationMetricsPlugin({ metrics }: Services): ApolloServerPlugin<Conte
       };
     },
   };
+}
+
+type CallbackFetcher = NonNullable<NonNullable<Parameters<typeof ApolloServerPluginSubscriptionCallback>[0]>['fetcher']>;
+
+/**
+ * The callback plugin posts graphql-js's errors to the router unformatted (an error thrown by a
+ * stream mid-way would carry its raw message); this gives `next` and `complete` the same masking
+ * as every other response on their way out.
+ */
+function formattingCallbackFetcher(logger: Logger): CallbackFetcher {
+  return async (url, init) => {
+    if (typeof init?.body !== 'string') return fetch(url, init);
+    return fetch(url, { ...init, body: formatCallbackErrors(init.body, logger) });
+  };
+}
+
+function formatCallbackErrors(body: string, logger: Logger): string {
+  const message = JSON.parse(body) as { errors?: unknown; payload?: { errors?: unknown } };
+  const format = (errors: unknown) =>
+    Array.isArray(errors) ? errors.map((error: GraphQLFormattedError) => formatError(error, error, logger)) : errors;
+  if (message.errors !== undefined) message.errors = format(message.errors);
+  if (message.payload?.errors !== undefined) message.payload.errors = format(message.payload.errors);
+  return JSON.stringify(message);
 }

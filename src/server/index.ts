@@ -32,6 +32,11 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     return503OnClosing: true,
   });
   let draining = false;
+  // A keep-alive connection busy when the drain began would otherwise stay open after its last
+  // response until the client drops it or the deadline cuts it: close it as soon as it is idle.
+  fastify.addHook('onResponse', async () => {
+    if (draining) setImmediate(() => fastify.server.closeIdleConnections());
+  });
 
   // Browsers on another origin (Apollo Studio's Explorer, a local web app) may call /graphql, as
   // Apollo's standalone server allows; no cookies are involved, so any origin is safe.

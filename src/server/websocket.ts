@@ -3,7 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createContext, type Services } from '../context.ts';
-import { formatGraphQLError } from './format-error.ts';
+import { formatGraphQLError, formatWebSocketError } from './format-error.ts';
 import { GRAPHQL_PATH } from './graphql.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
 
@@ -33,8 +33,12 @@ export function attachSubscriptionServer(server: Server, schema: GraphQLSchema, 
       // Execution errors over WebSocket get the same masking as over HTTP.
       onNext: (_ctx, _id, _payload, _args, result) =>
         result.errors ? { ...result, errors: result.errors.map((error) => formatGraphQLError(error, logger)) } : result,
+      // Validation errors, and errors thrown by a stream mid-way, which graphql-ws would send raw.
       onError: (_ctx, id, _payload, errors) => {
-        logger.warn({ subscriptionId: id, errors: errors.map((e) => e.message) }, 'subscription operation failed');
+        const formatted = errors.map((error) => formatWebSocketError(error, logger));
+        // Internal faults are logged in full by formatError; this line carries only what the client saw.
+        logger.warn({ subscriptionId: id, errors: formatted.map((e) => e.message) }, 'subscription operation failed');
+        return formatted;
       },
     },
     wss,

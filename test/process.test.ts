@@ -1,0 +1,246 @@
+import { Agent, request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createClient } from 'graphql-ws';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createLogger } from '../src/logger.ts';
+import { createNotificationStore } from '../src/store/index.ts';
+import type { NotificationStore } from '../src/store/types.ts';
+import { notificationBody, onCleanup, signedHeaders, startApp } from './helpers/app.ts';
+import { runSubgraphToFailure, startSubgraphProcess } from './helpers/process.ts';
+import { unusedUrl } from './helpers/fake-bank.ts';
+import { isolatedPostgresUrl, serviceUrl } from './helpers/services.ts';
+import { createDeferred, waitFor } from './helpers/wait.ts';
+
+function tempStoreUrl(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'bank-subgraph-process-'));
+  onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
+  return `sqlite:${join(dir, 'collections.db')}`;
+}
+
+/** Resolves true once a new TCP connection to `port` is refused (the listener is closed). */
+function connectionRefused(port: number): Promise<true | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED' ? true : undefined));
+  });
+}
+
+const LIVE_VARIABLES = [
+  'BANK_BASE_URL',
+  'BANK_BILLING_URL',
+  'BANK_POSTING_URL',
+  'BANK_WALLET_URL',
+  'BANK_API_TOKEN',
+  'BANK_USERNAME',
+  'BANK_PASSWORD',
+  'BILLING_USERNAME',
+  'BILLING_PASSWORD',
+  'POSTING_USERNAME',
+  'POSTING_PASSWORD',
+  'OAUTH_CLIENT_ID',
+  'OAUTH_CLIENT_SECRET',
+  'WEBHOOK_CLIENT_ID',
+  'WEBHOOK_CLIENT_SECRET',
+];
+
+describe('start-up', () => {
+  it('logs first that the bank is the sandbox and which store and pub/sub, then where it listens', async () => {
+    const storeUrl = tempStoreUrl();
+    const subgraph = await startSubgraphProcess({ STORE_URL: storeUrl });
+    const [first] = subgraph.logs;
+    expect(first).toMatchObject({ bank: 'sandbox', store: storeUrl, pubsub: 'memory:' });
+    expect(String(first!.msg)).toMatch(/sandbox.*store: sqlite:.*pub\/sub: memory:/);
+
+    const listening = subgraph.logs.findIndex((line) => typeof line.url === 'string' && String(line.msg).includes('listening'));
+    expect(listening).toBeGreaterThan(0);
+    expect(listening).toBeLessThan(8);
+    expect(subgraph.logs[listening]!.url).toBe(`${subgraph.baseUrl}/graphql`);
+    expect((await request(`${subgraph.baseUrl}/health/ready`)).statusCode).toBe(200);
+  });
+
+  it('names PostgreSQL and Redis without their passwords', async (context) => {
+    const databaseUrl = serviceUrl('DATABASE_URL');
+    const redisUrl = serviceUrl('REDIS_URL');
+    if (!databaseUrl || !redisUrl) return context.skip();
+    const postgres = await isolatedPostgresUrl(databaseUrl);
+    onCleanup(() => postgres.drop());
+    // The test server trusts local connections, so the password is carried but not checked.
+    const storeUrl = new URL(postgres.url);
+    storeUrl.password = 'pg-log-s3cret';
+    const subgraph = await startSubgraphProcess({ STORE_URL: storeUrl.toString(), PUBSUB_URL: redisUrl });
+    expect(subgraph.logs[0]).toMatchObject({ bank: 'sandbox', store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), pubsub: expect.stringMatching(/^redis:\/\//) });
+    expect(subgraph.output.join('\n')).not.toContain('pg-log-s3cret');
+  });
+});
+
+describe('configuration errors', () => {
+  it('exits non-zero before listening on UPSTREAM_MODE=live alone, naming every missing variable in one report', async () => {
+    const { code, output } = await runSubgraphToFailure({ UPSTREAM_MODE: 'live' });
+    expect(code).not.toBe(0);
+    expect(output).not.toContain('listening');
+    const missing = LIVE_VARIABLES.filter((name) => !new RegExp(`\\b${name}\\b`).test(output));
+    expect(missing).toEqual([]);
+    expect(output.match(/Invalid configuration/g)).toHaveLength(1);
+  });
+
+  it('never prints a secret value it was given, while reporting what is missing', async () => {
+    const { code, output } = await runSubgraphToFailure({ UPSTREAM_MODE: 'live', BANK_PASSWORD: 's3cr3t-value', OAUTH_CLIENT_SECRET: 'oauth-s3cr3t' });
+    expect(code).not.toBe(0);
+    expect(output).toContain('BANK_API_TOKEN');
+    expect(output).not.toMatch(/\bBANK_PASSWORD is required/);
+    expect(output.includes('s3cr3t-value'), 'BANK_PASSWORD value in the output').toBe(false);
+    expect(output.includes('oauth-s3cr3t'), 'OAUTH_CLIENT_SECRET value in the output').toBe(false);
+  });
+
+  it('exits non-zero on an unreachable PostgreSQL STORE_URL, without its password', async () => {
+    const unreachable = new URL(await unusedUrl());
+    const storeUrl = `postgres://app:pg-s3cret-pw@${unreachable.host}/collections`;
+    const { code, output } = await runSubgraphToFailure({ STORE_URL: storeUrl });
+    expect(code).not.toBe(0);
+    expect(output).not.toContain('listening');
+    expect(output).toMatch(/could not start.*postgres/i);
+    expect(output.includes('pg-s3cret-pw'), 'the password in the output').toBe(false);
+  });
+});
+
+describe('SIGTERM', () => {
+  it('closes WebSockets with 1001, finishes an in-flight delivery with 00, stores it, and exits 0 within 10 s', async () => {
+    const storeUrl = tempStoreUrl();
+    const subgraph = await startSubgraphProcess({ STORE_URL: storeUrl });
+    const port = Number(new URL(subgraph.baseUrl).port);
+
+    // A live subscriber.
+    const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+    onCleanup(async () => client.dispose());
+    const closed = createDeferred<number>();
+    client.on('closed', (event) => closed.resolve((event as { code: number }).code));
+    client.subscribe({ query: 'subscription { incomingTransfer { settlementId } }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+    await waitFor(async () => {
+      const metrics = await (await request(`${subgraph.baseUrl}/metrics`)).body.text();
+      return /^graphql_active_subscriptions 1$/m.test(metrics) ? true : undefined;
+    });
+
+    // A delivery the server has routed (it answered 100 Continue) whose body is not sent yet.
+    const body = notificationBody();
+    const payload = JSON.stringify(body);
+    // Keep-alive with a long idle time, as the bank's collection service may hold its connections.
+    const agent = new Agent({ keepAlive: true, timeout: 60_000 });
+    onCleanup(async () => agent.destroy());
+    const delivery = httpRequest(`${subgraph.baseUrl}/webhooks/collection`, {
+      agent,
+      method: 'POST',
+      headers: { ...signedHeaders(), 'content-length': Buffer.byteLength(payload), expect: '100-continue' },
+    });
+    const replied = new Promise<{ status: number; reply: any }>((resolve, reject) => {
+      delivery.on('response', (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        response.on('end', () => resolve({ status: response.statusCode!, reply: JSON.parse(text) }));
+      });
+      delivery.on('error', reject);
+    });
+    const continued = once(delivery, 'continue');
+    delivery.flushHeaders();
+    await continued;
+
+    const signalled = performance.now();
+    subgraph.child.kill('SIGTERM');
+    await waitFor(() => (subgraph.logs.some((line) => String(line.msg).startsWith('draining')) ? true : undefined));
+    expect(await closed.promise).toBe(1001);
+    // No new connection while draining, even with a delivery still in flight.
+    await waitFor(() => connectionRefused(port));
+
+    delivery.end(payload);
+    const { status, reply } = await replied;
+    expect(status).toBe(200);
+    expect(reply).toMatchObject({ responseCode: '00', sessionId: body.sessionId });
+
+    const { code, signal } = await subgraph.exited;
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    // Within the contract's 10 s, and well before the 7 s cut-off of lingering connections: the
+    // drain ended because the work did, not because a deadline cut an idle keep-alive connection.
+    expect(performance.now() - signalled).toBeLessThan(5_000);
+
+    // The 00 was durable: a new process on the same file serves it.
+    const next = await startSubgraphProcess({ STORE_URL: storeUrl });
+    const response = await request(`${next.baseUrl}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ collectionNotification(settlementId: "${body.settlementId}") { settlementId transactionAmount rawBody } }` }),
+    });
+    const { data } = (await response.body.json()) as { data: { collectionNotification: Record<string, string> | null } };
+    expect(data.collectionNotification).toEqual({ settlementId: body.settlementId, transactionAmount: '1500.00', rawBody: payload });
+  });
+});
+
+describe('the drain, in process', () => {
+  it('answers 503 to readiness on an open connection once close() begins, while an in-flight write gets its 00', async () => {
+    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
+    onCleanup(() => store.close());
+    const insertStarted = createDeferred();
+    const releaseInsert = createDeferred();
+    const gated = new Proxy(store, {
+      get(target, property) {
+        if (property === 'insert') {
+          return async (notification: Parameters<NotificationStore['insert']>[0]) => {
+            insertStarted.resolve();
+            await releaseInsert.promise;
+            return target.insert(notification);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    // Fastify logs each request it refuses while closing; the readiness route's own 503 is timed in
+    // the metrics. Either tells that the probe was answered, its reply queued behind the write.
+    let refusedWhileClosing = false;
+    const logger = pino({ level: 'info' }, {
+      write(line: string) {
+        if ((JSON.parse(line) as { res?: { statusCode?: number } }).res?.statusCode === 503) refusedWhileClosing = true;
+      },
+    });
+    const app = await startApp({}, { store: gated, logger });
+    const port = Number(new URL(app.baseUrl).port);
+
+    const socket: Socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    const ended = once(socket, 'close');
+    const body = notificationBody();
+    const payload = JSON.stringify(body);
+    const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`);
+    await insertStarted.promise;
+
+    const closing = app.app.close();
+    await waitFor(() => connectionRefused(port));
+    // Pipelined behind the write still in flight, on the connection that stayed open.
+    socket.write('GET /health/ready HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+    await waitFor(async () => {
+      if (refusedWhileClosing) return true;
+      const { values } = await app.app.services.metrics.httpRequestDuration.get();
+      return values.some((v) => v.labels.route === '/health/ready' && v.labels.status_code === '503') ? true : undefined;
+    });
+    releaseInsert.resolve();
+    await ended;
+    await closing;
+
+    const responses = received.split(/(?=HTTP\/1\.1 \d{3} )/);
+    expect(responses.map((r) => r.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 503']);
+    expect(JSON.parse(responses[0]!.slice(responses[0]!.indexOf('\r\n\r\n') + 4))).toMatchObject({ responseCode: '00', sessionId: body.sessionId });
+    expect((await store.getMany([body.settlementId as string]))[0]?.settlementId).toBe(body.settlementId);
+  });
+});

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../src/logger.ts';
+import { createNotificationStore } from '../src/store/index.ts';
+import { notificationBody, onCleanup, startApp, type TestApp } from './helpers/app.ts';
+import { createDeferred, waitFor } from './helpers/wait.ts';
+
+/** A message of Apollo Router's HTTP callback protocol, as the subgraph POSTs it to the router. */
+interface CallbackMessage {
+  kind: 'subscription';
+  action: 'check' | 'next' | 'complete' | 'heartbeat';
+  id: string;
+  verifier: string;
+  payload?: { data?: any; errors?: any[] };
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+  headers: IncomingHttpHeaders;
+}
+
+/**
+ * A stand-in for the router's callback endpoint: records every message, answers `check` with 200
+ * and the rest with 204 (the protocol's replies). `nth(action, n)` resolves once n such messages came.
+ */
+async function startRouter() {
+  const messages: CallbackMessage[] = [];
+  let waiters: { action: string; count: number; resolve: (m: CallbackMessage) => void }[] = [];
+  const settle = () => {
+    waiters = waiters.filter((w) => {
+      const matching = messages.filter((m) => m.action === w.action);
+      if (matching.length < w.count) return true;
+      w.resolve(matching[w.count - 1]!);
+      return false;
+    });
+  };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      const message = { ...JSON.parse(body), headers: req.headers } as CallbackMessage;
+      messages.push(message);
+      res.writeHead(message.action === 'check' ? 200 : 204).end();
+      settle();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  );
+  return {
+    callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback/${randomUUID()}`,
+    messages,
+    nth(action: CallbackMessage['action'], count = 1): Promise<CallbackMessage> {
+      return new Promise((resolve) => {
+        waiters.push({ action, count, resolve });
+        settle();
+      });
+    },
+  };
+}
+
+/** Starts a subscription the way the router does: POST /graphql with `extensions.subscription`. */
+async function subscribeViaCallback(app: TestApp, callbackUrl: string, query: string, variables: Record<string, unknown> = {}) {
+  const subscriptionId = randomUUID();
+  const verifier = randomUUID();
+  const response = await request(app.graphqlUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json;callbackSpec=1.0' },
+    body: JSON.stringify({
+      query,
+      variables,
+      extensions: { subscription: { callbackUrl, subscriptionId, verifier, heartbeatIntervalMs: 0 } },
+    }),
+  });
+  return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown>, subscriptionId, verifier };
+}
+
+async function subscribersLive(app: TestApp, count: number): Promise<void> {
+  await waitFor(async () => ((await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value === count ? true : undefined));
+}
+
+const SUBSCRIPTION = 'subscription($account: String) { incomingTransfer(accountNumber: $account) { settlementId accountNumber transactionAmount } }';
+
+describe('incomingTransfer over the router\'s HTTP callback protocol', () => {
+  it('checks the callback, sends each stored notification as next, and completes when the app closes', async () => {
+    const router = await startRouter();
+    const app = await startApp();
+    const { status, body, subscriptionId, verifier } = await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION);
+    expect(status).toBe(200);
+    expect(body).toEqual({ data: null });
+
+    const check = await router.nth('check');
+    expect(check).toMatchObject({ kind: 'subscription', action: 'check', id: subscriptionId, verifier });
+    expect(check.headers['subscription-protocol']).toBe('callback/1.0');
+
+    await subscribersLive(app, 1);
+    const notification = notificationBody({ transactionAmount: '2500.50' });
+    expect((await app.deliver(notification)).reply.responseCode).toBe('00');
+    const next = await router.nth('next');
+    expect(next).toMatchObject({ kind: 'subscription', action: 'next', id: subscriptionId, verifier });
+    expect(next.payload).toEqual({
+      data: { incomingTransfer: { settlementId: notification.settlementId, accountNumber: '0123456789', transactionAmount: '2500.50' } },
+    });
+
+    const closed = app.app.close();
+    const complete = await router.nth('complete');
+    expect(complete).toMatchObject({ kind: 'subscription', action: 'complete', id: subscriptionId, verifier });
+    expect(complete.errors).toBeUndefined();
+    await closed;
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'next', 'complete']);
+  });
+
+  it('sends only the notifications of the subscribed account', async () => {
+    const router = await startRouter();
+    const app = await startApp();
+    await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION, { account: '2233445566' });
+    await subscribersLive(app, 1);
+    const other = notificationBody({ accountNumber: '0123456789' });
+    const own = notificationBody({ accountNumber: '2233445566' });
+    await app.deliver(other);
+    await app.deliver(own);
+    const next = await router.nth('next');
+    expect(next.payload?.data.incomingTransfer.settlementId).toBe(own.settlementId);
+    expect(router.messages.filter((m) => m.action === 'next')).toHaveLength(1);
+  });
+
+  it('completes with BAD_USER_INPUT an account number that is not 10 digits', async () => {
+    const router = await startRouter();
+    const app = await startApp();
+    await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION, { account: '12345' });
+    const complete = await router.nth('complete');
+    expect(complete.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('completes with a bare INTERNAL_SERVER_ERROR when the stream fails, none of its message', async () => {
+    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
+    onCleanup(() => store.close());
+    const broken = new Proxy(store, {
+      get(target, property) {
+        if (property === 'listAfter') {
+          return async () => Promise.reject(new Error('connect ECONNREFUSED postgres://app:hunter2-pw@db.internal:5432/collections'));
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const router = await startRouter();
+    const app = await startApp({}, { store: broken });
+    const stored = notificationBody();
+    await app.deliver(stored);
+    const { data } = await app.query(`{ collectionNotification(settlementId: "${stored.settlementId}") { cursor } }`);
+
+    await subscribeViaCallback(app, router.callbackUrl, 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }', {
+      after: data!.collectionNotification.cursor,
+    });
+    const complete = await router.nth('complete');
+    const text = JSON.stringify(complete);
+    for (const part of ['hunter2', 'db.internal', 'postgres', 'ECONNREFUSED']) expect(text).not.toContain(part);
+    expect(complete.errors).toEqual([expect.objectContaining({ message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+  });
+});
