@@ -6,9 +6,11 @@ import { resolvers } from './resolvers/index.ts';
 
 const SCHEMA_DIR = join(import.meta.dirname, '..', 'schema');
 
-/** The subgraph's SDL: every `schema/*.graphql` file, in name order, as one document. */
+/** The subgraph's SDL: `base.graphql` (the @link header, scalars) first, then every area's file by name. */
 export function loadTypeDefs(): DocumentNode {
-  const files = readdirSync(SCHEMA_DIR).filter((file) => file.endsWith('.graphql')).sort();
+  const files = readdirSync(SCHEMA_DIR)
+    .filter((file) => file.endsWith('.graphql'))
+    .sort((a, b) => Number(b === 'base.graphql') - Number(a === 'base.graphql') || a.localeCompare(b));
   return parse(files.map((file) => readFileSync(join(SCHEMA_DIR, file), 'utf8')).join('\n'));
 }
 
