@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
@@ -28,6 +30,14 @@ describe('federation', () => {
     ]);
     expect(result.errors ?? []).toEqual([]);
     expect(result.supergraphSdl).toContain('type Subscription');
+  });
+
+  it('prints with npm run schema:print exactly the SDL the running subgraph serves', async () => {
+    const { query } = await startApp();
+    const { data } = await query('{ _service { sdl } }');
+    const printed = execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'print-schema.ts')], { encoding: 'utf8' });
+    expect(printed.startsWith('extend schema @link(url: "https://specs.apollo.dev/federation/v2.')).toBe(true);
+    expect(printed).toBe(`${data!._service.sdl.trim()}\n`);
   });
 
   it('resolves Account, Bank and BillCategory references through the bank', async () => {
