@@ -154,9 +154,10 @@ function storeOver(pool: pg.Pool, beginSql: string): NotificationStore {
           text: QUERIES.insert,
           values: toInsertParams(notification),
         });
-        await client.query('COMMIT');
-        client.release();
         const [row] = result.rows;
+        // A duplicate wrote nothing worth keeping: rolling back spares a WAL flush per bank retry.
+        await client.query(row ? 'COMMIT' : 'ROLLBACK');
+        client.release();
         return row ? { status: 'inserted', notification: toRecord(row) } : { status: 'duplicate' };
       } catch (error) {
         // Discarding the connection ends its session: the server rolls back and frees the lock, even

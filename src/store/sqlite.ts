@@ -82,13 +82,13 @@ function migrationTarget(database: DatabaseSync): MigrationTarget {
 }
 
 /** Runs `work` in a write transaction: committed when it returns, rolled back when anything throws. */
-function inTransaction<T>(database: DatabaseSync, work: () => T): T {
+function inTransaction<T>(database: DatabaseSync, work: () => T, keep: (result: T) => boolean = () => true): T {
   // IMMEDIATE takes the write lock up front (waiting busy_timeout), instead of failing mid-way.
   database.exec('BEGIN IMMEDIATE');
   try {
     const result = work();
     // A failed COMMIT throws here, so the caller never reports a write that did not reach the disk.
-    database.exec('COMMIT');
+    database.exec(keep(result) ? 'COMMIT' : 'ROLLBACK');
     return result;
   } catch (error) {
     if (database.isTransaction) database.exec('ROLLBACK');
@@ -131,7 +131,13 @@ function storeOver(database: DatabaseSync, statements: Statements): Notification
     kind: 'sqlite',
     async insert(notification) {
       assertOpen();
-      const [inserted] = inTransaction(database, () => records(statements.insert, ...toInsertParams(notification)));
+      // A duplicate changed only the AUTOINCREMENT counter: rolled back, it costs no write and no
+      // fsync, so the bank's retries of a notification we already own stay cheap.
+      const [inserted] = inTransaction(
+        database,
+        () => records(statements.insert, ...toInsertParams(notification)),
+        (rows) => rows.length > 0,
+      );
       return inserted ? { status: 'inserted', notification: inserted } : { status: 'duplicate' };
     },
     async getMany(settlementIds) {

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isolatedPostgresUrl } from '../../test/helpers/services.ts';
@@ -247,5 +250,31 @@ describe.runIf(databaseUrl !== undefined)('NotificationStore on PostgreSQL, acro
     const [slowResult, fastResult] = await Promise.all([slow, fast]);
     if (slowResult.status !== 'inserted' || fastResult.status !== 'inserted') throw new Error('both should insert');
     expect(fastResult.notification.seq).toBeGreaterThan(slowResult.notification.seq);
+  });
+});
+
+describe('NotificationStore on a SQLite file, duplicates', () => {
+  const cleanups = createCleanups();
+  afterEach(() => cleanups.run());
+
+  it('writes nothing to disk for a duplicate: no commit, no fsync, however often the bank retries', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'store-test-'));
+    cleanups.add(async () => rmSync(directory, { recursive: true, force: true }));
+    const path = join(directory, 'collections.db');
+    const store = await createNotificationStore(`sqlite:${path}`, { logger: silent });
+    cleanups.add(() => store.close());
+    const wal = () => statSync(`${path}-wal`).size;
+
+    const first = notification();
+    await store.insert(first);
+    const afterFirst = wal();
+    for (let i = 0; i < 5; i += 1) expect(await store.insert(first)).toEqual({ status: 'duplicate' });
+    expect(wal()).toBe(afterFirst);
+
+    const second = await store.insert(notification());
+    expect(wal()).toBeGreaterThan(afterFirst);
+    // Nor do retries use up positions: the next notification follows the first directly.
+    const [stored] = await store.getMany([first.settlementId]);
+    expect(second.status === 'inserted' && second.notification.seq).toBe(stored!.seq + 1);
   });
 });
