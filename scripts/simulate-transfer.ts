@@ -6,8 +6,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DateTime } from 'luxon';
 import { request } from 'undici';
-import { signatureFor } from '../src/collection/signature.ts';
-import { sandboxCredentials } from '../src/sandbox/credentials.ts';
+import { collectionHeaders, collectionNotification } from '../src/sandbox/collection-notifier.ts';
 
 const USAGE = `usage: npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789]
        [--amount 1500.00] [--count 1] [--duplicate] [--narration text]
@@ -54,30 +53,19 @@ try {
 // A bare server URL means the subgraph's webhook route.
 if (target.pathname === '/' || target.pathname === '') target.pathname = '/webhooks/collection';
 
-const clientId = process.env.WEBHOOK_CLIENT_ID || sandboxCredentials.webhookClientId;
-const secret = process.env.WEBHOOK_CLIENT_SECRET || sandboxCredentials.webhookClientSecret;
-const headers = { 'content-type': 'application/json', 'client-id': clientId, 'x-auth-signature': signatureFor(clientId, secret) };
+const headers = collectionHeaders(process.env.WEBHOOK_CLIENT_ID || undefined, process.env.WEBHOOK_CLIENT_SECRET || undefined);
 
-/** A notification shaped like the bank's, with a fresh settlementId. */
+/** A notification shaped like the bank's, with a fresh settlementId and sessionId. */
 function notification(sequence: number) {
   const stamp = DateTime.now().setZone(process.env.BANK_TIMEZONE || 'Africa/Lagos');
-  return {
+  return collectionNotification({
+    settlementId: `SIM${stamp.toFormat('yyyyMMddHHmmss')}${randomUUID().slice(0, 8)}`,
     sessionId: `0000${stamp.toFormat('yyMMddHHmmss')}${randomBytes(6).toString('hex')}`,
     accountNumber: values.account,
-    tranRemarks: count > 1 ? `${values.narration} #${sequence}` : values.narration,
     transactionAmount: values.amount,
-    settledAmount: values.amount,
-    feeAmount: '0.00',
-    vatAmount: '0.00',
-    currency: 'NGN',
-    initiationTranRef: '',
-    settlementId: `SIM${stamp.toFormat('yyyyMMddHHmmss')}${randomUUID().slice(0, 8)}`,
-    sourceAccountNumber: '0011223344',
-    sourceAccountName: 'CHUKWUEMEKA OBI',
-    sourceBankName: 'GTBank',
-    channelId: '1',
+    tranRemarks: count > 1 ? `${values.narration} #${sequence}` : values.narration,
     tranDateTime: stamp.toFormat('yyyy-MM-dd HH:mm:ss'),
-  };
+  });
 }
 
 async function send(body: string, label: string): Promise<boolean> {

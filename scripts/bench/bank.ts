@@ -1,23 +1,15 @@
 // The bank's side of the webhook, for the load process: signed headers, notification bodies, and
 // reading the reply code. Kept apart from test/helpers/app.ts, which needs vitest to load.
 import { request } from 'undici';
-import { signatureFor } from '../../src/collection/signature.ts';
-import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
+import { collectionHeaders, collectionNotification } from '../../src/sandbox/collection-notifier.ts';
 
 export const WEBHOOK_PATH = '/webhooks/collection';
 
 /** The headers the bank's collection service sends, signed with the sandbox's webhook credentials. */
-export function signedHeaders(): Record<string, string> {
-  const clientId = sandboxCredentials.webhookClientId;
-  return {
-    'content-type': 'application/json',
-    'client-id': clientId,
-    'x-auth-signature': signatureFor(clientId, sandboxCredentials.webhookClientSecret),
-  };
-}
+export const signedHeaders = (): Record<string, string> => collectionHeaders();
 
 /**
- * Makes valid notification bodies (the shape of test/helpers/app.ts's notificationBody), each with
+ * Makes valid notification bodies (as the bank's collection service shapes them), each with
  * a settlementId and sessionId never used before: the process's start time keeps ids of separate
  * load processes apart, the counter keeps one process's apart.
  */
@@ -27,23 +19,9 @@ export function createNotificationBodies(): () => { settlementId: string; body: 
   return () => {
     sequence += 1;
     const settlementId = `${stamp}${String(sequence).padStart(9, '0')}`;
-    const body = JSON.stringify({
-      sessionId: `0901102211${stamp}${sequence}`,
-      accountNumber: '0123456789',
-      tranRemarks: `Bench payment ${sequence}`,
-      transactionAmount: '1500.00',
-      settledAmount: '1489.25',
-      feeAmount: '10.00',
-      vatAmount: '0.75',
-      currency: 'NGN',
-      initiationTranRef: '',
-      settlementId,
-      sourceAccountNumber: '0011223344',
-      sourceAccountName: 'CHUKWUEMEKA OBI',
-      sourceBankName: 'GTBank',
-      channelId: '1',
-      tranDateTime: '2026-11-22 14:05:09',
-    });
+    const body = JSON.stringify(
+      collectionNotification({ settlementId, sessionId: `0901102211${stamp}${sequence}`, tranRemarks: `Bench payment ${sequence}` }),
+    );
     return { settlementId, body };
   };
 }

@@ -3,9 +3,8 @@ import { request } from 'undici';
 import { afterEach } from 'vitest';
 import WebSocket from 'ws';
 import { createApp, type App, type AppOverrides } from '../../src/app.ts';
-import { signatureFor } from '../../src/collection/signature.ts';
 import { loadConfig } from '../../src/config.ts';
-import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
+import { collectionHeaders, collectionNotification } from '../../src/sandbox/collection-notifier.ts';
 
 // Everything a test starts is closed after it, newest first, even when the test fails.
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -87,34 +86,22 @@ export async function startApp(env: Record<string, string> = {}, overrides: AppO
 }
 
 /** The headers the bank's collection service sends, signed with the sandbox's webhook credentials. */
-export function signedHeaders(
-  clientId: string = sandboxCredentials.webhookClientId,
-  secret: string = sandboxCredentials.webhookClientSecret,
-): Record<string, string> {
-  return { 'content-type': 'application/json', 'client-id': clientId, 'x-auth-signature': signatureFor(clientId, secret) };
-}
+export const signedHeaders = collectionHeaders;
 
 let settlementCounter = 0;
 
-/** A valid collection notification body, as the bank sends it; fields may be overridden. */
+/** A valid collection notification body, as the bank sends it; fields may be overridden or removed (undefined). */
 export function notificationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   settlementCounter += 1;
   return {
-    sessionId: `090110221122${String(settlementCounter).padStart(6, '0')}`,
-    accountNumber: '0123456789',
-    tranRemarks: 'Payment for order 1043',
-    transactionAmount: '1500.00',
+    ...collectionNotification({
+      settlementId: `2026112214${Date.now()}${settlementCounter}`,
+      sessionId: `090110221122${String(settlementCounter).padStart(6, '0')}`,
+      tranRemarks: 'Payment for order 1043',
+    }),
     settledAmount: '1489.25',
     feeAmount: '10.00',
     vatAmount: '0.75',
-    currency: 'NGN',
-    initiationTranRef: '',
-    settlementId: `2026112214${Date.now()}${settlementCounter}`,
-    sourceAccountNumber: '0011223344',
-    sourceAccountName: 'CHUKWUEMEKA OBI',
-    sourceBankName: 'GTBank',
-    channelId: '1',
-    tranDateTime: '2026-11-22 14:05:09',
     ...overrides,
   };
 }
