@@ -227,6 +227,7 @@ export type MerchantUser = {
   updatedAt?: Maybe<Scalars['DateTime']['output']>;
 };
 
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type Mutation = {
   __typename?: 'Mutation';
   /** Asks the bank to e-mail a password-reset code (valid 24 hours) to the merchant. */
@@ -255,39 +256,46 @@ export type Mutation = {
 };
 
 
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type MutationMerchantForgotPasswordArgs = {
   email: Scalars['String']['input'];
 };
 
 
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type MutationMerchantLoginArgs = {
   email: Scalars['String']['input'];
   password: Scalars['String']['input'];
 };
 
 
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type MutationMerchantLogoutArgs = {
   accessToken: Scalars['String']['input'];
   refreshToken: Scalars['String']['input'];
 };
 
 
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type MutationMerchantRefreshSessionArgs = {
   refreshToken: Scalars['String']['input'];
 };
 
 
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type MutationMerchantResetPasswordArgs = {
   password: Scalars['String']['input'];
   resetCode: Scalars['String']['input'];
 };
 
 
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type MutationTransactionAuthorizeArgs = {
   redirectUri: Scalars['String']['input'];
 };
 
 
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type MutationTransactionTokenArgs = {
   code: Scalars['String']['input'];
   redirectUri: Scalars['String']['input'];
@@ -306,6 +314,7 @@ export type PageInfo = {
   startCursor?: Maybe<Scalars['String']['output']>;
 };
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type Query = {
   __typename?: 'Query';
   /**
@@ -341,37 +350,44 @@ export type Query = {
 };
 
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryAccountArgs = {
   accountNumber: Scalars['String']['input'];
   bankCode?: InputMaybe<Scalars['String']['input']>;
 };
 
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryBankArgs = {
   code: Scalars['String']['input'];
 };
 
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryBillCategoryArgs = {
   id: Scalars['Int']['input'];
 };
 
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryBillsArgs = {
   categoryId: Scalars['Int']['input'];
 };
 
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryBvnArgs = {
   number: Scalars['String']['input'];
 };
 
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryCollectionNotificationArgs = {
   settlementId: Scalars['ID']['input'];
 };
 
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryCollectionNotificationsArgs = {
   accountNumber?: InputMaybe<Scalars['String']['input']>;
   after?: InputMaybe<Scalars['String']['input']>;
@@ -379,6 +395,7 @@ export type QueryCollectionNotificationsArgs = {
 };
 
 
+/** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryPostingAccountArgs = {
   accountNumber: Scalars['String']['input'];
   beneficiaryBank: Scalars['String']['input'];
@@ -393,6 +410,7 @@ export type StatusMessage = {
   status: Scalars['Boolean']['output'];
 };
 
+/** Money arriving, as the bank notifies it. */
 export type Subscription = {
   __typename?: 'Subscription';
   /**
@@ -404,6 +422,7 @@ export type Subscription = {
 };
 
 
+/** Money arriving, as the bank notifies it. */
 export type SubscriptionIncomingTransferArgs = {
   accountNumber?: InputMaybe<Scalars['String']['input']>;
   after?: InputMaybe<Scalars['String']['input']>;
