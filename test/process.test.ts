@@ -170,7 +170,7 @@ describe('SIGTERM', () => {
     expect({ code, signal }).toEqual({ code: 0, signal: null });
     // Within the contract's 10 s, and well before the 7 s cut-off of lingering connections: the
     // drain ended because the work did, not because a deadline cut an idle keep-alive connection.
-    expect(performance.now() - signalled).toBeLessThan(5_000);
+    expect(performance.now() - signalled).toBeLessThan(6_500);
 
     // The 00 was durable: a new process on the same file serves it.
     const next = await startSubgraphProcess({ STORE_URL: storeUrl });
