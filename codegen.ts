@@ -1,7 +1,7 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-// Typed resolvers from schema/. Mappers make each GraphQL type's parent the domain record the
-// upstream clients and the store return, so resolvers never hand-copy a type.
+// Typed resolvers from schema/. Mappers make each GraphQL type's parent the record from src/domain/
+// that the upstream clients and the store return, so resolvers never hand-copy a type.
 const config: CodegenConfig = {
   schema: 'schema/*.graphql',
   generates: {
@@ -15,21 +15,21 @@ const config: CodegenConfig = {
         contextType: '../context.ts#Context',
         scalars: { Decimal: 'string', DateTime: 'string', JSON: 'unknown' },
         mappers: {
-          Account: '../upstream/types.ts#AccountRecord',
-          Bank: '../upstream/types.ts#BankRecord',
-          BvnDetails: '../upstream/types.ts#BvnRecord',
-          BillCategory: '../upstream/types.ts#BillCategoryRecord',
-          Bill: '../upstream/types.ts#BillRecord',
-          MerchantSession: '../upstream/types.ts#MerchantSessionRecord',
-          MerchantTokens: '../upstream/types.ts#MerchantTokensRecord',
-          MerchantUser: '../upstream/types.ts#MerchantUserRecord',
-          Merchant: '../upstream/types.ts#MerchantRecord',
-          StatusMessage: '../upstream/types.ts#StatusMessageRecord',
-          TransactionAuthorization: '../upstream/types.ts#AuthorizationCodeRecord',
-          TransactionToken: '../upstream/types.ts#TransactionTokenRecord',
-          CollectionNotification: '../collection/types.ts#CollectionNotificationRecord',
-          CollectionNotificationConnection: '../collection/types.ts#CollectionNotificationPage',
-          CollectionNotificationEdge: '../collection/types.ts#CollectionNotificationRecord',
+          Account: '../domain/index.ts#AccountRecord',
+          Bank: '../domain/index.ts#BankRecord',
+          BvnDetails: '../domain/index.ts#BvnRecord',
+          BillCategory: '../domain/index.ts#BillCategoryRecord',
+          Bill: '../domain/index.ts#BillRecord',
+          MerchantSession: '../domain/index.ts#MerchantSessionRecord',
+          MerchantTokens: '../domain/index.ts#MerchantTokensRecord',
+          MerchantUser: '../domain/index.ts#MerchantUserRecord',
+          Merchant: '../domain/index.ts#MerchantRecord',
+          StatusMessage: '../domain/index.ts#StatusMessageRecord',
+          TransactionAuthorization: '../domain/index.ts#AuthorizationCodeRecord',
+          TransactionToken: '../domain/index.ts#TransactionTokenRecord',
+          CollectionNotification: '../domain/index.ts#CollectionNotificationRecord',
+          CollectionNotificationConnection: '../domain/index.ts#CollectionNotificationPage',
+          CollectionNotificationEdge: '../domain/index.ts#CollectionNotificationRecord',
         },
       },
     },

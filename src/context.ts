@@ -1,5 +1,5 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
-import type { CollectionNotificationRecord } from './collection/types.ts';
+import type { CollectionNotificationRecord } from './domain/index.ts';
 import type { Config } from './config.ts';
 import type { BankListCache } from './loaders/bank-list-cache.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';

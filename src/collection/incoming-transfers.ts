@@ -3,7 +3,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
-import type { CollectionNotificationRecord } from './types.ts';
+import type { CollectionNotificationRecord } from '../domain/index.ts';
 
 /** How many stored notifications a resumed subscription reads per store query. */
 const REPLAY_PAGE_SIZE = 200;

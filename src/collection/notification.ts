@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import type { NewCollectionNotification } from './types.ts';
+import type { NewCollectionNotification } from '../domain/index.ts';
 
 /** Every reason a body is refused (code 02); a closed set, fit for a metric label. */
 export const REJECTION_REASONS = [

@@ -1,4 +1,4 @@
-import type { BankRecord } from '../upstream/types.ts';
+import type { BankRecord } from '../domain/index.ts';
 
 /** The bank list with an index by code. */
 export interface BankDirectory {

@@ -1,7 +1,13 @@
 import DataLoader from 'dataloader';
-import type { CollectionNotificationRecord } from '../collection/types.ts';
+import type {
+  AccountRecord,
+  BankRecord,
+  BillCategoryRecord,
+  BillRecord,
+  CollectionNotificationRecord,
+} from '../domain/index.ts';
 import type { NotificationStore } from '../store/types.ts';
-import type { AccountRecord, BankClients, BankRecord, BillCategoryRecord, BillRecord } from '../upstream/types.ts';
+import type { BankClients } from '../upstream/types.ts';
 import type { BankDirectory, BankListCache } from './bank-list-cache.ts';
 
 /** Per-request loaders: each batches and deduplicates within one GraphQL request only. */

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { storedNotification } from '../../test/helpers/notifications.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
 import { createDeferred } from '../../test/helpers/wait.ts';
-import type { CollectionNotificationRecord } from '../collection/types.ts';
+import type { CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createPubSub } from './index.ts';
 import type { PubSub } from './types.ts';

@@ -1,4 +1,4 @@
-import type { CollectionNotificationRecord } from '../collection/types.ts';
+import type { CollectionNotificationRecord } from '../domain/index.ts';
 
 /** Every topic and the payload published on it. */
 export interface TopicMap {

@@ -1,6 +1,6 @@
 import type { SubscriptionResolvers } from '../__generated__/resolvers-types.ts';
 import { decodeCursor } from '../collection/cursor.ts';
-import type { CollectionNotificationRecord } from '../collection/types.ts';
+import type { CollectionNotificationRecord } from '../domain/index.ts';
 import * as valid from '../validation.ts';
 
 export const Subscription: SubscriptionResolvers = {

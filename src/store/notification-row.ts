@@ -1,4 +1,4 @@
-import type { CollectionNotificationRecord, NewCollectionNotification } from '../collection/types.ts';
+import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
 
 /** A row of `collection_notifications` as both backends return it (PostgreSQL gives BIGINT as text). */
 export interface NotificationRow {

@@ -1,4 +1,4 @@
-import type { CollectionNotificationRecord, NewCollectionNotification } from '../collection/types.ts';
+import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
 
 export type InsertResult =
   | { status: 'inserted'; notification: CollectionNotificationRecord }

@@ -12,7 +12,7 @@ import {
   type AnswerFailure,
   type JsonObject,
 } from './read.ts';
-import type { AccountRecord } from './types.ts';
+import type { AccountRecord } from '../domain/index.ts';
 
 /** The bank's approval code. */
 const APPROVED = '00';

@@ -14,7 +14,8 @@ import {
   requiredString,
   type JsonObject,
 } from './read.ts';
-import type { AccountClient, BankRecord, BvnRecord } from './types.ts';
+import type { BankRecord, BvnRecord } from '../domain/index.ts';
+import type { AccountClient } from './types.ts';
 
 /** Creates the account-area client (ops 1-3). */
 export function createAccountClient(http: BankHttp, urls: BankUrls, credentials: BankCredentials): AccountClient {

@@ -14,7 +14,8 @@ import {
   requiredString,
   type JsonObject,
 } from './read.ts';
-import type { BillCategoryRecord, BillingClient, BillRecord } from './types.ts';
+import type { BillCategoryRecord, BillRecord } from '../domain/index.ts';
+import type { BillingClient } from './types.ts';
 
 /** Creates the bill-payment client (ops 6-7). */
 export function createBillingClient(http: BankHttp, urls: BankUrls, credentials: BankCredentials): BillingClient {

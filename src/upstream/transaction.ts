@@ -16,7 +16,8 @@ import {
   type AnswerFailure,
   type JsonObject,
 } from './read.ts';
-import type { AuthorizationCodeRecord, TransactionClient, TransactionTokenRecord } from './types.ts';
+import type { AuthorizationCodeRecord, TransactionTokenRecord } from '../domain/index.ts';
+import type { TransactionClient } from './types.ts';
 
 const AUTHORIZE_PATH = '/transaction/oauth/authorize/';
 const FORM = 'application/x-www-form-urlencoded';

@@ -24,8 +24,8 @@ import type {
   MerchantTokensRecord,
   MerchantUserRecord,
   StatusMessageRecord,
-  WalletClient,
-} from './types.ts';
+} from '../domain/index.ts';
+import type { WalletClient } from './types.ts';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 

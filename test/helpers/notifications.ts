@@ -1,4 +1,4 @@
-import type { CollectionNotificationRecord, NewCollectionNotification } from '../../src/collection/types.ts';
+import type { CollectionNotificationRecord, NewCollectionNotification } from '../../src/domain/index.ts';
 
 let counter = 0;
 
