@@ -1,8 +1,8 @@
-import { describeUrl, type Config } from './config.ts';
+import { describeUrl, type BankUrls, type Config } from './config.ts';
 import type { Services } from './context.ts';
 import { createBankListCache } from './loaders/bank-list-cache.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { createMetrics } from './metrics.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
 import { createPubSub } from './pubsub/index.ts';
 import type { PubSub } from './pubsub/types.ts';
 import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
@@ -50,22 +50,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   };
 
   try {
-    let sandbox: BankSandbox | undefined;
-    let bank = overrides.bank;
-    if (!bank) {
-      if (config.upstream.mode === 'sandbox') {
-        sandbox = await startBankSandbox({ logger: logger.child({ component: 'sandbox' }) });
-        started.push(() => sandbox!.close());
-      }
-      const urls = sandbox?.urls ?? config.upstream.urls!;
-      const clients = createBankClients({ urls, credentials: config.upstream.credentials, timeoutMs: config.upstream.timeoutMs, logger, metrics });
-      started.push(() => clients.close());
-      bank = clients;
-    }
+    const { bank, sandbox, description } = await connectBank(config, overrides, { logger, metrics, started });
     logger.info(
       { bank: sandbox ? 'sandbox' : 'live', store: describeUrl(config.storeUrl), pubsub: describeUrl(config.pubsubUrl) },
-      `bank: ${sandbox ? 'in-process sandbox (demo data, no credentials needed)' : overrides.bank ? 'provided' : `live at ${new URL(config.upstream.urls!.base).host}`}; ` +
-        `store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}`,
+      `bank: ${description}; store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}`,
     );
 
     const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger }));
@@ -99,4 +87,33 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     await closeStarted();
     throw error;
   }
+}
+
+/**
+ * The bank clients: the ones given in `overrides`, or clients of the in-process sandbox (started
+ * here) or of the live URLs. Whatever it starts is pushed onto `started` for closing.
+ */
+async function connectBank(
+  config: Config,
+  overrides: AppOverrides,
+  { logger, metrics, started }: { logger: Logger; metrics: Metrics; started: (() => Promise<void>)[] },
+): Promise<{ bank: BankClients; sandbox: BankSandbox | undefined; description: string }> {
+  if (overrides.bank) return { bank: overrides.bank, sandbox: undefined, description: 'provided' };
+  let sandbox: BankSandbox | undefined;
+  let urls: BankUrls;
+  let description: string;
+  if (config.upstream.mode === 'sandbox') {
+    const running = await startBankSandbox({ logger: logger.child({ component: 'sandbox' }) });
+    started.push(() => running.close());
+    sandbox = running;
+    urls = running.urls;
+    description = 'in-process sandbox (demo data, no credentials needed)';
+  } else {
+    urls = config.upstream.urls;
+    description = `live at ${new URL(urls.base).host}`;
+  }
+  const { credentials, timeoutMs } = config.upstream;
+  const clients = createBankClients({ urls, credentials, timeoutMs, logger, metrics });
+  started.push(() => clients.close());
+  return { bank: clients, sandbox, description };
 }

@@ -39,7 +39,7 @@ describe('loadConfig', () => {
     expect(config.port).toBe(4001);
     expect(config.host).toBe('0.0.0.0');
     expect(config.upstream.mode).toBe('sandbox');
-    expect(config.upstream.urls).toBeUndefined();
+    expect(config.upstream).not.toHaveProperty('urls');
     expect(config.upstream.credentials.password.reveal()).toBe(sandboxCredentials.password);
     expect(config.storeUrl.reveal()).toBe('sqlite:./data/collections.db');
     expect(config.pubsubUrl.reveal()).toBe('memory:');
@@ -51,7 +51,7 @@ describe('loadConfig', () => {
 
   it('reads every live variable, defaults the gateway to the base URL and drops trailing slashes', () => {
     const config = loadConfig(LIVE);
-    expect(config.upstream.urls).toEqual({
+    expect(config.upstream).toHaveProperty('urls', {
       base: 'https://api.bank.test/gw',
       gateway: 'https://api.bank.test/gw',
       billing: 'https://bills.bank.test/provipay/webapi',
@@ -60,6 +60,18 @@ describe('loadConfig', () => {
     });
     expect(config.upstream.credentials.apiToken.reveal()).toBe('tok-live-1');
     expect(config.webhook.clientId).toBe('collector');
+  });
+
+  it('gives live mode its URLs and sandbox mode none, told apart by mode', () => {
+    const urlsOf = (env: Record<string, string>) => {
+      const { upstream } = loadConfig(env);
+      // The union narrows on mode: only live mode has `urls`, and it is never undefined there.
+      return upstream.mode === 'live' ? upstream.urls.posting : 'sandbox';
+    };
+    expect(urlsOf(LIVE)).toBe('https://post.bank.test/postingrest');
+    expect(urlsOf({})).toBe('sandbox');
+    expect(urlsOf({ UPSTREAM_MODE: 'sandbox', BANK_BASE_URL: 'https://api.bank.test' })).toBe('sandbox');
+    expect(loadConfig({ ...LIVE, UPSTREAM_MODE: '' }).upstream.mode).toBe('sandbox');
   });
 
   it('reports every missing live URL and credential at once, each by name', () => {

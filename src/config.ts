@@ -34,7 +34,22 @@ export interface WebhookCredentials {
   clientSecret: Secret;
 }
 
-export type UpstreamMode = 'sandbox' | 'live';
+/** What both modes share: the credentials we present, time-outs and the bank's zone. */
+interface UpstreamSettings {
+  credentials: BankCredentials;
+  timeoutMs: number;
+  bankListTtlMs: number;
+  /** IANA zone of the bank's local times (`tranDateTime`). */
+  timezone: string;
+}
+
+/**
+ * The bank we talk to. In sandbox mode the app starts the in-process sandbox and uses its URLs, so
+ * only live mode carries URLs; the union lets the compiler see that.
+ */
+export type UpstreamConfig =
+  | (UpstreamSettings & { mode: 'sandbox' })
+  | (UpstreamSettings & { mode: 'live'; urls: BankUrls });
 
 export interface Config {
   port: number;
@@ -42,16 +57,7 @@ export interface Config {
   /** `NODE_ENV=production`: no landing page, no introspection hints. */
   production: boolean;
   logLevel: LogLevel;
-  upstream: {
-    mode: UpstreamMode;
-    /** Live URLs; `undefined` in sandbox mode, where the app starts the sandbox and uses its URLs. */
-    urls: BankUrls | undefined;
-    credentials: BankCredentials;
-    timeoutMs: number;
-    bankListTtlMs: number;
-    /** IANA zone of the bank's local times (`tranDateTime`). */
-    timezone: string;
-  };
+  upstream: UpstreamConfig;
   webhook: WebhookCredentials;
   /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…`; may hold a password, so a Secret. */
   storeUrl: Secret;
@@ -76,101 +82,115 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The environment as each step sees it: `''` reads as unset, and every problem goes to one list. */
+interface Source {
+  read(name: string): string | undefined;
+  problems: string[];
+}
+
 /**
  * Reads and validates the configuration from `env` (the contract's variables). Reports every
  * problem at once in one ConfigError; `''` counts as unset. Never reads `process.env` itself and
  * never exits.
  */
 export function loadConfig(env: Env): Config {
-  const problems: string[] = [];
-  const read = (name: string): string | undefined => {
-    const value = env[name]?.trim();
-    return value === undefined || value === '' ? undefined : value;
-  };
-
-  const mode = read('UPSTREAM_MODE') ?? 'sandbox';
-  if (mode !== 'sandbox' && mode !== 'live') {
-    problems.push(`UPSTREAM_MODE must be "sandbox" or "live"`);
-  }
-  const live = mode === 'live';
-
-  // In live mode every credential must be given; in sandbox mode they default to the sandbox's.
-  const credential = (name: string, sandboxValue: string): string => {
-    const value = read(name);
-    if (value !== undefined) return value;
-    if (live) problems.push(`${name} is required when UPSTREAM_MODE=live`);
-    return sandboxValue;
-  };
-
-  const credentials: BankCredentials = {
-    apiToken: new Secret(credential('BANK_API_TOKEN', sandboxCredentials.apiToken)),
-    username: credential('BANK_USERNAME', sandboxCredentials.username),
-    password: new Secret(credential('BANK_PASSWORD', sandboxCredentials.password)),
-    billingUsername: credential('BILLING_USERNAME', sandboxCredentials.billingUsername),
-    billingPassword: new Secret(credential('BILLING_PASSWORD', sandboxCredentials.billingPassword)),
-    postingUsername: credential('POSTING_USERNAME', sandboxCredentials.postingUsername),
-    postingPassword: new Secret(credential('POSTING_PASSWORD', sandboxCredentials.postingPassword)),
-    oauthClientId: credential('OAUTH_CLIENT_ID', sandboxCredentials.oauthClientId),
-    oauthClientSecret: new Secret(credential('OAUTH_CLIENT_SECRET', sandboxCredentials.oauthClientSecret)),
-  };
-  const webhook: WebhookCredentials = {
-    clientId: credential('WEBHOOK_CLIENT_ID', sandboxCredentials.webhookClientId),
-    clientSecret: new Secret(credential('WEBHOOK_CLIENT_SECRET', sandboxCredentials.webhookClientSecret)),
-  };
-
-  const urls = live ? readBankUrls(read, problems) : undefined;
-
-  const storeUrl = read('STORE_URL') ?? 'sqlite:./data/collections.db';
-  if (!/^sqlite:.+/.test(storeUrl) && !/^postgres(ql)?:\/\/.+/.test(storeUrl)) {
-    problems.push('STORE_URL must be sqlite:<path>, sqlite::memory: or postgres://…');
-  }
-  const pubsubUrl = read('PUBSUB_URL') ?? 'memory:';
-  if (pubsubUrl !== 'memory:' && !/^rediss?:\/\/.+/.test(pubsubUrl)) {
-    problems.push('PUBSUB_URL must be memory: or redis://…');
-  }
-
-  const timezone = read('BANK_TIMEZONE') ?? 'Africa/Lagos';
-  if (!IANAZone.isValidZone(timezone)) {
-    problems.push(`BANK_TIMEZONE must be an IANA time zone such as Africa/Lagos, got "${timezone}"`);
-  }
-
-  const logLevel = (read('LOG_LEVEL') ?? 'info').toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  }
-
-  const routerSecret = read('ROUTER_SECRET');
-  const config: Config = {
-    port: integer(read, problems, 'PORT', 4001, 0, 65_535),
-    host: read('HOST') ?? '0.0.0.0',
-    production: read('NODE_ENV') === 'production',
-    logLevel: logLevel as LogLevel,
-    upstream: {
-      mode: live ? 'live' : 'sandbox',
-      urls,
-      credentials,
-      timeoutMs: integer(read, problems, 'BANK_TIMEOUT_MS', 10_000, 1, 600_000),
-      bankListTtlMs: integer(read, problems, 'BANK_LIST_TTL_S', 600, 0, 86_400) * 1000,
-      timezone,
+  const source: Source = {
+    read(name) {
+      const value = env[name]?.trim();
+      return value === undefined || value === '' ? undefined : value;
     },
-    webhook,
-    storeUrl: new Secret(storeUrl),
-    pubsubUrl: new Secret(pubsubUrl),
+    problems: [],
+  };
+  const routerSecret = source.read('ROUTER_SECRET');
+  const config: Config = {
+    // The bank first: its problems are the ones a first live deployment most often has.
+    ...readBank(source),
+    ...readStores(source),
+    ...readServer(source),
     routerSecret: routerSecret === undefined ? undefined : new Secret(routerSecret),
   };
-
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (source.problems.length > 0) throw new ConfigError(source.problems);
   return config;
 }
 
-function readBankUrls(read: (name: string) => string | undefined, problems: string[]): BankUrls {
+/** Where to listen, and how to log. */
+function readServer(source: Source): Pick<Config, 'port' | 'host' | 'production' | 'logLevel'> {
+  const logLevel = (source.read('LOG_LEVEL') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    source.problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return {
+    port: integer(source, 'PORT', 4001, 0, 65_535),
+    host: source.read('HOST') ?? '0.0.0.0',
+    production: source.read('NODE_ENV') === 'production',
+    logLevel: logLevel as LogLevel,
+  };
+}
+
+/** The bank: its mode, URLs (live only), our credentials, the webhook's, time-outs and zone. */
+function readBank(source: Source): Pick<Config, 'upstream' | 'webhook'> {
+  const mode = source.read('UPSTREAM_MODE') ?? 'sandbox';
+  if (mode !== 'sandbox' && mode !== 'live') {
+    source.problems.push(`UPSTREAM_MODE must be "sandbox" or "live"`);
+  }
+  const live = mode === 'live';
+  const { credentials, webhook } = readCredentials(source, live);
+  const urls = live ? readBankUrls(source) : undefined;
+
+  const timezone = source.read('BANK_TIMEZONE') ?? 'Africa/Lagos';
+  if (!IANAZone.isValidZone(timezone)) {
+    source.problems.push(`BANK_TIMEZONE must be an IANA time zone such as Africa/Lagos, got "${timezone}"`);
+  }
+  const settings: UpstreamSettings = {
+    credentials,
+    timeoutMs: integer(source, 'BANK_TIMEOUT_MS', 10_000, 1, 600_000),
+    bankListTtlMs: integer(source, 'BANK_LIST_TTL_S', 600, 0, 86_400) * 1000,
+    timezone,
+  };
+  const upstream: UpstreamConfig = urls ? { mode: 'live', urls, ...settings } : { mode: 'sandbox', ...settings };
+  return { upstream, webhook };
+}
+
+/**
+ * The credentials we present to the bank and the webhook's shared secret. In live mode every one
+ * must be given; in sandbox mode they default to the sandbox's, so `npm start` needs no setup.
+ */
+function readCredentials(source: Source, live: boolean): { credentials: BankCredentials; webhook: WebhookCredentials } {
+  const credential = (name: string, sandboxValue: string): string => {
+    const value = source.read(name);
+    if (value !== undefined) return value;
+    if (live) source.problems.push(`${name} is required when UPSTREAM_MODE=live`);
+    return sandboxValue;
+  };
+  const secret = (name: string, sandboxValue: string) => new Secret(credential(name, sandboxValue));
+  return {
+    credentials: {
+      apiToken: secret('BANK_API_TOKEN', sandboxCredentials.apiToken),
+      username: credential('BANK_USERNAME', sandboxCredentials.username),
+      password: secret('BANK_PASSWORD', sandboxCredentials.password),
+      billingUsername: credential('BILLING_USERNAME', sandboxCredentials.billingUsername),
+      billingPassword: secret('BILLING_PASSWORD', sandboxCredentials.billingPassword),
+      postingUsername: credential('POSTING_USERNAME', sandboxCredentials.postingUsername),
+      postingPassword: secret('POSTING_PASSWORD', sandboxCredentials.postingPassword),
+      oauthClientId: credential('OAUTH_CLIENT_ID', sandboxCredentials.oauthClientId),
+      oauthClientSecret: secret('OAUTH_CLIENT_SECRET', sandboxCredentials.oauthClientSecret),
+    },
+    webhook: {
+      clientId: credential('WEBHOOK_CLIENT_ID', sandboxCredentials.webhookClientId),
+      clientSecret: secret('WEBHOOK_CLIENT_SECRET', sandboxCredentials.webhookClientSecret),
+    },
+  };
+}
+
+/** The live bank's URLs, each required (the gateway defaults to the base) and absolute http(s). */
+function readBankUrls(source: Source): BankUrls {
   const url = (name: string, fallback?: string): string => {
-    const value = read(name) ?? fallback;
+    const value = source.read(name) ?? fallback;
     if (value === undefined) {
-      problems.push(`${name} is required when UPSTREAM_MODE=live`);
+      source.problems.push(`${name} is required when UPSTREAM_MODE=live`);
       return '';
     }
-    if (!isHttpUrl(value)) problems.push(`${name} must be an absolute http(s) URL`);
+    if (!isHttpUrl(value)) source.problems.push(`${name} must be an absolute http(s) URL`);
     // A trailing slash would double up with the paths, which all start with one.
     return value.replace(/\/+$/, '');
   };
@@ -184,6 +204,19 @@ function readBankUrls(read: (name: string) => string | undefined, problems: stri
   };
 }
 
+/** Where notifications are kept and how they fan out. */
+function readStores(source: Source): Pick<Config, 'storeUrl' | 'pubsubUrl'> {
+  const storeUrl = source.read('STORE_URL') ?? 'sqlite:./data/collections.db';
+  if (!/^sqlite:.+/.test(storeUrl) && !/^postgres(ql)?:\/\/.+/.test(storeUrl)) {
+    source.problems.push('STORE_URL must be sqlite:<path>, sqlite::memory: or postgres://…');
+  }
+  const pubsubUrl = source.read('PUBSUB_URL') ?? 'memory:';
+  if (pubsubUrl !== 'memory:' && !/^rediss?:\/\/.+/.test(pubsubUrl)) {
+    source.problems.push('PUBSUB_URL must be memory: or redis://…');
+  }
+  return { storeUrl: new Secret(storeUrl), pubsubUrl: new Secret(pubsubUrl) };
+}
+
 function isHttpUrl(value: string): boolean {
   try {
     const { protocol } = new URL(value);
@@ -193,19 +226,12 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-function integer(
-  read: (name: string) => string | undefined,
-  problems: string[],
-  name: string,
-  fallback: number,
-  min: number,
-  max: number,
-): number {
-  const raw = read(name);
+function integer(source: Source, name: string, fallback: number, min: number, max: number): number {
+  const raw = source.read(name);
   if (raw === undefined) return fallback;
   const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    source.problems.push(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
     return fallback;
   }
   return value;
