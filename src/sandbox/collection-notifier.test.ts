@@ -1,30 +1,36 @@
 import { describe, expect, it } from 'vitest';
-import { parseNotification } from '../collection/notification.ts';
-import { verifySignature } from '../collection/signature.ts';
-import { Secret } from '../secret.ts';
 import { collectionHeaders, collectionNotification } from './collection-notifier.ts';
 import { sandboxCredentials } from './credentials.ts';
 
-// The sandbox's collection service must speak exactly what our webhook accepts, or the simulator,
-// the bench and the tests would all exercise the refusal path without anyone noticing.
+// SHA-512 of "partner-7:shh", upper-case hex, computed outside this code (`printf 'partner-7:shh' | sha512sum`).
+const PARTNER_7_SIGNATURE =
+  '92CD0D2A2D2373A1A8F25C05100E2F6C3E6B4276EEF7AF25F85EF05996E816BBAAADFE1F5B5CE0AA1625989313EF30EEE08B02682CFEF4CD5013DA94649BD29C';
+
+// Our webhook accepting what this sends is tested from the other side: src/collection/signature.test.ts
+// and test/webhook.test.ts, which posts these bodies and headers over HTTP and expects 00.
 describe('the sandbox collection notifier', () => {
-  it('shapes a notification the webhook accepts, amounts and times as the bank writes them', () => {
+  it('shapes a notification as the bank writes it: amounts as decimal text, local time without offset', () => {
     const body = collectionNotification({ settlementId: 'STL-1', sessionId: 'S-1', transactionAmount: '2500.50' });
-    const parsed = parseNotification(JSON.stringify(body), { timezone: 'Africa/Lagos', receivedAt: new Date() });
-    expect(parsed.ok && parsed.notification).toMatchObject({
+    expect(body).toMatchObject({
       settlementId: 'STL-1',
+      sessionId: 'S-1',
       transactionAmount: '2500.50',
-      transactionTime: '2026-11-22T14:05:09+01:00',
+      settledAmount: '2500.50',
+      tranDateTime: '2026-11-22 14:05:09',
     });
   });
 
-  it('signs with the webhook credentials it is given, upper-case hex as the bank documents', () => {
+  it('signs as the spec says: upper-case hex SHA-512 of "<Client-Id>:<secret>"', () => {
     const headers = collectionHeaders('partner-7', 'shh');
-    expect(headers['x-auth-signature']).toMatch(/^[0-9A-F]{128}$/);
-    const expected = (clientId: string, secret: string) => ({ clientId, clientSecret: new Secret(secret) });
-    const sent = { clientId: headers['client-id'], signature: headers['x-auth-signature'] };
-    expect(verifySignature(sent, expected('partner-7', 'shh'))).toBe(true);
-    expect(verifySignature(sent, expected('partner-7', 'other'))).toBe(false);
+    expect(headers['client-id']).toBe('partner-7');
+    expect(headers['x-auth-signature']).toBe(PARTNER_7_SIGNATURE);
+    expect(collectionHeaders('partner-7', 'other')['x-auth-signature']).not.toBe(PARTNER_7_SIGNATURE);
+  });
+
+  it('signs with the sandbox webhook credentials by default', () => {
     expect(collectionHeaders()['client-id']).toBe(sandboxCredentials.webhookClientId);
+    expect(collectionHeaders()['x-auth-signature']).toBe(
+      '2CB548A603CA3F36E9FE22858492B9C579259A71D56B93DAD20459C0ABAB35C0E571DBE1E66363D11AF10393B5A0DE04D20D0293DF0D63B3ABEF0D15193282FF',
+    );
   });
 });

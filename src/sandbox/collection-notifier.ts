@@ -1,4 +1,4 @@
-import { signatureFor } from '../collection/signature.ts';
+import { createHash } from 'node:crypto';
 import { sandboxCredentials } from './credentials.ts';
 
 /**
@@ -40,10 +40,15 @@ export function collectionNotification(choice: NotificationChoice): Record<strin
   };
 }
 
-/** The headers the collection service sends: Client-Id and X-Auth-Signature (SHA-512, upper-case hex). */
+/**
+ * The headers the collection service sends: Client-Id and X-Auth-Signature, the upper-case hex
+ * SHA-512 of `<Client-Id>:<secret>`. Signed here, not with the webhook's code, so a bug in our
+ * verifier cannot hide behind the same bug in the bank's stand-in.
+ */
 export function collectionHeaders(
   clientId: string = sandboxCredentials.webhookClientId,
   secret: string = sandboxCredentials.webhookClientSecret,
 ): Record<string, string> {
-  return { 'content-type': 'application/json', 'client-id': clientId, 'x-auth-signature': signatureFor(clientId, secret) };
+  const signature = createHash('sha512').update(`${clientId}:${secret}`, 'utf8').digest('hex').toUpperCase();
+  return { 'content-type': 'application/json', 'client-id': clientId, 'x-auth-signature': signature };
 }
