@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { inspect } from 'node:util';
 
 const REDACTED = '[redacted]';
@@ -19,6 +20,15 @@ export class Secret {
     return this.#value;
   }
 
+  /**
+   * Whether `candidate` is this secret, in constant time. Both sides are hashed to SHA-256 first,
+   * so the buffers compared are always the same length and the time reveals neither the value nor
+   * its length. The subgraph's one constant-time comparison: every secret comparison comes here.
+   */
+  equals(candidate: string): boolean {
+    return timingSafeEqual(sha256(candidate), sha256(this.#value));
+  }
+
   toString(): string {
     return REDACTED;
   }
@@ -30,4 +40,8 @@ export class Secret {
   [inspect.custom](): string {
     return REDACTED;
   }
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
 }

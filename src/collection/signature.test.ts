@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { WebhookCredentials } from '../config.ts';
 import { Secret } from '../secret.ts';
-import { signatureFor, verifySignature } from './signature.ts';
+import { collectionHeaders } from '../sandbox/collection-notifier.ts';
+import { expectedSignature, signatureFor, verifySignature } from './signature.ts';
 
 // Made-up test values, not any deployment's.
 const CLIENT_ID = 'test-client-42';
 const SECRET = 'test-secret-not-real';
-const credentials: WebhookCredentials = { clientId: CLIENT_ID, clientSecret: new Secret(SECRET) };
+const credentials = expectedSignature({ clientId: CLIENT_ID, clientSecret: new Secret(SECRET) });
 const valid = signatureFor(CLIENT_ID, SECRET);
 
 describe('signatureFor', () => {
@@ -65,7 +65,17 @@ describe('verifySignature', () => {
   });
 
   it('refuses an empty Client-Id even when the configured one is empty', () => {
-    const blank: WebhookCredentials = { clientId: '', clientSecret: new Secret(SECRET) };
+    const blank = expectedSignature({ clientId: '', clientSecret: new Secret(SECRET) });
     expect(verifySignature({ clientId: '', signature: signatureFor('', SECRET) }, blank)).toBe(false);
+  });
+
+  // The sandbox signs with its own code; if it and this verifier disagreed, the simulator, the bench
+  // and the integration tests would all exercise the refusal path without anyone noticing.
+  it('accepts what the sandbox collection service sends, with whatever credentials it is given', () => {
+    const headers = collectionHeaders('partner-7', 'shh');
+    const sent = { clientId: headers['client-id'], signature: headers['x-auth-signature'] };
+    const expected = (secret: string) => expectedSignature({ clientId: 'partner-7', clientSecret: new Secret(secret) });
+    expect(verifySignature(sent, expected('shh'))).toBe(true);
+    expect(verifySignature(sent, expected('other'))).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { parseNotification, readSessionId } from './notification.ts';
-import { verifySignature } from './signature.ts';
+import { expectedSignature, verifySignature, type ExpectedSignature } from './signature.ts';
 
 /** The webhook's paths: ours, and the one the bank's documentation shows under its test base. */
 export const WEBHOOK_PATHS = ['/webhooks/collection', '/v1/webhook'] as const;
@@ -36,6 +36,7 @@ export interface WebhookDeps {
  * storage.
  */
 export async function registerCollectionWebhook(app: FastifyInstance, deps: WebhookDeps): Promise<void> {
+  const expected = expectedSignature(deps.credentials);
   await app.register(async (scope) => {
     // The raw body is kept verbatim, so every content type is read as text and parsed here.
     scope.removeAllContentTypeParsers();
@@ -54,12 +55,12 @@ export async function registerCollectionWebhook(app: FastifyInstance, deps: Webh
       return reply.code(status === 413 ? 413 : 200).send(replyBody(sessionId, code));
     });
     for (const path of WEBHOOK_PATHS) {
-      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) => handle(deps, request, reply));
+      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) => handle(deps, expected, request, reply));
     }
   });
 }
 
-async function handle(deps: WebhookDeps, request: FastifyRequest, reply: FastifyReply) {
+async function handle(deps: WebhookDeps, expected: ExpectedSignature, request: FastifyRequest, reply: FastifyReply) {
   const rawBody = typeof request.body === 'string' ? request.body : '';
   const sessionId = readSessionId(rawBody);
   const respond = (code: ResponseCode, reason: string, extra: Record<string, unknown> = {}) => {
@@ -71,7 +72,7 @@ async function handle(deps: WebhookDeps, request: FastifyRequest, reply: Fastify
 
   const signed = verifySignature(
     { clientId: header(request, 'client-id'), signature: header(request, 'x-auth-signature') },
-    deps.credentials,
+    expected,
   );
   if (!signed) return respond('02', 'bad_signature');
 

@@ -1,18 +1,14 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { Secret } from '../secret.ts';
 import { sandboxCredentials } from './credentials.ts';
 import { headerValue, stringField, type Fields } from './http.ts';
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
-}
-
 /**
- * Whether a received credential equals the expected one, in constant time: comparing SHA-256
- * digests gives equal-length buffers whatever the lengths, so the time reveals neither.
+ * Whether a received credential equals the expected one, in constant time (`Secret.equals`), so the
+ * time reveals neither the value nor its length.
  */
 export function safeEqual(received: string | undefined, expected: string): boolean {
-  const same = timingSafeEqual(digest(received ?? ''), digest(expected));
+  const same = new Secret(expected).equals(received ?? '');
   return same && received !== undefined;
 }
 
