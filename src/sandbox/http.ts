@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '../logger.ts';
+import type { Logger } from 'pino';
 
 /** What every area of one sandbox instance shares: its clock and its logger. */
 export interface SandboxDeps {

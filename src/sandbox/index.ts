@@ -1,8 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fastify, type FastifyInstance, type FastifyRequest } from 'fastify';
-import type { BankUrls } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from 'pino';
 import { accountRoutes } from './account.ts';
 import { billingRoutes } from './billing.ts';
 import { headerValue, type SandboxDeps } from './http.ts';
@@ -22,8 +21,17 @@ export interface ReceivedRequest {
   body: string;
 }
 
+/** Where each area of the sandbox answers: the spec's placeholders, as a live deployment configures them. */
+export interface SandboxUrls {
+  base: string;
+  gateway: string;
+  billing: string;
+  posting: string;
+  wallet: string;
+}
+
 export interface BankSandbox {
-  urls: BankUrls;
+  urls: SandboxUrls;
   /** Every request received, oldest first (bounded: the last `receivedLimit`). */
   received: ReceivedRequest[];
   close(): Promise<void>;
@@ -49,7 +57,7 @@ export const SANDBOX_PREFIXES = {
   billing: '/billing/provipay/webapi',
   posting: '/posting/postingrest',
   wallet: '/wallet',
-} as const satisfies BankUrls;
+} as const satisfies SandboxUrls;
 
 const BODY_LIMIT = 1024 * 1024;
 
@@ -80,7 +88,7 @@ export async function startBankSandbox(options: BankSandboxOptions = {}): Promis
     throw error;
   }
   const origin = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
-  const urls: BankUrls = {
+  const urls: SandboxUrls = {
     base: origin + SANDBOX_PREFIXES.base,
     gateway: origin + SANDBOX_PREFIXES.gateway,
     billing: origin + SANDBOX_PREFIXES.billing,
