@@ -4,8 +4,10 @@ import { createLogger } from '../src/logger.ts';
 import { createPubSub } from '../src/pubsub/index.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { createNotificationStore } from '../src/store/index.ts';
-import { notificationBody, onCleanup, signedHeaders, startApp } from './helpers/app.ts';
-import { isolatedPostgresUrl, serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
+import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
+import { isolatedPostgresUrl } from './helpers/stores.ts';
 
 async function get(url: string): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
   const response = await request(url);
@@ -83,9 +85,7 @@ describe('health routes', () => {
     const databaseUrl = serviceUrl('DATABASE_URL');
     const redisUrl = serviceUrl('REDIS_URL');
     if (!databaseUrl || !redisUrl) return context.skip();
-    const postgres = await isolatedPostgresUrl(databaseUrl);
-    onCleanup(() => postgres.drop());
-    const { baseUrl } = await startApp({ STORE_URL: postgres.url, PUBSUB_URL: redisUrl }, { pubsubChannelPrefix: uniqueChannelPrefix() });
+    const { baseUrl } = await startApp({ STORE_URL: await isolatedPostgresUrl(databaseUrl), PUBSUB_URL: redisUrl }, { pubsubChannelPrefix: uniqueChannelPrefix() });
     const ready = await get(`${baseUrl}/health/ready`);
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.text)).toEqual({ status: 'ready', store: 'ok', pubsub: 'ok' });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startBankSandbox, type ReceivedRequest } from '../src/sandbox/index.ts';
-import { onCleanup, startApp } from './helpers/app.ts';
+import { startApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
 
 // UPSTREAM_MODE=live pointed at a separately started sandbox, every URL and credential given
 // explicitly as in production: what the bank receives, request by request, for the sitting a new

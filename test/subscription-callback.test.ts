@@ -5,8 +5,9 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { createNotificationStore } from '../src/store/index.ts';
-import { notificationBody, onCleanup, startApp, type TestApp } from './helpers/app.ts';
-import { createDeferred, waitFor } from './helpers/wait.ts';
+import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /** A message of Apollo Router's HTTP callback protocol, as the subgraph POSTs it to the router. */
 interface CallbackMessage {

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { createNotificationStore } from '../src/store/index.ts';
-import { notificationBody, onCleanup, signedHeaders, startApp } from './helpers/app.ts';
-import { storeBackends } from './helpers/stores.ts';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
+import { urlStoreBackends } from './helpers/stores.ts';
 
 const NOTIFICATION_FIELDS = `settlementId sessionId accountNumber transactionAmount settledAmount feeAmount vatAmount
   currency narration initiationTranRef sourceAccountNumber sourceAccountName sourceBankName channelId
@@ -17,7 +18,7 @@ const reply = (code: string, message: string, sessionId: unknown) => ({
   responseCode: code,
 });
 
-describe.each(storeBackends())('collection webhook on $name', (backend) => {
+describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection webhook on $name', (backend) => {
   async function start() {
     const store = await backend.create();
     const app = await startApp({ STORE_URL: store.storeUrl });
