@@ -6,15 +6,13 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createLogger } from '../src/logger.ts';
-import { createNotificationStore } from '../src/store/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
 import { runSubgraphToFailure, startSubgraphProcess } from './helpers/process.ts';
 import { unusedUrl } from './helpers/fake-bank.ts';
 import { serviceUrl } from './helpers/services.ts';
-import { isolatedPostgresUrl, tempSqlitePath } from './helpers/stores.ts';
+import { isolatedPostgresUrl, openMemoryStore, tempSqlitePath } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
 function tempStoreUrl(): string {
@@ -182,8 +180,7 @@ describe('SIGTERM', () => {
 
 describe('the drain, in process', () => {
   it('answers 503 to readiness on an open connection once close() begins, while an in-flight write gets its 00', async () => {
-    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
-    onCleanup(() => store.close());
+    const store = await openMemoryStore();
     const insertStarted = Promise.withResolvers<void>();
     const releaseInsert = Promise.withResolvers<void>();
     const gated = new Proxy(store, {

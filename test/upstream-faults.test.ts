@@ -1,12 +1,10 @@
 import type { ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
-import { createNotificationStore } from '../src/store/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { basicAuthorization } from '../src/upstream/http.ts';
 import { notificationBody, startApp, type GraphQLResponse } from './helpers/app.ts';
-import { onCleanup } from './helpers/cleanup.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
+import { openMemoryStore } from './helpers/stores.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
 const CREDENTIALS = {
@@ -203,8 +201,7 @@ describe('the embedded sandbox refusing misconfigured credentials', () => {
 });
 
 async function realStore(): Promise<NotificationStore> {
-  const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
-  onCleanup(() => store.close());
+  const store = await openMemoryStore();
   return store;
 }
 

@@ -43,6 +43,13 @@ export function tempSqlitePath(): string {
   return join(tempDirectory(), 'collections.db');
 }
 
+/** A store on a new in-memory SQLite database, closed after the test: for wrapping as an app's store. */
+export async function openMemoryStore(): Promise<NotificationStore> {
+  const store = await createNotificationStore('sqlite::memory:', { logger: silent });
+  onCleanup(() => store.close());
+  return store;
+}
+
 /** Runs one SQL statement on a SQLite file beside whatever else has it open. */
 export function queryFile(path: string, sql: string): Record<string, unknown>[] {
   const database = new DatabaseSync(path, { timeout: 5_000 });
