@@ -1,10 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { notificationBody, onCleanup, signedHeaders } from './helpers/app.ts';
+import { notificationBody, signedHeaders } from './helpers/app.ts';
 import { startSubgraphProcess, type SubgraphProcess } from './helpers/process.ts';
+import { tempSqlitePath } from './helpers/stores.ts';
 
 async function deliver(process: SubgraphProcess, body: Record<string, unknown>): Promise<string> {
   const response = await request(`${process.baseUrl}/webhooks/collection`, { method: 'POST', headers: signedHeaders(), body: JSON.stringify(body) });
@@ -15,9 +13,7 @@ async function deliver(process: SubgraphProcess, body: Record<string, unknown>):
 // after cannot lose it.
 describe('durability', () => {
   it('keeps a notification acknowledged with 00 through kill -9, and calls it a duplicate afterwards', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bank-subgraph-'));
-    onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
-    const env = { STORE_URL: `sqlite:${join(dir, 'collections.db')}` };
+    const env = { STORE_URL: `sqlite:${tempSqlitePath()}` };
 
     const first = await startSubgraphProcess(env);
     const bodies = Array.from({ length: 20 }, () => notificationBody());

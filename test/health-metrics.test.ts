@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { createPubSub } from '../src/pubsub/index.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
-import { createNotificationStore } from '../src/store/index.ts';
-import { notificationBody, onCleanup, signedHeaders, startApp } from './helpers/app.ts';
-import { isolatedPostgresUrl, serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
+import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
+import { isolatedPostgresUrl, openMemoryStore } from './helpers/stores.ts';
 
 async function get(url: string): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
   const response = await request(url);
@@ -21,12 +22,6 @@ function withFailingPing<T extends { ping(): Promise<void> }>(target: T): T {
       return typeof value === 'function' ? value.bind(object) : value;
     },
   });
-}
-
-async function realStore() {
-  const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
-  onCleanup(() => store.close());
-  return store;
 }
 
 async function realPubSub() {
@@ -83,16 +78,14 @@ describe('health routes', () => {
     const databaseUrl = serviceUrl('DATABASE_URL');
     const redisUrl = serviceUrl('REDIS_URL');
     if (!databaseUrl || !redisUrl) return context.skip();
-    const postgres = await isolatedPostgresUrl(databaseUrl);
-    onCleanup(() => postgres.drop());
-    const { baseUrl } = await startApp({ STORE_URL: postgres.url, PUBSUB_URL: redisUrl }, { pubsubChannelPrefix: uniqueChannelPrefix() });
+    const { baseUrl } = await startApp({ STORE_URL: await isolatedPostgresUrl(databaseUrl), PUBSUB_URL: redisUrl }, { pubsubChannelPrefix: uniqueChannelPrefix() });
     const ready = await get(`${baseUrl}/health/ready`);
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.text)).toEqual({ status: 'ready', store: 'ok', pubsub: 'ok' });
   });
 
   it('answers /health/ready with 503 naming the store when its ping fails, while liveness stays 200', async () => {
-    const { baseUrl } = await startApp({}, { store: withFailingPing(await realStore()) });
+    const { baseUrl } = await startApp({}, { store: withFailingPing(await openMemoryStore()) });
     const ready = await get(`${baseUrl}/health/ready`);
     expect(ready.status).toBe(503);
     expect(JSON.parse(ready.text)).toEqual({ status: 'unavailable', store: 'down', pubsub: 'ok' });

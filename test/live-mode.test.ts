@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { startBankSandbox, type ReceivedRequest } from '../src/sandbox/index.ts';
-import { onCleanup, startApp } from './helpers/app.ts';
+import type { ReceivedRequest } from '../src/sandbox/index.ts';
+import { startApp } from './helpers/app.ts';
+import { startSandbox } from './helpers/sandbox.ts';
 
 // UPSTREAM_MODE=live pointed at a separately started sandbox, every URL and credential given
 // explicitly as in production: what the bank receives, request by request, for the sitting a new
@@ -20,8 +21,7 @@ const CREDENTIALS = {
 };
 
 async function startLive() {
-  const bank = await startBankSandbox();
-  onCleanup(() => bank.close());
+  const bank = await startSandbox();
   const app = await startApp({
     UPSTREAM_MODE: 'live',
     BANK_BASE_URL: bank.urls.base,

@@ -1,27 +1,22 @@
 import { Agent, request as httpRequest } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createClient } from 'graphql-ws';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createLogger } from '../src/logger.ts';
-import { createNotificationStore } from '../src/store/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
-import { notificationBody, onCleanup, signedHeaders, startApp } from './helpers/app.ts';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
 import { runSubgraphToFailure, startSubgraphProcess } from './helpers/process.ts';
 import { unusedUrl } from './helpers/fake-bank.ts';
-import { isolatedPostgresUrl, serviceUrl } from './helpers/services.ts';
-import { createDeferred, waitFor } from './helpers/wait.ts';
+import { serviceUrl } from './helpers/services.ts';
+import { isolatedPostgresUrl, openMemoryStore, tempSqlitePath } from './helpers/stores.ts';
+import { waitFor } from './helpers/wait.ts';
 
 function tempStoreUrl(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'bank-subgraph-process-'));
-  onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
-  return `sqlite:${join(dir, 'collections.db')}`;
+  return `sqlite:${tempSqlitePath()}`;
 }
 
 /** Resolves true once a new TCP connection to `port` is refused (the listener is closed). */
@@ -73,10 +68,9 @@ describe('start-up', () => {
     const databaseUrl = serviceUrl('DATABASE_URL');
     const redisUrl = serviceUrl('REDIS_URL');
     if (!databaseUrl || !redisUrl) return context.skip();
-    const postgres = await isolatedPostgresUrl(databaseUrl);
-    onCleanup(() => postgres.drop());
+    const postgresUrl = await isolatedPostgresUrl(databaseUrl);
     // The test server trusts local connections, so the password is carried but not checked.
-    const storeUrl = new URL(postgres.url);
+    const storeUrl = new URL(postgresUrl);
     storeUrl.password = 'pg-log-s3cret';
     const subgraph = await startSubgraphProcess({ STORE_URL: storeUrl.toString(), PUBSUB_URL: redisUrl });
     expect(subgraph.logs[0]).toMatchObject({ bank: 'sandbox', store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), pubsub: expect.stringMatching(/^redis:\/\//) });
@@ -123,7 +117,7 @@ describe('SIGTERM', () => {
     // A live subscriber.
     const client = createClient({ url: `ws://127.0.0.1:${port}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
     onCleanup(async () => client.dispose());
-    const closed = createDeferred<number>();
+    const closed = Promise.withResolvers<number>();
     client.on('closed', (event) => closed.resolve((event as { code: number }).code));
     client.subscribe({ query: 'subscription { incomingTransfer { settlementId } }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
     await waitFor(async () => {
@@ -186,10 +180,9 @@ describe('SIGTERM', () => {
 
 describe('the drain, in process', () => {
   it('answers 503 to readiness on an open connection once close() begins, while an in-flight write gets its 00', async () => {
-    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
-    onCleanup(() => store.close());
-    const insertStarted = createDeferred();
-    const releaseInsert = createDeferred();
+    const store = await openMemoryStore();
+    const insertStarted = Promise.withResolvers<void>();
+    const releaseInsert = Promise.withResolvers<void>();
     const gated = new Proxy(store, {
       get(target, property) {
         if (property === 'insert') {

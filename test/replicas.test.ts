@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { notificationBody, onCleanup, startApp, type TestApp } from './helpers/app.ts';
-import { isolatedPostgresUrl, serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
+import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
+import { databaseUrl, isolatedPostgresUrl, tempSqlitePath } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const CONCURRENT = 200;
@@ -18,9 +16,7 @@ const count = (codes: string[], code: string) => codes.filter((c) => c === code)
 
 describe('exactly once under concurrent deliveries', () => {
   it(`gives one 00 and ${CONCURRENT - 1} 01 to ${CONCURRENT} concurrent deliveries of one settlementId on SQLite`, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'bank-subgraph-'));
-    onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
-    const app = await startApp({ STORE_URL: `sqlite:${join(dir, 'collections.db')}` });
+    const app = await startApp({ STORE_URL: `sqlite:${tempSqlitePath()}` });
     const body = notificationBody();
     const codes = await deliverConcurrently([app], body);
     expect([count(codes, '00'), count(codes, '01')]).toEqual([1, CONCURRENT - 1]);
@@ -31,14 +27,11 @@ describe('exactly once under concurrent deliveries', () => {
 
 // Replicas share PostgreSQL and Redis: exactly one 00 across them, and a delivery on one reaches
 // subscribers on the other, once.
-const databaseUrl = serviceUrl('DATABASE_URL');
 const redisUrl = serviceUrl('REDIS_URL');
 
 describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', () => {
   async function startReplicas(): Promise<[TestApp, TestApp]> {
-    const database = await isolatedPostgresUrl(databaseUrl!);
-    onCleanup(() => database.drop());
-    const env = { STORE_URL: database.url, PUBSUB_URL: redisUrl! };
+    const env = { STORE_URL: await isolatedPostgresUrl(databaseUrl!), PUBSUB_URL: redisUrl! };
     const pubsubChannelPrefix = uniqueChannelPrefix();
     const a = await startApp(env, { pubsubChannelPrefix });
     const b = await startApp(env, { pubsubChannelPrefix });

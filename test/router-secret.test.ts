@@ -2,7 +2,7 @@ import type { Client } from 'graphql-ws';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
-import { createDeferred, waitFor } from './helpers/wait.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const SECRET = 'router-s3cret-value';
 const QUERY = '{ bank(code: "000023") { name } }';
@@ -19,7 +19,7 @@ async function landingPage(app: TestApp, headers: Record<string, string> = {}) {
  * with the close code when the server ends the connection first.
  */
 async function firstTransfer(app: TestApp, client: Client): Promise<string> {
-  const first = createDeferred<string>();
+  const first = Promise.withResolvers<string>();
   const dispose = client.subscribe<{ incomingTransfer: { settlementId: string } }>(
     { query: SUBSCRIPTION },
     {
@@ -49,7 +49,7 @@ async function firstTransfer(app: TestApp, client: Client): Promise<string> {
 
 /** Resolves with the close code once the client's socket closes. */
 function closeCode(client: Client): Promise<number> {
-  const closed = createDeferred<number>();
+  const closed = Promise.withResolvers<number>();
   client.on('closed', (event) => closed.resolve((event as { code: number }).code));
   return closed.promise;
 }

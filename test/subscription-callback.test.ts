@@ -3,10 +3,10 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
-import { createNotificationStore } from '../src/store/index.ts';
-import { notificationBody, onCleanup, startApp, type TestApp } from './helpers/app.ts';
-import { createDeferred, waitFor } from './helpers/wait.ts';
+import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
+import { openMemoryStore } from './helpers/stores.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /** A message of Apollo Router's HTTP callback protocol, as the subgraph POSTs it to the router. */
 interface CallbackMessage {
@@ -138,8 +138,7 @@ describe('incomingTransfer over the router\'s HTTP callback protocol', () => {
   });
 
   it('completes with a bare INTERNAL_SERVER_ERROR when the stream fails, none of its message', async () => {
-    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
-    onCleanup(() => store.close());
+    const store = await openMemoryStore();
     const broken = new Proxy(store, {
       get(target, property) {
         if (property === 'listAfter') {

@@ -1,10 +1,9 @@
 import type { Client, ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
-import { createNotificationStore } from '../src/store/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
-import { notificationBody, onCleanup, startApp, type TestApp } from './helpers/app.ts';
-import { createDeferred, waitFor } from './helpers/wait.ts';
+import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { openMemoryStore } from './helpers/stores.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const SUBSCRIPTION = `subscription($account: String, $after: String) {
   incomingTransfer(accountNumber: $account, after: $after) { settlementId accountNumber transactionAmount cursor }
@@ -103,12 +102,11 @@ describe('incomingTransfer subscription', () => {
     // - during the first page: those deliveries are stored (later pages read them) and published
     //   (the subscriber buffers them), so only the dedupe keeps them from arriving twice;
     // - during the last page: they are in no page, so only the live buffer keeps them from a gap.
-    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
-    onCleanup(() => store.close());
-    const firstPageRead = createDeferred();
-    const lastPageRead = createDeferred();
-    const releaseFirst = createDeferred();
-    const releaseLast = createDeferred();
+    const store = await openMemoryStore();
+    const firstPageRead = Promise.withResolvers<void>();
+    const lastPageRead = Promise.withResolvers<void>();
+    const releaseFirst = Promise.withResolvers<void>();
+    const releaseLast = Promise.withResolvers<void>();
     let queries = 0;
     const gated = new Proxy(store, {
       get(target, property) {

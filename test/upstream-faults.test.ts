@@ -1,12 +1,10 @@
 import type { ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
-import { createNotificationStore } from '../src/store/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { basicAuthorization } from '../src/upstream/http.ts';
-import { notificationBody, onCleanup, startApp, type GraphQLResponse } from './helpers/app.ts';
+import { notificationBody, startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
-import { createDeferred } from './helpers/wait.ts';
+import { openMemoryStore } from './helpers/stores.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
 const CREDENTIALS = {
@@ -156,7 +154,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
     await app.deliver(body);
     const { data } = await app.query(`{ collectionNotification(settlementId: "${body.settlementId}") { cursor } }`);
 
-    const failed = createDeferred<unknown>();
+    const failed = Promise.withResolvers<unknown>();
     app.wsClient().subscribe(
       { query: `subscription($after: String) { incomingTransfer(after: $after) { settlementId } }`, variables: { after: data!.collectionNotification.cursor } },
       {
@@ -175,7 +173,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
 describe('errors of the client\'s own subscription document over WebSocket', () => {
   it('keeps a validation error readable, with GRAPHQL_VALIDATION_FAILED', async () => {
     const app = await startApp();
-    const failed = createDeferred<unknown>();
+    const failed = Promise.withResolvers<unknown>();
     app.wsClient().subscribe(
       { query: 'subscription { incomingTransfer { noSuchField } }' },
       { next: failed.resolve, error: failed.resolve, complete: () => failed.resolve('completed') },
@@ -203,8 +201,7 @@ describe('the embedded sandbox refusing misconfigured credentials', () => {
 });
 
 async function realStore(): Promise<NotificationStore> {
-  const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
-  onCleanup(() => store.close());
+  const store = await openMemoryStore();
   return store;
 }
 

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/logger.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
-import { createNotificationStore } from '../src/store/index.ts';
-import { notificationBody, onCleanup, signedHeaders, startApp } from './helpers/app.ts';
-import { storeBackends } from './helpers/stores.ts';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { openMemoryStore, urlStoreBackends } from './helpers/stores.ts';
 
 const NOTIFICATION_FIELDS = `settlementId sessionId accountNumber transactionAmount settledAmount feeAmount vatAmount
   currency narration initiationTranRef sourceAccountNumber sourceAccountName sourceBankName channelId
@@ -17,7 +15,7 @@ const reply = (code: string, message: string, sessionId: unknown) => ({
   responseCode: code,
 });
 
-describe.each(storeBackends())('collection webhook on $name', (backend) => {
+describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection webhook on $name', (backend) => {
   async function start() {
     const store = await backend.create();
     const app = await startApp({ STORE_URL: store.storeUrl });
@@ -154,8 +152,7 @@ describe.each(storeBackends())('collection webhook on $name', (backend) => {
 
 describe('collection webhook on an internal fault', () => {
   it('replies 03 (so the bank retries) when something other than the commit fails inside the route', async () => {
-    const store = await createNotificationStore('sqlite::memory:', { logger: createLogger('silent') });
-    onCleanup(() => store.close());
+    const store = await openMemoryStore();
     // A store that answers nonsense: the route cannot tell what happened, so it must not say 00 or 02.
     const broken = new Proxy(store, {
       get: (target, property) =>

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { createLogger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
@@ -9,16 +10,12 @@ import type { NotificationStore } from '../store/types.ts';
 import { streamIncomingTransfers } from './incoming-transfers.ts';
 
 const logger = createLogger('silent');
-const opened: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((o) => o.close()));
-});
-
-/** A real store and memory pub/sub, with the pub/sub's interruption under the test's control. */
+/** A real store and memory pub/sub (closed after the test), with the pub/sub's interruption under the test's control. */
 async function setUp() {
   const store: NotificationStore = await createNotificationStore('sqlite::memory:', { logger });
+  onCleanup(() => store.close());
   const memory = await createPubSub('memory:', { logger });
-  opened.push(store, memory);
+  onCleanup(() => memory.close());
   let interrupt = () => {};
   const pubsub = new Proxy(memory, {
     get(target, property) {

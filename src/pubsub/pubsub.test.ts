@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { storedNotification } from '../../test/helpers/notifications.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
-import { createDeferred } from '../../test/helpers/wait.ts';
 import type { CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createPubSub } from './index.ts';
@@ -51,7 +51,7 @@ function createInbox() {
     receive(settlementId: string, expireMs = 5_000): Promise<CollectionNotificationRecord> {
       const found = received.find((payload) => payload.settlementId === settlementId);
       if (found) return Promise.resolve(found);
-      const arrived = createDeferred<CollectionNotificationRecord>();
+      const arrived = Promise.withResolvers<CollectionNotificationRecord>();
       const timer = setTimeout(() => arrived.reject(new Error(`${settlementId} did not arrive`)), expireMs);
       waiting.set(settlementId, (payload) => {
         clearTimeout(timer);
@@ -64,20 +64,15 @@ function createInbox() {
 
 describe.each(BACKENDS)('PubSub over $kind', ({ kind, url }) => {
   const test = url === undefined ? it.skip : it;
-  const opened: PubSub[] = [];
   let prefix = '';
 
   beforeEach(() => {
     prefix = uniqueChannelPrefix();
   });
 
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((pubsub) => pubsub.close()));
-  });
-
   async function open(channelPrefix = prefix): Promise<PubSub> {
     const pubsub = await createPubSub(url!, { logger, channelPrefix });
-    opened.push(pubsub);
+    onCleanup(() => pubsub.close());
     return pubsub;
   }
 

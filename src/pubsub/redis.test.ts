@@ -1,13 +1,13 @@
 import { once } from 'node:events';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { storedNotification } from '../../test/helpers/notifications.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import type { CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createPubSub } from './index.ts';
-import type { PubSub } from './types.ts';
 
 const logger = createLogger('silent');
 const redisUrl = serviceUrl('REDIS_URL');
@@ -16,7 +16,7 @@ function notification(settlementId: string): CollectionNotificationRecord {
   return storedNotification({ settlementId });
 }
 
-/** A TCP relay to Redis that a test can cut and restore, to play an outage without touching Redis. */
+/** A TCP relay to Redis that a test can cut and restore, to play an outage without touching Redis; cut after the test. */
 async function startRelay(target: URL) {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -45,6 +45,7 @@ async function startRelay(target: URL) {
     for (const socket of sockets) socket.destroy();
     await closed;
   };
+  onCleanup(cut);
   const restore = async () => {
     server.listen(port, '127.0.0.1');
     await once(server, 'listening');
@@ -67,21 +68,13 @@ describe('createPubSub', () => {
 });
 
 describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () => {
-  const opened: PubSub[] = [];
-  const relays: Array<{ cut(): Promise<void> }> = [];
-
-  afterEach(async () => {
-    await Promise.all(opened.splice(0).map((pubsub) => pubsub.close()));
-    await Promise.all(relays.splice(0).map((relay) => relay.cut()));
-  });
-
   it('fails fast while Redis is unreachable and heals by itself when it returns', async () => {
     const relay = await startRelay(new URL(redisUrl!));
-    relays.push(relay);
     const channelPrefix = uniqueChannelPrefix();
     const subscribed = await createPubSub(relay.url, { logger, channelPrefix });
     const fresh = await createPubSub(relay.url, { logger, channelPrefix });
-    opened.push(subscribed, fresh);
+    onCleanup(() => subscribed.close());
+    onCleanup(() => fresh.close());
     const received: string[] = [];
     await subscribed.subscribe('incomingTransfer', (payload) => received.push(payload.settlementId));
     const leaving = await subscribed.subscribe('incomingTransfer', () => {});

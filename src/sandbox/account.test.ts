@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxCredentials } from './credentials.ts';
-import { accountHeaders, call, useSandbox } from './test-helpers.ts';
+import { accountHeaders, call, useSandbox } from '../../test/helpers/sandbox.ts';
 
 const sandbox = useSandbox();
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseBasic, safeEqual } from './auth.ts';
-import { basic } from './test-helpers.ts';
+import { basic } from '../../test/helpers/sandbox.ts';
 
 describe('parseBasic', () => {
   it('splits at the first colon, so a password may hold colons', () => {

@@ -3,8 +3,7 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { sandboxCredentials } from './credentials.ts';
-import { startBankSandbox } from './index.ts';
-import { accountHeaders, basic, call, postJson, useSandbox } from './test-helpers.ts';
+import { accountHeaders, basic, call, postJson, startSandbox, useSandbox } from '../../test/helpers/sandbox.ts';
 
 describe('the sandbox server', () => {
   const sandbox = useSandbox();
@@ -76,17 +75,13 @@ describe('the sandbox server', () => {
 
 describe('the sandbox lifecycle', () => {
   it('keeps only the last receivedLimit requests, oldest first', async () => {
-    const sandbox = await startBankSandbox({ receivedLimit: 3 });
-    try {
-      for (let i = 1; i <= 5; i += 1) await call(`${sandbox.urls.base}/v1/account/bvn?number=${i}`);
-      expect(sandbox.received.map((entry) => entry.query.number)).toEqual(['3', '4', '5']);
-    } finally {
-      await sandbox.close();
-    }
+    const sandbox = await startSandbox({ receivedLimit: 3 });
+    for (let i = 1; i <= 5; i += 1) await call(`${sandbox.urls.base}/v1/account/bvn?number=${i}`);
+    expect(sandbox.received.map((entry) => entry.query.number)).toEqual(['3', '4', '5']);
   });
 
   it('stops listening when closed', async () => {
-    const sandbox = await startBankSandbox();
+    const sandbox = await startSandbox();
     await sandbox.close();
     await expect(request(`${sandbox.urls.base}/v1/account/NIP/banks`)).rejects.toThrow();
   });
@@ -99,21 +94,18 @@ describe('the sandbox lifecycle', () => {
         done();
       },
     });
-    const sandbox = await startBankSandbox({ logger: pino({ level: 'debug' }, sink) });
-    try {
-      await call(`${sandbox.urls.base}/account/NIP?account_number=0123456789`, { headers: accountHeaders });
-      await call(`${sandbox.urls.billing}/categories`, {
-        headers: { authorization: basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword) },
-      });
-      await postJson(`${sandbox.urls.posting}/GetNIPAccount`, {
-        accountNumber: '0123456789',
-        beneficiaryBank: '000023',
-        userName: sandboxCredentials.postingUsername,
-        password: sandboxCredentials.postingPassword,
-      });
-    } finally {
-      await sandbox.close();
-    }
+    const sandbox = await startSandbox({ logger: pino({ level: 'debug' }, sink) });
+    await call(`${sandbox.urls.base}/account/NIP?account_number=0123456789`, { headers: accountHeaders });
+    await call(`${sandbox.urls.billing}/categories`, {
+      headers: { authorization: basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword) },
+    });
+    await postJson(`${sandbox.urls.posting}/GetNIPAccount`, {
+      accountNumber: '0123456789',
+      beneficiaryBank: '000023',
+      userName: sandboxCredentials.postingUsername,
+      password: sandboxCredentials.postingPassword,
+    });
+    await sandbox.close(); // every request's line is written by then
     const requestLines = lines.filter((line) => line.includes('bank sandbox request'));
     expect(requestLines).toHaveLength(3);
     const first = JSON.parse(requestLines[0] ?? '{}');

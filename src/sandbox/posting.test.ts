@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxCredentials } from './credentials.ts';
-import { call, postJson, useSandbox } from './test-helpers.ts';
+import { call, postJson, useSandbox } from '../../test/helpers/sandbox.ts';
 
 const sandbox = useSandbox();
 const credentials = { userName: sandboxCredentials.postingUsername, password: sandboxCredentials.postingPassword };

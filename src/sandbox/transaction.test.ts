@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxCredentials } from './credentials.ts';
-import { basic, call, useSandbox, type Answer } from './test-helpers.ts';
+import { basic, call, useSandbox, type Answer } from '../../test/helpers/sandbox.ts';
 import { CODE_TTL_MS } from './transaction.ts';
 
 let now = Date.parse('2026-03-02T10:00:00Z');

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sandboxMerchant } from './data.ts';
-import { startBankSandbox } from './index.ts';
-import { b64, call, postJson, useSandbox, type Answer } from './test-helpers.ts';
+import { b64, call, postJson, startSandbox, useSandbox, type Answer } from '../../test/helpers/sandbox.ts';
 import { RESET_CODE_TTL_MS } from './wallet.ts';
 
 let now = Date.parse('2026-03-02T10:00:00Z');
@@ -169,11 +168,7 @@ describe('ops 10-11, password reset', () => {
   it('keeps each sandbox instance its own passwords', async () => {
     await forget(email);
     await reset('482913', 'NewSandbox#2027');
-    const other = await startBankSandbox();
-    try {
-      expect((await login(email, password, other.urls.wallet)).status).toBe(200);
-    } finally {
-      await other.close();
-    }
+    const other = await startSandbox();
+    expect((await login(email, password, other.urls.wallet)).status).toBe(200);
   });
 });

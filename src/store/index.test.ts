@@ -1,26 +1,17 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createNotificationStore } from './index.ts';
-import { capturingLogger, createCleanups, databaseUrl, queryFile, silent } from './test-backends.ts';
+import { describe, expect, it } from 'vitest';
+import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
+import { capturingLogger, databaseUrl, queryFile, silent, tempDirectory } from '../../test/helpers/stores.ts';
+import { createNotificationStore } from './index.ts';
 
 describe('createNotificationStore', () => {
-  const cleanups = createCleanups();
-  afterEach(() => cleanups.run());
-
-  async function tempDirectory() {
-    const directory = await mkdtemp(join(tmpdir(), 'store-url-test-'));
-    cleanups.add(() => rm(directory, { recursive: true, force: true }));
-    return directory;
-  }
-
   it('opens sqlite:<relative path>, creating the missing parent directories', async () => {
-    const directory = await tempDirectory();
+    const directory = tempDirectory();
     const path = relative(process.cwd(), join(directory, 'data', 'nested', 'collections.db'));
     const store = await createNotificationStore(`sqlite:${path}`, { logger: silent });
-    cleanups.add(() => store.close());
+    onCleanup(() => store.close());
     expect(store.kind).toBe('sqlite');
     await store.insert(notification());
     expect(queryFile(join(directory, 'data', 'nested', 'collections.db'), 'PRAGMA journal_mode')).toEqual([{ journal_mode: 'wal' }]);
@@ -28,7 +19,7 @@ describe('createNotificationStore', () => {
 
   it('opens sqlite::memory:', async () => {
     const store = await createNotificationStore('sqlite::memory:', { logger: silent });
-    cleanups.add(() => store.close());
+    onCleanup(() => store.close());
     expect(await store.insert(notification())).toMatchObject({ status: 'inserted' });
   });
 
@@ -39,7 +30,7 @@ describe('createNotificationStore', () => {
   });
 
   it('names the sqlite store when its directory cannot be created', async () => {
-    const directory = await tempDirectory();
+    const directory = tempDirectory();
     await writeFile(join(directory, 'a-file'), '');
     const error = await createNotificationStore(`sqlite:${join(directory, 'a-file', 'x.db')}`, { logger: silent }).catch((caught: unknown) => caught);
     expect(String(error)).toMatch(/Could not open the sqlite store/);

@@ -1,33 +1,21 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
-import { isolatedPostgresUrl } from '../../test/helpers/services.ts';
-import { waitFor } from '../../test/helpers/wait.ts';
-import type { Logger } from '../logger.ts';
-import { createNotificationStore } from './index.ts';
-import { backends, capturingLogger, createCleanups, databaseUrl, silent } from './test-backends.ts';
+import { describe, expect, it } from 'vitest';
+import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
+import { capturingLogger, databaseUrl, isolatedPostgresUrl, silent, storeBackends, tempSqlitePath } from '../../test/helpers/stores.ts';
+import { waitFor } from '../../test/helpers/wait.ts';
+import { createNotificationStore } from './index.ts';
 
-describe.each(backends)('NotificationStore on $name', (backend) => {
+describe.each(storeBackends)('NotificationStore on $name', (backend) => {
   const test = it.runIf(backend.enabled);
   const testShared = it.runIf(backend.enabled && backend.shared);
-  const cleanups = createCleanups();
 
-  /** A fresh database and a store on it, both cleaned up after the test. */
+  /** A fresh database and a store on it, both removed after the test. */
   async function setup() {
     const database = await backend.create();
-    cleanups.add(() => database.drop());
-    const open = async (logger?: Logger) => {
-      const store = await database.open(logger);
-      cleanups.add(() => store.close());
-      return store;
-    };
-    return { database, open, store: await open() };
+    return { database, open: database.open, store: await database.open() };
   }
-
-  afterEach(() => cleanups.run());
 
   test('stores every field exactly as given and getMany returns it', async () => {
     const { store } = await setup();
@@ -151,12 +139,12 @@ describe.each(backends)('NotificationStore on $name', (backend) => {
   test('rejects an insert whose commit fails, stores nothing, and works again once the fault is gone', async () => {
     const { database, store } = await setup();
     const retried = notification();
-    await database.query(backend.fault.add);
+    await database.breakInserts();
     await expect(store.insert(retried)).rejects.toThrow(/disk full/);
     expect(await store.getMany([retried.settlementId])).toEqual([null]);
     expect(await store.listAfter({ afterSeq: 0, limit: 10 })).toEqual([]);
 
-    await database.query(backend.fault.remove);
+    await database.repairInserts();
     // The bank's retry of the same notification now succeeds: the failed attempt left nothing behind.
     expect(await store.insert(retried)).toMatchObject({ status: 'inserted' });
     expect(await store.insert(notification())).toMatchObject({ status: 'inserted' });
@@ -204,23 +192,20 @@ describe.each(backends)('NotificationStore on $name', (backend) => {
 });
 
 describe.runIf(databaseUrl !== undefined)('NotificationStore on PostgreSQL, across replicas', () => {
-  const cleanups = createCleanups();
-  afterEach(() => cleanups.run());
-
   it('commits inserts in seq order, so a later insert waits for an earlier one still in flight', async () => {
-    const schema = await isolatedPostgresUrl(databaseUrl ?? '');
-    cleanups.add(() => schema.drop());
+    const schemaUrl = await isolatedPostgresUrl(databaseUrl ?? '');
     // Its own application_name tells this test's sessions apart from other suites' on the server.
-    const url = new URL(schema.url);
+    const url = new URL(schemaUrl);
     const applicationName = `store-order-${Date.now()}`;
     url.searchParams.set('application_name', applicationName);
     const open = () => createNotificationStore(url.toString(), { logger: silent });
     const [first, second] = await Promise.all([open(), open()]);
-    cleanups.add(() => first.close(), () => second.close());
+    onCleanup(() => first.close());
+    onCleanup(() => second.close());
     // Ended before the stores close, so a stalled insert is never left waiting on its gate.
-    const admin = new pg.Client({ connectionString: schema.url });
+    const admin = new pg.Client({ connectionString: schemaUrl });
     await admin.connect();
-    cleanups.add(() => admin.end());
+    onCleanup(() => admin.end());
 
     // The slow insert draws its seq, then stalls inside its transaction until the test lets it go.
     const gate = 424_242;
@@ -254,15 +239,10 @@ describe.runIf(databaseUrl !== undefined)('NotificationStore on PostgreSQL, acro
 });
 
 describe('NotificationStore on a SQLite file, duplicates', () => {
-  const cleanups = createCleanups();
-  afterEach(() => cleanups.run());
-
   it('writes nothing to disk for a duplicate: no commit, no fsync, however often the bank retries', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'store-test-'));
-    cleanups.add(async () => rmSync(directory, { recursive: true, force: true }));
-    const path = join(directory, 'collections.db');
+    const path = tempSqlitePath();
     const store = await createNotificationStore(`sqlite:${path}`, { logger: silent });
-    cleanups.add(() => store.close());
+    onCleanup(() => store.close());
     const wal = () => statSync(`${path}-wal`).size;
 
     const first = notification();

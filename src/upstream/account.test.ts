@@ -1,16 +1,15 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
+import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
-import { startBankSandbox, type BankSandbox } from '../sandbox/index.ts';
 import { Secret } from '../secret.ts';
 import {
   createTestClients,
   expectUpstreamError,
-  lastReceived,
   sandboxBankCredentials,
   sandboxSecrets,
   urlsAt,
-} from './test-fixtures.ts';
+} from '../../test/helpers/bank-clients.ts';
 
 describe('account client, odd answers', () => {
   it('calls a bank list without a banks array an invalid response', async () => {
@@ -55,12 +54,8 @@ describe('account client, odd answers', () => {
 });
 
 describe('account client against the sandbox (ops 1-3)', () => {
-  let sandbox: BankSandbox;
-  beforeAll(async () => {
-    sandbox = await startBankSandbox();
-    return () => sandbox.close();
-  });
-  const clientsFor = () => createTestClients(sandbox.urls, { credentials: sandboxBankCredentials }).clients;
+  const sandbox = useSandbox();
+  const clientsFor = () => createTestClients(sandbox().urls, { credentials: sandboxBankCredentials }).clients;
 
   it('op 1: sends the token headers and the query, and maps the account record', async () => {
     const account = await clientsFor().account.lookupAccount({ accountNumber: '0123456789', bankCode: '000023' });
@@ -71,7 +66,7 @@ describe('account client against the sandbox (ops 1-3)', () => {
       bvn: '22212345678',
       transactionReference: expect.any(String),
     });
-    const request = lastReceived(sandbox, '/account/NIP');
+    const request = lastReceived(sandbox(), '/account/NIP');
     expect(request).toMatchObject({
       method: 'GET',
       path: '/bank/account/NIP',
@@ -90,7 +85,7 @@ describe('account client against the sandbox (ops 1-3)', () => {
   it('op 1: leaves bank_code out when not given, and maps an empty BVN to null', async () => {
     const account = await clientsFor().account.lookupAccount({ accountNumber: '1234567890' });
     expect(account).toMatchObject({ accountNumber: '1234567890', bankCode: '000023', bvn: null });
-    expect(lastReceived(sandbox, '/account/NIP').query).toEqual({ account_number: '1234567890' });
+    expect(lastReceived(sandbox(), '/account/NIP').query).toEqual({ account_number: '1234567890' });
   });
 
   it('op 1: an unknown account is a refusal carrying the bank code 25', async () => {
@@ -104,7 +99,7 @@ describe('account client against the sandbox (ops 1-3)', () => {
 
   it('op 1: wrong configured credentials are UPSTREAM_UNAUTHORIZED', async () => {
     const credentials = { ...sandboxBankCredentials, password: new Secret('not-the-password') };
-    const { clients } = createTestClients(sandbox.urls, { credentials });
+    const { clients } = createTestClients(sandbox().urls, { credentials });
     await expectUpstreamError(
       clients.account.lookupAccount({ accountNumber: '0123456789' }),
       'UPSTREAM_UNAUTHORIZED',
@@ -117,8 +112,8 @@ describe('account client against the sandbox (ops 1-3)', () => {
     expect(banks.length).toBeGreaterThanOrEqual(20);
     for (const bank of banks) expect(bank.code).toMatch(/^\d{6}$/);
     expect(banks).toContainEqual({ code: '000023', name: expect.any(String) });
-    expect(lastReceived(sandbox, '/banks')).toMatchObject({ method: 'GET', path: '/bank/v1/account/NIP/banks' });
-    expect(lastReceived(sandbox, '/banks').headers.authorization).toBe(sandboxCredentials.apiToken);
+    expect(lastReceived(sandbox(), '/banks')).toMatchObject({ method: 'GET', path: '/bank/v1/account/NIP/banks' });
+    expect(lastReceived(sandbox(), '/banks').headers.authorization).toBe(sandboxCredentials.apiToken);
   });
 
   it('op 3: looks the BVN up by number and keeps the whole body as raw', async () => {
@@ -132,7 +127,7 @@ describe('account client against the sandbox (ops 1-3)', () => {
       phoneNumber: '08031234567',
     });
     expect(details.raw).toMatchObject({ responseCode: '00', bvn: '22212345678', gender: 'Female' });
-    const request = lastReceived(sandbox, '/account/bvn');
+    const request = lastReceived(sandbox(), '/account/bvn');
     expect(request).toMatchObject({ method: 'GET', path: '/bank/v1/account/bvn', query: { number: '22212345678' } });
     expect(request.headers.username).toBe(sandboxCredentials.username);
   });

@@ -1,16 +1,15 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
+import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
-import { startBankSandbox, type BankSandbox } from '../sandbox/index.ts';
 import { Secret } from '../secret.ts';
 import {
   createTestClients,
   expectUpstreamError,
-  lastReceived,
   sandboxBankCredentials,
   sandboxSecrets,
   urlsAt,
-} from './test-fixtures.ts';
+} from '../../test/helpers/bank-clients.ts';
 
 function decodeBasic(header: string | undefined): string {
   return Buffer.from((header ?? '').replace(/^Basic /, ''), 'base64').toString('utf8');
@@ -46,18 +45,14 @@ describe('billing client, odd answers', () => {
 });
 
 describe('billing client against the sandbox (ops 6-7)', () => {
-  let sandbox: BankSandbox;
-  beforeAll(async () => {
-    sandbox = await startBankSandbox();
-    return () => sandbox.close();
-  });
-  const clientsFor = () => createTestClients(sandbox.urls, { credentials: sandboxBankCredentials }).clients;
+  const sandbox = useSandbox();
+  const clientsFor = () => createTestClients(sandbox().urls, { credentials: sandboxBankCredentials }).clients;
 
   it('op 6: lists the categories with Basic auth under the /provipay/webapi prefix', async () => {
     const categories = await clientsFor().billing.listCategories();
     expect(categories.map((category) => category.id)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(categories).toContainEqual({ id: 3, name: 'Cable TV', listOrder: '3' });
-    const request = lastReceived(sandbox, '/categories');
+    const request = lastReceived(sandbox(), '/categories');
     expect(request).toMatchObject({ method: 'GET', path: '/billing/provipay/webapi/categories' });
     expect(decodeBasic(request.headers.authorization)).toBe(
       `${sandboxCredentials.billingUsername}:${sandboxCredentials.billingPassword}`,
@@ -71,7 +66,7 @@ describe('billing client against the sandbox (ops 6-7)', () => {
     expect(dstv).toMatchObject({ id: expect.any(String), categoryId: 3 });
     expect(dstv?.raw).toMatchObject({ name: 'DSTV', category_id: 3 });
     for (const bill of bills) expect(bill.categoryId).toBe(3);
-    expect(lastReceived(sandbox, '/byCategoryId/3').path).toBe('/billing/provipay/webapi/bill/assigned/byCategoryId/3');
+    expect(lastReceived(sandbox(), '/byCategoryId/3').path).toBe('/billing/provipay/webapi/bill/assigned/byCategoryId/3');
   });
 
   it('op 7: a category with no bills is an empty list', async () => {
@@ -81,9 +76,9 @@ describe('billing client against the sandbox (ops 6-7)', () => {
   it('encodes non-ASCII and colon characters in Basic credentials as UTF-8, refused here as unauthorised', async () => {
     const password = 'pässwörd:with:colons-ñ';
     const credentials = { ...sandboxBankCredentials, billingUsername: 'Ọlá-Adé', billingPassword: new Secret(password) };
-    const { clients } = createTestClients(sandbox.urls, { credentials });
+    const { clients } = createTestClients(sandbox().urls, { credentials });
     await expectUpstreamError(clients.billing.listCategories(), 'UPSTREAM_UNAUTHORIZED', [...sandboxSecrets, password]);
     // The sandbox decodes UTF-8 and splits at the first colon: the configured pair comes back intact.
-    expect(decodeBasic(lastReceived(sandbox, '/categories').headers.authorization)).toBe(`Ọlá-Adé:${password}`);
+    expect(decodeBasic(lastReceived(sandbox(), '/categories').headers.authorization)).toBe(`Ọlá-Adé:${password}`);
   });
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank, unusedUrl } from '../../test/helpers/fake-bank.ts';
-import { createDeferred } from '../../test/helpers/wait.ts';
-import { createTestClients, expectNoLeak, expectUpstreamError, urlsAt } from './test-fixtures.ts';
+import { createTestClients, expectNoLeak, expectUpstreamError, urlsAt } from '../../test/helpers/bank-clients.ts';
 
 const ACCOUNT = { accountNumber: '0123456789', bankCode: '000023' };
 const APPROVED = {
@@ -22,7 +21,7 @@ describe('the shared bank call', () => {
   });
 
   it('gives up after the time-out when the bank never answers', async () => {
-    const arrived = createDeferred();
+    const arrived = Promise.withResolvers<void>();
     const bank = await startFakeBank(() => arrived.resolve()); // never answers
     const { clients } = createTestClients(urlsAt(bank.url), { timeoutMs: 200 });
     const started = performance.now();

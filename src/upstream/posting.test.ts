@@ -1,16 +1,15 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
+import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
-import { startBankSandbox, type BankSandbox } from '../sandbox/index.ts';
 import { Secret } from '../secret.ts';
 import {
   createTestClients,
   expectUpstreamError,
-  lastReceived,
   sandboxBankCredentials,
   sandboxSecrets,
   urlsAt,
-} from './test-fixtures.ts';
+} from '../../test/helpers/bank-clients.ts';
 
 const FAILURE = { requestSuccessful: false, responseMessage: 'Operation failed', responseCode: '11' };
 
@@ -31,14 +30,10 @@ describe('posting client, odd answers', () => {
 });
 
 describe('posting client against the sandbox (op 13)', () => {
-  let sandbox: BankSandbox;
-  beforeAll(async () => {
-    sandbox = await startBankSandbox();
-    return () => sandbox.close();
-  });
+  const sandbox = useSandbox();
 
   it('sends the credentials in the JSON body only, and maps the account record', async () => {
-    const { clients } = createTestClients(sandbox.urls, { credentials: sandboxBankCredentials });
+    const { clients } = createTestClients(sandbox().urls, { credentials: sandboxBankCredentials });
     const account = await clients.posting.lookupAccount({ accountNumber: '0123456789', beneficiaryBank: '000023' });
     expect(account).toEqual({
       accountNumber: '0123456789',
@@ -48,7 +43,7 @@ describe('posting client against the sandbox (op 13)', () => {
       transactionReference: expect.any(String),
     });
 
-    const request = lastReceived(sandbox, '/GetNIPAccount');
+    const request = lastReceived(sandbox(), '/GetNIPAccount');
     expect(request).toMatchObject({ method: 'POST', path: '/posting/postingrest/GetNIPAccount' });
     expect(request.headers).toMatchObject({ accept: 'application/json', 'content-type': 'application/json' });
     expect(request.headers.authorization).toBeUndefined();
@@ -61,14 +56,14 @@ describe('posting client against the sandbox (op 13)', () => {
   });
 
   it('maps an account without BVN to bvn null', async () => {
-    const { clients } = createTestClients(sandbox.urls, { credentials: sandboxBankCredentials });
+    const { clients } = createTestClients(sandbox().urls, { credentials: sandboxBankCredentials });
     await expect(
       clients.posting.lookupAccount({ accountNumber: '1234567890', beneficiaryBank: '000023' }),
     ).resolves.toMatchObject({ bvn: null, bankCode: '000023' });
   });
 
   it('an unknown account is a refusal with the bank code', async () => {
-    const { clients } = createTestClients(sandbox.urls, { credentials: sandboxBankCredentials });
+    const { clients } = createTestClients(sandbox().urls, { credentials: sandboxBankCredentials });
     const error = await expectUpstreamError(
       clients.posting.lookupAccount({ accountNumber: '5555555555', beneficiaryBank: '000023' }),
       'UPSTREAM_REJECTED',
@@ -79,7 +74,7 @@ describe('posting client against the sandbox (op 13)', () => {
 
   it('wrong configured credentials are UPSTREAM_UNAUTHORIZED with responseCode 11', async () => {
     const credentials = { ...sandboxBankCredentials, postingPassword: new Secret('wrong-posting-pw') };
-    const { clients } = createTestClients(sandbox.urls, { credentials });
+    const { clients } = createTestClients(sandbox().urls, { credentials });
     const error = await expectUpstreamError(
       clients.posting.lookupAccount({ accountNumber: '0123456789', beneficiaryBank: '000023' }),
       'UPSTREAM_UNAUTHORIZED',

@@ -1,17 +1,16 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
+import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
-import { startBankSandbox, type BankSandbox } from '../sandbox/index.ts';
 import {
   createTestClients,
   expectUpstreamError,
-  lastReceived,
   sandboxBankCredentials,
   sandboxSecrets,
   testCredentials,
   testSecrets,
   urlsAt,
-} from './test-fixtures.ts';
+} from '../../test/helpers/bank-clients.ts';
 
 const REDIRECT = 'https://partner.example.ng/oauth/callback?from=app&x=a b';
 
@@ -99,17 +98,13 @@ describe('transaction client, odd answers', () => {
 });
 
 describe('transaction client against the sandbox (ops 4-5)', () => {
-  let sandbox: BankSandbox;
-  beforeAll(async () => {
-    sandbox = await startBankSandbox();
-    return () => sandbox.close();
-  });
-  const clientsFor = () => createTestClients(sandbox.urls, { credentials: sandboxBankCredentials }).clients;
+  const sandbox = useSandbox();
+  const clientsFor = () => createTestClients(sandbox().urls, { credentials: sandboxBankCredentials }).clients;
 
   it('op 4: asks for a code with the URL-encoded query and a form Content-Type', async () => {
     const authorization = await clientsFor().transaction.authorize(REDIRECT);
     expect(authorization).toEqual({ code: expect.any(String), redirectUri: REDIRECT });
-    const request = lastReceived(sandbox, '/transaction/oauth/authorize/');
+    const request = lastReceived(sandbox(), '/transaction/oauth/authorize/');
     expect(request).toMatchObject({
       method: 'GET',
       path: '/bank/transaction/oauth/authorize/',
@@ -130,7 +125,7 @@ describe('transaction client against the sandbox (ops 4-5)', () => {
       scope: 'transactions',
     });
 
-    const request = lastReceived(sandbox, '/transaction/oauth/authorize/');
+    const request = lastReceived(sandbox(), '/transaction/oauth/authorize/');
     expect(request).toMatchObject({ method: 'POST', path: '/gateway/transaction/oauth/authorize/' });
     expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
     const basic = Buffer.from((request.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8');
@@ -159,7 +154,7 @@ describe('transaction client against the sandbox (ops 4-5)', () => {
 
   it('op 5: a wrong client secret is UPSTREAM_UNAUTHORIZED', async () => {
     const credentials = { ...sandboxBankCredentials, oauthClientSecret: testCredentials.oauthClientSecret };
-    const clients = createTestClients(sandbox.urls, { credentials }).clients;
+    const clients = createTestClients(sandbox().urls, { credentials }).clients;
     const { code } = await clients.transaction.authorize(REDIRECT);
     await expectUpstreamError(clients.transaction.exchangeCode({ code, redirectUri: REDIRECT }), 'UPSTREAM_UNAUTHORIZED', [
       ...sandboxSecrets,
@@ -169,7 +164,7 @@ describe('transaction client against the sandbox (ops 4-5)', () => {
 
   it('op 4: an unknown client id is UPSTREAM_UNAUTHORIZED', async () => {
     const credentials = { ...sandboxBankCredentials, oauthClientId: 'someone-else' };
-    const clients = createTestClients(sandbox.urls, { credentials }).clients;
+    const clients = createTestClients(sandbox().urls, { credentials }).clients;
     await expectUpstreamError(clients.transaction.authorize(REDIRECT), 'UPSTREAM_UNAUTHORIZED', sandboxSecrets);
   });
 });

@@ -1,7 +1,7 @@
-import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { startBankSandbox, type BankSandbox } from '../sandbox/index.ts';
-import { createTestClients, expectUpstreamError, lastReceived, sandboxBankCredentials, urlsAt } from './test-fixtures.ts';
+import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
+import { createTestClients, expectUpstreamError, sandboxBankCredentials, urlsAt } from '../../test/helpers/bank-clients.ts';
 
 const MERCHANT = { email: 'merchant@sandbox.ng', password: 'Sandbox#2026' };
 const CALLER_SECRETS = [MERCHANT.password, 'wrong-Pässword:1'];
@@ -75,12 +75,8 @@ describe('wallet client, odd answers', () => {
 });
 
 describe('wallet client against the sandbox (ops 8-12)', () => {
-  let sandbox: BankSandbox;
-  beforeAll(async () => {
-    sandbox = await startBankSandbox();
-    return () => sandbox.close();
-  });
-  const clientsFor = (bank = sandbox) => createTestClients(bank.urls, { credentials: sandboxBankCredentials }).clients;
+  const sandbox = useSandbox();
+  const clientsFor = () => createTestClients(sandbox().urls, { credentials: sandboxBankCredentials }).clients;
 
   it('op 8: sends base64 email and password as JSON and maps the session', async () => {
     const session = await clientsFor().wallet.login(MERCHANT);
@@ -90,7 +86,7 @@ describe('wallet client against the sandbox (ops 8-12)', () => {
     expect(session.user.createdAt).toBe('2025-11-03T09:14:27.512Z');
     expect(session.merchant).toMatchObject({ mode: 'SANDBOX', review: 'PENDING', owner: true, businessName: expect.any(String) });
 
-    const request = lastReceived(sandbox, '/auth/login');
+    const request = lastReceived(sandbox(), '/auth/login');
     expect(request).toMatchObject({ method: 'POST', path: '/wallet/auth/login' });
     expect(request.headers['content-type']).toBe('application/json');
     const body = JSON.parse(request.body) as { email: string; password: string };
@@ -113,7 +109,7 @@ describe('wallet client against the sandbox (ops 8-12)', () => {
     const tokens = await clients.wallet.refreshSession(session.refreshToken);
     expect(tokens.accessToken).not.toBe(session.accessToken);
     expect(tokens.refreshToken).not.toBe(session.refreshToken);
-    const request = lastReceived(sandbox, '/auth/refresh/token');
+    const request = lastReceived(sandbox(), '/auth/refresh/token');
     expect(request).toMatchObject({ method: 'POST', path: '/wallet/auth/refresh/token', body: '' });
     expect(request.headers['x-refresh-token']).toBe(session.refreshToken);
     await expectUpstreamError(clients.wallet.refreshSession(session.refreshToken), 'UPSTREAM_REJECTED', [session.refreshToken]);
@@ -123,16 +119,15 @@ describe('wallet client against the sandbox (ops 8-12)', () => {
     const clients = clientsFor();
     const { accessToken, refreshToken } = await clients.wallet.login(MERCHANT);
     await clients.wallet.logout({ accessToken, refreshToken });
-    const request = lastReceived(sandbox, '/auth/logout');
+    const request = lastReceived(sandbox(), '/auth/logout');
     expect(request).toMatchObject({ method: 'POST', path: '/wallet/auth/logout', body: '' });
     expect(request.headers).toMatchObject({ 'x-access-token': accessToken, 'x-refresh-token': refreshToken });
     await expectUpstreamError(clients.wallet.logout({ accessToken, refreshToken }), 'UPSTREAM_REJECTED', [accessToken, refreshToken]);
   });
 
   it('ops 10-11: sends a reset code, resets the password with it, and the new one signs in', async () => {
-    const bank = await startBankSandbox(); // its own: this changes the merchant's password
-    onTestFinished(() => bank.close());
-    const clients = clientsFor(bank);
+    const bank = sandbox(); // each test has its own, so changing the merchant's password stays here
+    const clients = clientsFor();
 
     await expect(clients.wallet.forgotPassword(MERCHANT.email)).resolves.toMatchObject({ status: true });
     expect(JSON.parse(lastReceived(bank, '/auth/password/forget').body)).toEqual({ email: MERCHANT.email });

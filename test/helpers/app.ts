@@ -1,21 +1,10 @@
 import { createClient, type Client } from 'graphql-ws';
 import { request } from 'undici';
-import { afterEach } from 'vitest';
 import WebSocket from 'ws';
 import { createApp, type App, type AppOverrides } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import { collectionHeaders, collectionNotification } from '../../src/sandbox/collection-notifier.ts';
-
-// Everything a test starts is closed after it, newest first, even when the test fails.
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!().catch(() => undefined);
-});
-
-/** Registers something for closing after the current test. */
-export function onCleanup(close: () => Promise<unknown>): void {
-  cleanups.push(close);
-}
+import { onCleanup } from './cleanup.ts';
 
 export interface GraphQLResponse<T = Record<string, any>> {
   status: number;
@@ -79,7 +68,7 @@ export async function startApp(env: Record<string, string> = {}, overrides: AppO
         retryAttempts: 0,
         lazy: true,
       });
-      onCleanup(() => client.dispose() ?? Promise.resolve());
+      onCleanup(() => client.dispose());
       return client;
     },
   };

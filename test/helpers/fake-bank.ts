@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, onTestFinished } from 'vitest';
+import { onCleanup } from './cleanup.ts';
 
 /** A request as the fake bank received it, body read whole. */
 export interface FakeBankRequest {
@@ -42,15 +42,9 @@ export interface FakeBank {
   close(): Promise<void>;
 }
 
-const openedOutsideTests = new Set<FakeBank>();
-// Banks started in beforeAll (outside a test) are closed when the test file ends.
-afterAll(async () => {
-  await Promise.all([...openedOutsideTests].map((bank) => bank.close()));
-});
-
 /**
  * Starts a fake bank on 127.0.0.1 and a free port. It closes itself (hanging connections too) when
- * the test that started it finishes, or at the end of the file when started outside a test.
+ * the test that started it finishes.
  */
 export async function startFakeBank(handler: FakeBankHandler): Promise<FakeBank> {
   const received: FakeBankRequest[] = [];
@@ -81,16 +75,11 @@ export async function startFakeBank(handler: FakeBankHandler): Promise<FakeBank>
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-        openedOutsideTests.delete(bank);
       });
       return closed;
     },
   };
-  try {
-    onTestFinished(() => bank.close());
-  } catch {
-    openedOutsideTests.add(bank);
-  }
+  onCleanup(() => bank.close());
   return bank;
 }
 

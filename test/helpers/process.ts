@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { onCleanup } from './app.ts';
-import { createDeferred } from './wait.ts';
+import { onCleanup } from './cleanup.ts';
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
 
@@ -37,7 +36,7 @@ export async function startSubgraphProcess(env: Record<string, string> = {}, cwd
 
   const logs: Record<string, unknown>[] = [];
   const output: string[] = [];
-  const listening = createDeferred<string>();
+  const listening = Promise.withResolvers<string>();
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {
       output.push(line);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 
 /**
  * The URL of an external service a suite needs (`DATABASE_URL`, `REDIS_URL`), or undefined to skip
@@ -12,35 +11,6 @@ export function serviceUrl(variable: 'DATABASE_URL' | 'REDIS_URL'): string | und
     throw new Error(`${variable} is not set: CI=true requires it (.ci/run exports it)`);
   }
   return undefined;
-}
-
-/**
- * A PostgreSQL URL whose connections use a new, empty schema, so suites running in parallel never
- * see each other's tables. `drop()` removes the schema and everything in it.
- */
-export async function isolatedPostgresUrl(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const schema = `test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: databaseUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE SCHEMA ${schema}`);
-  } finally {
-    await admin.end();
-  }
-  const url = new URL(databaseUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: databaseUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      } finally {
-        await client.end();
-      }
-    },
-  };
 }
 
 /** A channel prefix no other suite uses, for Redis pub/sub (channels are global to a server). */

@@ -1,15 +1,97 @@
+/**
+ * Store fixtures for every suite: fresh databases of each backend (a SQLite file, in-memory SQLite,
+ * an isolated PostgreSQL schema), a way to make their commits fail, and a look at their rows. The
+ * store suites open stores on them directly; app suites hand the app their STORE_URL. Everything
+ * created here is removed when the test finishes.
+ */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
-import { onCleanup } from './app.ts';
-import { isolatedPostgresUrl, serviceUrl } from './services.ts';
+import { pino } from 'pino';
+import type { Logger } from '../../src/logger.ts';
+import { createNotificationStore } from '../../src/store/index.ts';
+import { createSqliteStore } from '../../src/store/sqlite.ts';
+import type { NotificationStore } from '../../src/store/types.ts';
+import { onCleanup } from './cleanup.ts';
+import { serviceUrl } from './services.ts';
 
-/** A fresh, empty store of one backend for one test, with a way to make its commits fail. */
-export interface StoreFixture {
-  /** STORE_URL for the app. */
-  storeUrl: string;
+/** DATABASE_URL, or undefined to skip PostgreSQL (under CI=true its absence throws instead). */
+export const databaseUrl = serviceUrl('DATABASE_URL');
+
+/** A logger that writes nothing. */
+export const silent = pino({ level: 'silent' });
+
+/** A logger whose lines the test can read, to check what the store reported. */
+export function capturingLogger() {
+  const lines: string[] = [];
+  const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
+  return { logger, lines };
+}
+
+/** A new directory, removed with everything in it when the test finishes. */
+export function tempDirectory(): string {
+  const directory = mkdtempSync(join(tmpdir(), 'bank-subgraph-test-'));
+  onCleanup(() => rmSync(directory, { recursive: true, force: true }));
+  return directory;
+}
+
+/** The path of a SQLite database file not yet created, in a directory removed after the test. */
+export function tempSqlitePath(): string {
+  return join(tempDirectory(), 'collections.db');
+}
+
+/** A store on a new in-memory SQLite database, closed after the test: for wrapping as an app's store. */
+export async function openMemoryStore(): Promise<NotificationStore> {
+  const store = await createNotificationStore('sqlite::memory:', { logger: silent });
+  onCleanup(() => store.close());
+  return store;
+}
+
+/** Runs one SQL statement on a SQLite file beside whatever else has it open. */
+export function queryFile(path: string, sql: string): Record<string, unknown>[] {
+  const database = new DatabaseSync(path, { timeout: 5_000 });
+  try {
+    return database.prepare(sql).all();
+  } finally {
+    database.close();
+  }
+}
+
+/**
+ * A URL of `databaseUrl`'s server whose connections use a new, empty schema, so suites running in
+ * parallel never see each other's tables. The schema is dropped when the test finishes.
+ */
+export async function isolatedPostgresUrl(databaseUrl: string): Promise<string> {
+  const schema = `test_${randomBytes(6).toString('hex')}`;
+  const run = (sql: string) => queryPostgres(databaseUrl, sql);
+  await run(`CREATE SCHEMA ${schema}`);
+  onCleanup(() => run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+  const url = new URL(databaseUrl);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
+
+/** Runs SQL (several statements allowed) on its own connection; the rows of the last statement. */
+async function queryPostgres(url: string, sql: string): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query(sql);
+    return (Array.isArray(result) ? result.at(-1) : result).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** One fresh, empty database of a backend; it and every store opened on it go when the test ends. */
+export interface TestDatabase {
+  /** A new store on this database (an in-memory database backs only one). */
+  open(logger?: Logger): Promise<NotificationStore>;
+  /** Runs SQL on the database beside the store, for inspection. */
+  query(sql: string): Promise<Record<string, unknown>[]>;
   /** Makes every insert fail inside the database (as a full disk would), storing nothing. */
   breakInserts(): Promise<void>;
   /** Undoes breakInserts. */
@@ -18,79 +100,94 @@ export interface StoreFixture {
   countRows(): Promise<number>;
 }
 
-export interface StoreBackend {
+/** A database the app can reach by URL. */
+export interface UrlTestDatabase extends TestDatabase {
+  /** STORE_URL for the app. */
+  storeUrl: string;
+}
+
+export interface StoreBackend<Database extends TestDatabase = TestDatabase> {
   name: string;
-  create(): Promise<StoreFixture>;
+  /** False when its server is not configured (PostgreSQL without DATABASE_URL, outside CI). */
+  enabled: boolean;
+  /** Separate stores share the data: two replicas, or close then reopen. */
+  shared: boolean;
+  /** A fresh, empty database for the current test. */
+  create(): Promise<Database>;
 }
 
 const TABLE = 'collection_notifications';
 
-function sqliteBackend(): StoreBackend {
+/** The parts of a test database every backend builds the same way from its `query`. */
+function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string }) {
   return {
-    name: 'SQLite',
-    async create() {
-      const dir = mkdtempSync(join(tmpdir(), 'bank-subgraph-'));
-      onCleanup(async () => rmSync(dir, { recursive: true, force: true }));
-      const file = join(dir, 'collections.db');
-      const run = async (sql: string) => {
-        const db = new DatabaseSync(file);
-        try {
-          db.exec('PRAGMA busy_timeout = 5000');
-          return db.prepare(sql).all();
-        } finally {
-          db.close();
-        }
-      };
-      return {
-        storeUrl: `sqlite:${file}`,
-        breakInserts: async () => {
-          await run(`CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
-        },
-        repairInserts: async () => {
-          await run('DROP TRIGGER fail_inserts');
-        },
-        countRows: async () => Number((await run(`SELECT count(*) AS n FROM ${TABLE}`))[0]!.n),
-      };
-    },
+    breakInserts: async () => void (await query(fault.add)),
+    repairInserts: async () => void (await query(fault.remove)),
+    countRows: async () => Number((await query(`SELECT count(*) AS n FROM ${TABLE}`))[0]?.n),
   };
 }
 
-function postgresBackend(databaseUrl: string): StoreBackend {
-  return {
-    name: 'PostgreSQL',
-    async create() {
-      const isolated = await isolatedPostgresUrl(databaseUrl);
-      onCleanup(() => isolated.drop());
-      const run = async (sql: string) => {
-        const client = new pg.Client({ connectionString: isolated.url });
-        await client.connect();
-        try {
-          return (await client.query(sql)).rows;
-        } finally {
-          await client.end();
-        }
-      };
-      return {
-        storeUrl: isolated.url,
-        breakInserts: async () => {
-          await run(`CREATE FUNCTION fail_inserts() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'; END $$ LANGUAGE plpgsql`);
-          await run(`CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} FOR EACH ROW EXECUTE FUNCTION fail_inserts()`);
-        },
-        repairInserts: async () => {
-          await run(`DROP TRIGGER fail_inserts ON ${TABLE}`);
-          await run('DROP FUNCTION fail_inserts()');
-        },
-        countRows: async () => Number((await run(`SELECT count(*) AS n FROM ${TABLE}`))[0].n),
-      };
-    },
-  };
+const SQLITE_FAULT = {
+  add: `CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} BEGIN SELECT RAISE(ABORT, 'disk full'); END`,
+  remove: 'DROP TRIGGER fail_inserts',
+};
+
+const POSTGRES_FAULT = {
+  add: `CREATE FUNCTION fail_inserts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$;
+        CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} FOR EACH ROW EXECUTE FUNCTION fail_inserts()`,
+  remove: `DROP TRIGGER fail_inserts ON ${TABLE}; DROP FUNCTION fail_inserts()`,
+};
+
+/** Opens a store on `url` for the current test, closed when it finishes (before its database goes). */
+async function openOn(url: string, logger: Logger = silent): Promise<NotificationStore> {
+  const store = await createNotificationStore(url, { logger });
+  onCleanup(() => store.close());
+  return store;
 }
 
-/**
- * Every store backend, for `describe.each`. PostgreSQL joins when DATABASE_URL is set; under
- * CI=true its absence throws, so CI fails rather than silently testing SQLite alone.
- */
-export function storeBackends(): StoreBackend[] {
-  const databaseUrl = serviceUrl('DATABASE_URL');
-  return databaseUrl === undefined ? [sqliteBackend()] : [sqliteBackend(), postgresBackend(databaseUrl)];
-}
+const sqliteFile: StoreBackend<UrlTestDatabase> = {
+  name: 'SQLite file',
+  enabled: true,
+  shared: true,
+  async create() {
+    const path = tempSqlitePath();
+    const storeUrl = `sqlite:${path}`;
+    const query = async (sql: string) => queryFile(path, sql);
+    return { storeUrl, open: (logger) => openOn(storeUrl, logger), query, ...withFaultsAndCount(query, SQLITE_FAULT) };
+  },
+};
+
+const sqliteMemory: StoreBackend = {
+  name: 'SQLite in memory',
+  enabled: true,
+  shared: false,
+  async create() {
+    // The test keeps the connection: an in-memory database is visible to its own connection only.
+    const database = new DatabaseSync(':memory:');
+    onCleanup(() => database.isOpen && database.close());
+    const query = async (sql: string) => database.prepare(sql).all();
+    const open = async (logger: Logger = silent) => {
+      const store = await createSqliteStore(database, { logger });
+      onCleanup(() => store.close());
+      return store;
+    };
+    return { open, query, ...withFaultsAndCount(query, SQLITE_FAULT) };
+  },
+};
+
+const postgres: StoreBackend<UrlTestDatabase> = {
+  name: 'PostgreSQL',
+  enabled: databaseUrl !== undefined,
+  shared: true,
+  async create() {
+    const storeUrl = await isolatedPostgresUrl(databaseUrl ?? '');
+    const query = (sql: string) => queryPostgres(storeUrl, sql);
+    return { storeUrl, open: (logger) => openOn(storeUrl, logger), query, ...withFaultsAndCount(query, POSTGRES_FAULT) };
+  },
+};
+
+/** Every store backend, for `describe.each` in the store suites; PostgreSQL is disabled without DATABASE_URL. */
+export const storeBackends: StoreBackend[] = [sqliteFile, sqliteMemory, postgres];
+
+/** The backends the app reaches by STORE_URL (all but in-memory SQLite), for app-level suites. */
+export const urlStoreBackends: StoreBackend<UrlTestDatabase>[] = [sqliteFile, postgres];

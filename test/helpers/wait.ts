@@ -1,14 +1,3 @@
-/** A promise with its resolve and reject at hand, for waiting on events instead of sleeping. */
-export function createDeferred<T = void>() {
-  let resolve!: (value: T | PromiseLike<T>) => void;
-  let reject!: (reason?: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
 /**
  * Polls `check` until it returns something other than undefined (or stops throwing), or fails
  * after `expireMs` with the last error. For conditions with no event to wait on (a port closing).

@@ -1,23 +1,34 @@
-/** Shared pieces of the sandbox's own tests: one sandbox per test, real HTTP through undici. */
+/** The sandbox bank in tests: one per test, closed after it, and real HTTP through undici. */
 import { request } from 'undici';
-import { afterEach, beforeEach } from 'vitest';
-import { sandboxCredentials } from './credentials.ts';
-import { startBankSandbox, type BankSandbox, type BankSandboxOptions } from './index.ts';
+import { beforeEach } from 'vitest';
+import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
+import { startBankSandbox, type BankSandbox, type BankSandboxOptions, type ReceivedRequest } from '../../src/sandbox/index.ts';
+import { onCleanup } from './cleanup.ts';
 
-/** Starts a fresh sandbox before each test and closes it after; call the getter inside tests. */
+/** Starts a sandbox bank on a free port, closed when the current test finishes. */
+export async function startSandbox(options: BankSandboxOptions = {}): Promise<BankSandbox> {
+  const sandbox = await startBankSandbox(options);
+  onCleanup(() => sandbox.close());
+  return sandbox;
+}
+
+/** Starts a fresh sandbox before each test (closed after it); call the getter inside tests. */
 export function useSandbox(options: BankSandboxOptions = {}): () => BankSandbox {
   let sandbox: BankSandbox | undefined;
   beforeEach(async () => {
-    sandbox = await startBankSandbox(options);
-  });
-  afterEach(async () => {
-    await sandbox?.close();
-    sandbox = undefined;
+    sandbox = await startSandbox(options);
   });
   return () => {
     if (sandbox === undefined) throw new Error('useSandbox() getter called outside a test');
     return sandbox;
   };
+}
+
+/** What the sandbox received for the last request to a path ending in `pathEnd`. */
+export function lastReceived(sandbox: BankSandbox, pathEnd: string): ReceivedRequest {
+  const found = sandbox.received.findLast((request) => request.path.endsWith(pathEnd));
+  if (found === undefined) throw new Error(`the sandbox received nothing at …${pathEnd}`);
+  return found;
 }
 
 /** The account area's three credential headers, as the live client sends them. */

@@ -4,14 +4,14 @@
  */
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { expect, onTestFinished } from 'vitest';
-import type { BankCredentials, BankUrls } from '../config.ts';
-import { UpstreamError, type UpstreamErrorCode } from '../errors.ts';
-import { createMetrics } from '../metrics.ts';
-import { sandboxCredentials } from '../sandbox/credentials.ts';
-import type { BankSandbox, ReceivedRequest } from '../sandbox/index.ts';
-import { Secret } from '../secret.ts';
-import { createBankClients, type BreakerOptions } from './index.ts';
+import { expect } from 'vitest';
+import type { BankCredentials, BankUrls } from '../../src/config.ts';
+import { UpstreamError, type UpstreamErrorCode } from '../../src/errors.ts';
+import { createMetrics } from '../../src/metrics.ts';
+import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
+import { Secret } from '../../src/secret.ts';
+import { createBankClients, type BreakerOptions } from '../../src/upstream/index.ts';
+import { onCleanup } from './cleanup.ts';
 
 /** Distinctive values, so a test can search every output for them. */
 export const testSecrets = {
@@ -63,7 +63,7 @@ export function createTestClients(urls: BankUrls, options: TestClientsOptions = 
     metrics,
     breaker: options.breaker,
   });
-  onTestFinished(() => clients.close());
+  onCleanup(() => clients.close());
   return { clients, logs, metrics };
 }
 
@@ -116,10 +116,3 @@ export const sandboxSecrets = [
   sandboxCredentials.postingPassword,
   sandboxCredentials.oauthClientSecret,
 ];
-
-/** What the sandbox received for the last request to a path ending in `pathEnd`. */
-export function lastReceived(sandbox: BankSandbox, pathEnd: string): ReceivedRequest {
-  const found = sandbox.received.findLast((request) => request.path.endsWith(pathEnd));
-  if (found === undefined) throw new Error(`the sandbox received nothing at …${pathEnd}`);
-  return found;
-}
