@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeUrl, loadConfig } from './config.ts';
+import { ConfigError, DEFAULT_MAX_OPERATION_COST, describeUrl, loadConfig } from './config.ts';
 import { sandboxCredentials } from './sandbox/credentials.ts';
 import { Secret } from './secret.ts';
 
@@ -101,6 +101,14 @@ describe('loadConfig', () => {
       expect(problems.some((p) => p.startsWith(name))).toBe(true);
     }
     expect(problemsOf({ UPSTREAM_MODE: 'staging' })).toContain('UPSTREAM_MODE must be "sandbox" or "live"');
+  });
+
+  it('reads MAX_OPERATION_COST as a whole number of bank calls from 1, with a default that serves real screens', () => {
+    expect(loadConfig({}).maxOperationCost).toBe(DEFAULT_MAX_OPERATION_COST);
+    expect(loadConfig({ MAX_OPERATION_COST: '60' }).maxOperationCost).toBe(60);
+    for (const bad of ['0', '-1', '2.5', 'lots']) {
+      expect(problemsOf({ MAX_OPERATION_COST: bad })).toEqual([`MAX_OPERATION_COST must be a whole number from 1 to 1000000, got "${bad}"`]);
+    }
   });
 
   it('never puts a secret value in an error, a log line or JSON', () => {

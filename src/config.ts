@@ -64,7 +64,16 @@ export interface Config {
   /** `memory:` or `redis://…`; may hold a password, so a Secret. */
   pubsubUrl: Secret;
   routerSecret: Secret | undefined;
+  /** `MAX_OPERATION_COST`: the most bank calls one GraphQL operation may cost (estimated, then counted). */
+  maxOperationCost: number;
 }
+
+/**
+ * The README's first screen is estimated at 12 bank calls (a name enquiry, the categories, and the
+ * bills of the 10 categories `@listSize` assumes) and makes 8 on the sandbox; 25 leaves room for a
+ * dozen more name enquiries, and still refuses the hundreds one aliased query could otherwise make.
+ */
+export const DEFAULT_MAX_OPERATION_COST = 25;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -108,6 +117,7 @@ export function loadConfig(env: Env): Config {
     ...readStores(source),
     ...readServer(source),
     routerSecret: routerSecret === undefined ? undefined : new Secret(routerSecret),
+    maxOperationCost: integer(source, 'MAX_OPERATION_COST', DEFAULT_MAX_OPERATION_COST, 1, 1_000_000),
   };
   if (source.problems.length > 0) throw new ConfigError(source.problems);
   return config;

@@ -1,6 +1,7 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { CollectionNotificationRecord } from './domain/index.ts';
 import type { Config } from './config.ts';
+import { createBankBudget } from './limits/bank-budget.ts';
 import type { BankListCache } from './loaders/bank-list-cache.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
 import type { Logger } from './logger.ts';
@@ -22,6 +23,7 @@ export interface Services {
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */
 export interface Context {
+  /** The bank as this operation may use it: at most `MAX_OPERATION_COST` calls (the bank list's cache aside). */
   bank: BankClients;
   loaders: Loaders;
   store: NotificationStore;
@@ -29,11 +31,16 @@ export interface Context {
   incomingTransfers(options: { accountNumber?: string | undefined; afterSeq?: number | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
 
-/** A fresh context, with its own loaders, for one GraphQL operation. */
+/** A fresh context, with its own loaders and bank-call budget, for one GraphQL operation. */
 export function createContext(services: Services): Context {
+  const max = services.config.maxOperationCost;
+  const { bank } = createBankBudget(services.bank, max, () =>
+    services.logger.warn({ max }, 'operation reached its bank-call budget (MAX_OPERATION_COST): further calls refused'),
+  );
   return {
-    bank: services.bank,
-    loaders: createLoaders(services),
+    bank,
+    // The loaders reach the bank through the budget too; the process-wide bank-list cache does not.
+    loaders: createLoaders({ ...services, bank }),
     store: services.store,
     incomingTransfers: (options) => streamIncomingTransfers(services, options),
   };

@@ -9,16 +9,39 @@ export const ErrorCode = {
   UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
   UPSTREAM_INVALID_RESPONSE: 'UPSTREAM_INVALID_RESPONSE',
   ROUTER_SECRET_REQUIRED: 'ROUTER_SECRET_REQUIRED',
+  COST_ESTIMATED_TOO_EXPENSIVE: 'COST_ESTIMATED_TOO_EXPENSIVE',
+  COST_ACTUAL_TOO_EXPENSIVE: 'COST_ACTUAL_TOO_EXPENSIVE',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-export type UpstreamErrorCode = Exclude<ErrorCode, 'BAD_USER_INPUT' | 'ROUTER_SECRET_REQUIRED'>;
+export type UpstreamErrorCode = Extract<ErrorCode, `UPSTREAM_${string}`>;
 
 /** Refuses input our own validation rejects, before any upstream call; names the argument. */
 export function badUserInput(argumentName: string, message: string): GraphQLError {
   return new GraphQLError(`${argumentName}: ${message}`, {
     extensions: { code: ErrorCode.BAD_USER_INPUT, argumentName },
   });
+}
+
+/**
+ * Refuses an operation before it runs: its estimated bank calls (priced by the schema's `@cost` and
+ * `@listSize`) exceed `MAX_OPERATION_COST`. Apollo Router's demand-control code.
+ */
+export function costEstimatedTooExpensive(estimated: number, max: number): GraphQLError {
+  return new GraphQLError(
+    `This operation may make an estimated ${estimated} bank calls, more than the ${max} one operation is allowed ` +
+      '(MAX_OPERATION_COST). Ask for fewer bank-backed fields, or split it into several operations.',
+    { extensions: { code: ErrorCode.COST_ESTIMATED_TOO_EXPENSIVE, cost: { estimated, max } } },
+  );
+}
+
+/** Refuses one bank call of a running operation that has used up its `MAX_OPERATION_COST` calls. */
+export function costActualTooExpensive(max: number): GraphQLError {
+  return new GraphQLError(
+    `This operation has already made the ${max} bank calls one operation is allowed (MAX_OPERATION_COST), ` +
+      'so this field was not fetched. Ask for it in another operation.',
+    { extensions: { code: ErrorCode.COST_ACTUAL_TOO_EXPENSIVE, cost: { max } } },
+  );
 }
 
 export interface UpstreamErrorDetails {

@@ -32,6 +32,23 @@ describe('federation', () => {
     expect(result.supergraphSdl).toContain('type Subscription');
   });
 
+  it('carries the bank-call prices (@cost, @listSize) through schema:print into the supergraph', async () => {
+    const printed = execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'print-schema.ts')], { encoding: 'utf8' });
+    expect(printed).toContain('import: ["@key", "@shareable", "@cost", "@listSize"]');
+    expect(printed).toContain('account(accountNumber: String!, bankCode: String): Account @cost(weight: 1)');
+    expect(printed).toContain('billCategories: [BillCategory!]! @cost(weight: 1) @listSize(assumedSize: 10)');
+    expect(printed).toContain('type Bank @key(fields: "code") @cost(weight: 0)');
+
+    const result = composeServices([{ name: 'bank', typeDefs: parse(printed), url: 'http://bank' }]);
+    expect(result.errors ?? []).toEqual([]);
+    // What Apollo Router's demand control reads: the directives, kept under their imported names.
+    const supergraph = result.supergraphSdl!;
+    expect(supergraph).toContain('account(accountNumber: String!, bankCode: String): Account @cost(weight: 1)');
+    expect(supergraph).toContain('billCategories: [BillCategory!]! @cost(weight: 1) @listSize(assumedSize: 10)');
+    expect(supergraph).toContain('@link(url: "https://specs.apollo.dev/cost/v0.1", import: ["@listSize"])');
+    expect(supergraph).toMatch(/directive @cost\(weight: Int!\)/);
+  });
+
   it('prints with npm run schema:print exactly the SDL the running subgraph serves', async () => {
     const { query } = await startApp();
     const { data } = await query('{ _service { sdl } }');

@@ -8,8 +8,10 @@ import { fastifyApolloHandler } from '@as-integrations/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
+import type { OperationLimits } from '../limits/operation-limits.ts';
 import type { Logger } from '../logger.ts';
 import { formatError } from './format-error.ts';
+import { operationCostPlugin } from './operation-limits.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -22,6 +24,7 @@ export async function registerGraphQL(
   app: FastifyInstance,
   schema: GraphQLSchema,
   services: Services,
+  limits: OperationLimits,
 ): Promise<ApolloServer<Context>> {
   const { config, logger } = services;
   const apollo = new ApolloServer<Context>({
@@ -32,12 +35,18 @@ export async function registerGraphQL(
     // main.ts owns SIGTERM and drains in the contract's order; Apollo's own handler would re-raise it.
     stopOnTerminationSignals: false,
     formatError: (formatted, error) => formatError(formatted, error, logger),
+    // Hostile documents stop at parse (tokens) or validation (aliases, depth, directives). Batched
+    // requests stay refused (Apollo's default), so one HTTP request is one operation and one budget.
+    parseOptions: limits.parseOptions,
+    validationRules: limits.validationRules,
+    allowBatchedHttpRequests: false,
     plugins: [
       config.production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ footer: false }),
       ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
       operationMetricsPlugin(services),
+      operationCostPlugin(limits),
     ],
   });
   await apollo.start();

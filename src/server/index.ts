@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { GraphQLSchema } from 'graphql';
 import { registerCollectionWebhook } from '../collection/webhook-route.ts';
 import type { Services } from '../context.ts';
+import { createOperationLimits } from '../limits/operation-limits.ts';
 import { GRAPHQL_PATH, registerGraphQL } from './graphql.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
@@ -51,8 +52,10 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     metrics: services.metrics,
     logger: services.logger,
   });
-  const apollo = await registerGraphQL(fastify, schema, services);
-  const subscriptions = attachSubscriptionServer(fastify.server, schema, services);
+  // One set of document limits and bank-call prices for HTTP and WebSocket alike.
+  const limits = createOperationLimits(schema, services.config.maxOperationCost, services.logger);
+  const apollo = await registerGraphQL(fastify, schema, services, limits);
+  const subscriptions = attachSubscriptionServer(fastify.server, schema, services, limits);
 
   return {
     fastify,

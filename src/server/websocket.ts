@@ -3,8 +3,10 @@ import type { GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createContext, type Services } from '../context.ts';
+import type { OperationLimits } from '../limits/operation-limits.ts';
 import { formatGraphQLError, formatWebSocketError } from './format-error.ts';
 import { GRAPHQL_PATH } from './graphql.ts';
+import { checkWebSocketOperation } from './operation-limits.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
 
 export interface SubscriptionServer {
@@ -17,13 +19,20 @@ export interface SubscriptionServer {
  * GraphQL (`GET /graphql` with an Upgrade). With ROUTER_SECRET set, a connection must carry it,
  * as the upgrade request's Router-Secret header or as `Router-Secret` in connectionParams.
  */
-export function attachSubscriptionServer(server: Server, schema: GraphQLSchema, services: Services): SubscriptionServer {
+export function attachSubscriptionServer(
+  server: Server,
+  schema: GraphQLSchema,
+  services: Services,
+  limits: OperationLimits,
+): SubscriptionServer {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
   const { logger, config } = services;
   const disposable = useServer(
     {
       schema,
       context: () => createContext(services),
+      // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
+      onSubscribe: (_ctx, _id, payload) => checkWebSocketOperation(schema, limits, payload),
       onConnect: ({ extra, connectionParams }) => {
         const provided =
           extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];

@@ -1,0 +1,95 @@
+import { buildSubgraphSchema } from '@apollo/subgraph';
+import { getNamedType, getOperationAST, isListType, isNonNullType, isObjectType, parse, type GraphQLSchema } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { createSubgraphSchema } from '../schema.ts';
+import { estimateBankCalls } from './cost-estimate.ts';
+import { readPrices, type PriceList } from './prices.ts';
+
+const schema = createSubgraphSchema();
+const prices = readPrices(schema);
+
+function estimate(source: string, variables?: Record<string, unknown>, on: GraphQLSchema = schema, list: PriceList = prices): number {
+  const document = parse(source);
+  return estimateBankCalls(on, list, { document, operation: getOperationAST(document)!, variables });
+}
+
+describe('estimateBankCalls over the subgraph schema', () => {
+  it('prices the README screen: a name enquiry, the categories, and the bills of 10 assumed categories', () => {
+    const screen = `{ banks { code } account(accountNumber: "0123456789", bankCode: "000023") { accountName bank { name } }
+      billCategories { id bills { id } } }`;
+    expect(estimate(screen)).toBe(1 + 1 + 10);
+  });
+
+  it('costs nothing for cached, stored and introspection fields', () => {
+    expect(estimate('{ banks { code name } bank(code: "000023") { name } __typename __schema { types { name } } }')).toBe(0);
+    expect(estimate('{ collectionNotifications(first: 100) { nodes { settlementId } } collectionNotification(settlementId: "1") { cursor } }')).toBe(0);
+  });
+
+  it('counts every alias, and merges fields that execution merges', () => {
+    expect(estimate('{ a: bvn(number: "22212345678") { bvn } b: bvn(number: "22298765432") { bvn } }')).toBe(2);
+    const merged = `{ billCategories { id } billCategories { bills { id } } ...More }
+      fragment More on Query { billCategories { name } }`;
+    expect(estimate(merged)).toBe(1 + 10);
+  });
+
+  it('follows fragments and inline fragments, and counts @skip/@include as included', () => {
+    const source = `query($no: Boolean!) {
+      ...Lookups
+      ... on Query { postingAccount(accountNumber: "0123456789", beneficiaryBank: "000013") { accountName } }
+      bills(categoryId: 3) @include(if: $no) { id }
+    }
+    fragment Lookups on Query { account(accountNumber: "0123456789") @skip(if: true) { accountName } }`;
+    expect(estimate(source, { no: false })).toBe(3);
+  });
+
+  it('prices each mutation that calls the bank', () => {
+    expect(estimate('mutation { merchantForgotPassword(email: "a@b.ng") { status } transactionAuthorize(redirectUri: "https://a.b/c") { code } }')).toBe(2);
+  });
+
+  it('prices entity references by their count and type, from variables or literals', () => {
+    const query = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Account { accountName bank { name } } ... on BillCategory { bills { id } } } }';
+    const r = [
+      ...Array.from({ length: 7 }, () => ({ __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' })),
+      { __typename: 'Bank', code: '000023' },
+      { __typename: 'BillCategory', id: 3 },
+    ];
+    expect(estimate(query, { r })).toBe(7 + 0 + 1);
+    expect(estimate('{ _entities(representations: [{__typename: "Account", accountNumber: "1", bankCode: "2"}]) { __typename } }')).toBe(1);
+  });
+
+  it('keeps every priced list sized: a list over bank-calling fields carries @listSize', () => {
+    // Otherwise such a list would count as DEFAULT_LIST_SIZE items and the estimate would run low.
+    const unsized: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (!isObjectType(type) || type.name.startsWith('__')) continue;
+      for (const field of Object.values(type.getFields())) {
+        const list = isListType(isNonNullType(field.type) ? field.type.ofType : field.type);
+        const item = getNamedType(field.type);
+        if (!list || !isObjectType(item) || field.name === '_entities') continue;
+        const dear = Object.values(item.getFields()).some((child) => (prices.fieldWeight(item.name, child.name) ?? 0) > 0);
+        if (dear && prices.listSize(type.name, field.name) === undefined) unsized.push(`${type.name}.${field.name}`);
+      }
+    }
+    expect(unsized).toEqual([]);
+  });
+});
+
+describe('estimateBankCalls with slicing arguments', () => {
+  const sliced = buildSubgraphSchema([
+    {
+      typeDefs: parse(`
+      extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@cost", "@listSize"])
+      type Query { items(first: Int, last: Int): [Item!]! @listSize(slicingArguments: ["first", "last"], assumedSize: 50) }
+      type Item { detail: Detail @cost(weight: 2) }
+      type Detail { id: ID }
+    `),
+    },
+  ]);
+  const slicedPrices = readPrices(sliced);
+
+  it('multiplies by the largest slicing argument given, else by the assumed size', () => {
+    expect(estimate('{ items(first: 3) { detail { id } } }', {}, sliced, slicedPrices)).toBe(6);
+    expect(estimate('query($n: Int) { items(first: 2, last: $n) { detail { id } } }', { n: 4 }, sliced, slicedPrices)).toBe(8);
+    expect(estimate('{ items { detail { id } } }', {}, sliced, slicedPrices)).toBe(100);
+  });
+});

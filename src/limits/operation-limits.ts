@@ -1,0 +1,42 @@
+/**
+ * Everything an operation must pass before it runs, in one place for HTTP and WebSocket alike:
+ * the document limits (parse, validation) and the bank-call estimate against `MAX_OPERATION_COST`.
+ */
+import type { DocumentNode, GraphQLError, GraphQLSchema, OperationDefinitionNode, ParseOptions, ValidationRule } from 'graphql';
+import { costEstimatedTooExpensive } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { estimateBankCalls } from './cost-estimate.ts';
+import { documentLimitRules, limitedParseOptions } from './document-limits.ts';
+import { readPrices } from './prices.ts';
+
+export interface OperationLimits {
+  /** For graphql-js `parse`: the token limit. */
+  parseOptions: ParseOptions;
+  /** Added to graphql-js's specified rules: aliases, depth, directives. */
+  validationRules: ValidationRule[];
+  /** `COST_ESTIMATED_TOO_EXPENSIVE` when the (validated) operation is priced over the budget. */
+  refuseTooExpensive(
+    document: DocumentNode,
+    operation: OperationDefinitionNode,
+    variables: Readonly<Record<string, unknown>> | null | undefined,
+  ): GraphQLError | undefined;
+}
+
+/** The limits for `schema`, whose prices are read once here. */
+export function createOperationLimits(schema: GraphQLSchema, maxCost: number, logger: Logger): OperationLimits {
+  const prices = readPrices(schema);
+  return {
+    parseOptions: limitedParseOptions,
+    validationRules: documentLimitRules(),
+    refuseTooExpensive(document, operation, variables) {
+      const estimated = estimateBankCalls(schema, prices, { document, operation, variables });
+      if (estimated <= maxCost) return undefined;
+      // Worth an operator's eye (a client asking for too much, or a budget set too low); no document text.
+      logger.warn(
+        { operationName: operation.name?.value, estimated, max: maxCost },
+        'operation refused: its estimated bank calls exceed MAX_OPERATION_COST',
+      );
+      return costEstimatedTooExpensive(estimated, maxCost);
+    },
+  };
+}

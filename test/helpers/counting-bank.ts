@@ -1,0 +1,102 @@
+/**
+ * A fake bank that answers the read operations the way the bank does (name enquiry, bank list, BVN,
+ * bill categories and bills, posting lookup), and counts what reaches it. For tests of how many bank
+ * calls an operation makes; `faults` lets a test fail calls first (a 503, a reset).
+ *
+ *   const bank = await startCountingBank({ categories: 12 });
+ *   const app = await startApp(liveBankEnv(bank.url));
+ *   expect(bank.calls('lookupAccount')).toBe(1);
+ */
+import { startFakeBank, type FakeBank, type FakeBankReply, type FakeBankRequest } from './fake-bank.ts';
+
+export type ReadOperation = 'lookupAccount' | 'listBanks' | 'lookupBvn' | 'listCategories' | 'listBills' | 'postingLookup' | 'wallet';
+
+export interface CountingBankOptions {
+  /** How many bill categories the bank lists (each with two bills). Default 6. */
+  categories?: number;
+  /** Answers before the normal one: return true when it answered (or hung) the request itself. */
+  intercept?: (operation: ReadOperation, request: FakeBankRequest, reply: FakeBankReply) => boolean | Promise<boolean>;
+}
+
+export interface CountingBank extends FakeBank {
+  /** Requests that reached the bank for `operation` (all of them when omitted). */
+  calls(operation?: ReadOperation): number;
+}
+
+/** Starts the counting bank on a free port; closed with the test (see `startFakeBank`). */
+export async function startCountingBank(options: CountingBankOptions = {}): Promise<CountingBank> {
+  const categories = options.categories ?? 6;
+  const bank = await startFakeBank(async (request, reply) => {
+    const operation = operationOf(request);
+    if (operation === undefined) return reply.status(404).json({ error: 'Not Found' });
+    if (options.intercept && (await options.intercept(operation, request, reply))) return;
+    answer(operation, request, reply, categories);
+  });
+  return Object.assign(bank, {
+    calls: (operation?: ReadOperation) =>
+      operation === undefined ? bank.received.length : bank.received.filter((r) => operationOf(r) === operation).length,
+  });
+}
+
+/** The environment of an app in live mode with every area on `baseUrl` (the paths the bank uses). */
+export function liveBankEnv(baseUrl: string): Record<string, string> {
+  return {
+    UPSTREAM_MODE: 'live',
+    BANK_BASE_URL: `${baseUrl}/bank`,
+    BANK_GATEWAY_URL: `${baseUrl}/gateway`,
+    BANK_BILLING_URL: `${baseUrl}/billing/provipay/webapi`,
+    BANK_POSTING_URL: `${baseUrl}/posting/postingrest`,
+    BANK_WALLET_URL: `${baseUrl}/wallet`,
+    BANK_API_TOKEN: 'count-token',
+    BANK_USERNAME: 'count-user',
+    BANK_PASSWORD: 'count-pass',
+    BILLING_USERNAME: 'count-billing',
+    BILLING_PASSWORD: 'count-billing-pass',
+    POSTING_USERNAME: 'count-posting',
+    POSTING_PASSWORD: 'count-posting-pass',
+    OAUTH_CLIENT_ID: 'count-client',
+    OAUTH_CLIENT_SECRET: 'count-secret',
+    WEBHOOK_CLIENT_ID: 'count-collection',
+    WEBHOOK_CLIENT_SECRET: 'count-webhook-secret',
+  };
+}
+
+function operationOf({ url }: FakeBankRequest): ReadOperation | undefined {
+  const path = url.split('?')[0]!;
+  if (path === '/bank/account/NIP') return 'lookupAccount';
+  if (path === '/bank/v1/account/NIP/banks') return 'listBanks';
+  if (path === '/bank/v1/account/bvn') return 'lookupBvn';
+  if (path === '/billing/provipay/webapi/categories') return 'listCategories';
+  if (path.startsWith('/billing/provipay/webapi/bill/assigned/byCategoryId/')) return 'listBills';
+  if (path === '/posting/postingrest/GetNIPAccount') return 'postingLookup';
+  if (path.startsWith('/wallet/')) return 'wallet';
+  return undefined;
+}
+
+function answer(operation: ReadOperation, request: FakeBankRequest, reply: FakeBankReply, categories: number): void {
+  const query = new URL(request.url, 'http://bank').searchParams;
+  switch (operation) {
+    case 'lookupAccount':
+      return reply.json(account(query.get('account_number') ?? '', query.get('bank_code') ?? '000023'));
+    case 'postingLookup': {
+      const body = JSON.parse(request.body) as { accountNumber: string; beneficiaryBank: string };
+      return reply.json(account(body.accountNumber, body.beneficiaryBank));
+    }
+    case 'listBanks':
+      return reply.json({ responseCode: '00', banks: [{ bankCode: '000023', bankName: 'Providus Bank' }] });
+    case 'lookupBvn':
+      return reply.json({ responseCode: '00', bvn: query.get('number'), firstName: 'ADAEZE', lastName: 'OKONKWO' });
+    case 'listCategories':
+      return reply.json(Array.from({ length: categories }, (_, i) => ({ category_id: i + 1, name: `Category ${i + 1}`, list_order: String(i + 1) })));
+    case 'listBills': {
+      const id = Number(request.url.split('/').pop());
+      return reply.json([1, 2].map((n) => ({ id: `${id}-${n}`, name: `Bill ${n} of ${id}`, category_id: id })));
+    }
+    case 'wallet':
+      return reply.status(401).json({ status: false, message: 'Invalid credentials' });
+  }
+}
+
+function account(accountNumber: string, bankCode: string) {
+  return { responseCode: '00', accountNumber, accountName: 'ADAEZE CHIOMA OKONKWO', bankCode, bvn: '22212345678' };
+}

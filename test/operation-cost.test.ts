@@ -1,0 +1,187 @@
+import type { Client } from 'graphql-ws';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_OPERATION_COST } from '../src/config.ts';
+import { startApp, type GraphQLResponse } from './helpers/app.ts';
+import { liveBankEnv, startCountingBank } from './helpers/counting-bank.ts';
+
+// What one operation may make the bank do: priced by the schema, refused before it runs when too
+// dear, cut off at the budget when the estimate was low, over HTTP and WebSocket alike.
+
+const SCREEN = `query FirstLook {
+  banks { code name }
+  account(accountNumber: "0123456789", bankCode: "000023") { accountName bvn bank { code name } }
+  billCategories { id name bills { id name } }
+}`;
+
+/** `count` aliased name enquiries of distinct accounts. */
+function aliasedEnquiries(count: number): string {
+  const fields = Array.from({ length: count }, (_, i) => `a${i}: account(accountNumber: "${String(i).padStart(10, '0')}", bankCode: "000023") { accountName }`);
+  return `{ ${fields.join(' ')} }`;
+}
+
+/** `count` aliases of a field that costs no bank call (the cached bank list). */
+function aliasedBanks(count: number): string {
+  return `{ ${Array.from({ length: count }, (_, i) => `a${i}: banks { code }`).join(' ')} }`;
+}
+
+/** Runs one operation over graphql-ws: the result, or the errors graphql-ws sent instead. */
+function overWebSocket(client: Client, query: string, variables?: Record<string, unknown>): Promise<GraphQLResponse> {
+  return new Promise((resolve) => {
+    let result: GraphQLResponse = { status: 101 };
+    client.subscribe(
+      { query, variables },
+      {
+        next: (value) => (result = { status: 101, ...(value as object) }),
+        error: (errors) => resolve({ status: 101, errors: errors as GraphQLResponse['errors'] }),
+        complete: () => resolve(result),
+      },
+    );
+  });
+}
+
+async function startCounted(env: Record<string, string> = {}, categories?: number) {
+  const bank = await startCountingBank({ categories });
+  const app = await startApp({ ...liveBankEnv(bank.url), ...env });
+  return { bank, app };
+}
+
+describe('the bank-call budget (MAX_OPERATION_COST)', () => {
+  it('serves the README screen within the default budget, over HTTP and WebSocket', async () => {
+    const { bank, app } = await startCounted();
+    const http = await app.query(SCREEN);
+    expect(http.errors).toBeUndefined();
+    expect(http.data!.account.bank).toEqual({ code: '000023', name: 'Providus Bank' });
+    expect(http.data!.billCategories).toHaveLength(6);
+    expect(http.data!.billCategories[5].bills).toHaveLength(2);
+    // One name enquiry, the category list, each category's bills, and the bank list (then cached).
+    expect(bank.calls()).toBe(1 + 1 + 6 + 1);
+
+    const ws = await overWebSocket(app.wsClient(), SCREEN);
+    expect(ws.errors).toBeUndefined();
+    expect(ws.data!.billCategories).toHaveLength(6);
+  });
+
+  it('refuses an operation estimated over the budget before any bank call, saying the estimate and the limit', async () => {
+    const { bank, app } = await startCounted();
+    const response = await app.query(aliasedEnquiries(60));
+    expect(response.status).toBe(400);
+    expect(response.data).toBeUndefined();
+    expect(response.errors).toHaveLength(1);
+    expect(response.errors![0]!.extensions).toEqual({
+      code: 'COST_ESTIMATED_TOO_EXPENSIVE',
+      cost: { estimated: 60, max: DEFAULT_MAX_OPERATION_COST },
+    });
+    expect(response.errors![0]!.message).toContain(`estimated 60 bank calls, more than the ${DEFAULT_MAX_OPERATION_COST}`);
+
+    const ws = await overWebSocket(app.wsClient(), aliasedEnquiries(60));
+    expect(ws.errors![0]!.extensions).toEqual(response.errors![0]!.extensions);
+    expect(bank.calls()).toBe(0);
+  });
+
+  it('refuses 500 aliased name enquiries with zero bank calls, over HTTP and WebSocket', async () => {
+    const { bank, app } = await startCounted();
+    const http = await app.query(aliasedEnquiries(500));
+    const ws = await overWebSocket(app.wsClient(), aliasedEnquiries(500));
+    for (const response of [http, ws]) {
+      expect(response.data ?? undefined).toBeUndefined();
+      // Too long a document to parse (5,000 tokens), whatever it would have cost.
+      expect(response.errors![0]!.extensions!.code).toBe('GRAPHQL_PARSE_FAILED');
+    }
+    expect(bank.calls()).toBe(0);
+  });
+
+  it('prices entity references from the router by their count: 40 Account references are refused', async () => {
+    const { bank, app } = await startCounted();
+    const representations = Array.from({ length: 40 }, (_, i) => ({
+      __typename: 'Account',
+      accountNumber: String(i).padStart(10, '0'),
+      bankCode: '000023',
+    }));
+    const query = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Account { accountName bank { name } } } }';
+    const response = await app.query(query, { r: representations });
+    expect(response.errors![0]!.extensions!.cost).toEqual({ estimated: 40, max: DEFAULT_MAX_OPERATION_COST });
+    expect((await app.query(query, { r: representations.slice(0, 3) })).errors).toBeUndefined();
+    // Three name enquiries and the bank list; nothing for the refused 40.
+    expect(bank.calls('lookupAccount')).toBe(3);
+  });
+
+  it('counts a raised MAX_OPERATION_COST: the same 60 enquiries pass under a budget of 60', async () => {
+    const { bank, app } = await startCounted({ MAX_OPERATION_COST: '60' });
+    const response = await app.query(aliasedEnquiries(60));
+    expect(response.errors).toBeUndefined();
+    expect(bank.calls('lookupAccount')).toBe(60);
+  });
+
+  it('cuts an under-estimated operation off at the budget and answers the rest', async () => {
+    // A category reference costs the category list once per operation, which no @cost can say:
+    // 12 references with their bills are estimated at 12 calls and need 13.
+    const { bank, app } = await startCounted({ MAX_OPERATION_COST: '12' }, 12);
+    const representations = Array.from({ length: 12 }, (_, i) => ({ __typename: 'BillCategory', id: i + 1 }));
+    const response = await app.query('query($r: [_Any!]!) { _entities(representations: $r) { ... on BillCategory { id bills { id } } } }', {
+      r: representations,
+    });
+    expect(response.status).toBe(200);
+    const entities = response.data!._entities as ({ id: number; bills: unknown[] } | null)[];
+    expect(entities.filter((entity) => entity !== null)).toHaveLength(11);
+    expect(response.errors).toHaveLength(1);
+    expect(response.errors![0]!.extensions).toEqual({ code: 'COST_ACTUAL_TOO_EXPENSIVE', cost: { max: 12 } });
+    expect(response.errors![0]!.path).toEqual(['_entities', entities.indexOf(null), 'bills']);
+    expect(bank.calls('listCategories') + bank.calls('listBills')).toBe(12);
+  });
+});
+
+describe('hostile documents', () => {
+  const cases = [
+    { name: '2,000 aliases', query: aliasedBanks(2_000), code: 'GRAPHQL_PARSE_FAILED' },
+    { name: 'a 30,000-token document', query: `{ ${'__typename '.repeat(30_000)}}`, code: 'GRAPHQL_PARSE_FAILED' },
+    { name: '101 aliases', query: aliasedBanks(101), code: 'GRAPHQL_VALIDATION_FAILED', message: /Aliases limit of 100 exceeded/ },
+    {
+      name: 'a depth of 11',
+      query: `{ __type(name: "Query") { ${'ofType { '.repeat(10)}name${' }'.repeat(10)} } }`,
+      code: 'GRAPHQL_VALIDATION_FAILED',
+      message: /depth limit of 10 exceeded/,
+    },
+    {
+      name: '51 directives',
+      query: `{ ${Array.from({ length: 51 }, () => '__typename @include(if: true)').join(' ')} }`,
+      code: 'GRAPHQL_VALIDATION_FAILED',
+      message: /Directives limit of 50 exceeded/,
+    },
+  ];
+
+  it.each(cases)('refuses $name over HTTP and WebSocket, with no bank call', async ({ query, code, message }) => {
+    const { bank, app } = await startCounted();
+    const http = await app.query(query);
+    const ws = await overWebSocket(app.wsClient(), query);
+    expect(http.status).toBe(400);
+    for (const response of [http, ws]) {
+      expect(response.data ?? undefined).toBeUndefined();
+      expect(response.errors![0]!.extensions!.code).toBe(code);
+      if (message) expect(response.errors![0]!.message).toMatch(message);
+    }
+    expect(bank.calls()).toBe(0);
+  });
+
+  it("accepts Apollo Sandbox's introspection query", async () => {
+    const { getIntrospectionQuery } = await import('graphql');
+    const { app } = await startCounted();
+    const query = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true });
+    const http = await app.query(query);
+    expect(http.errors).toBeUndefined();
+    const ws = await overWebSocket(app.wsClient(), query);
+    expect(ws.errors).toBeUndefined();
+  });
+
+  it('refuses a batched HTTP request (several operations in one body)', async () => {
+    const { bank, app } = await startCounted();
+    const response = await request(app.graphqlUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify([{ query: aliasedEnquiries(20) }, { query: aliasedEnquiries(20) }]),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(await response.body.text()).toMatch(/batching/i);
+    expect(bank.calls()).toBe(0);
+  });
+});
