@@ -23,12 +23,10 @@ export function registerHealthRoutes(
 }
 
 async function probe(ping: () => Promise<void>): Promise<'ok' | 'down'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timed out')), PROBE_TIMEOUT_MS);
-  });
+  const timeout = Promise.withResolvers<never>();
+  const timer = setTimeout(() => timeout.reject(new Error('timed out')), PROBE_TIMEOUT_MS);
   try {
-    await Promise.race([ping(), timeout]);
+    await Promise.race([ping(), timeout.promise]);
     return 'ok';
   } catch {
     return 'down';
