@@ -53,6 +53,7 @@ export function streamIncomingTransfers(
     // thrown error would make graphql-ws close the client's whole socket, other operations too.)
     const end = (reason: string) => {
       deps.logger.warn({ reason }, 'incomingTransfer subscription ended early; the client should resume with after');
+      deps.metrics.subscriptionsEndedEarly.inc();
       stop();
     };
 
