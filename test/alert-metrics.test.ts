@@ -109,6 +109,13 @@ describe('bank_subgraph_ready', () => {
   });
 });
 
+describe('collection_webhook_replies_total', () => {
+  it('exports the accepted series as 0 before the first delivery, so that delivery counts as an increase', async () => {
+    const app = await startApp();
+    expect(await scrape(app, 'collection_webhook_replies_total{response_code="00",reason="accepted"}')).toBe(0);
+  });
+});
+
 describe('graphql_subscriptions_ended_early_total', () => {
   it('counts an incomingTransfer subscription completed because live delivery was interrupted', async () => {
     const memory = await createPubSub('memory:', { logger });
