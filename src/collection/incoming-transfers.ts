@@ -126,5 +126,6 @@ function deliverLive(subscriber: Subscriber, notification: Notification): void {
  */
 function endEarly(subscriber: Subscriber, reason: string): void {
   subscriber.deps.logger.warn({ reason }, 'incomingTransfer subscription ended early; the client should resume with after');
+  subscriber.deps.metrics.subscriptionsEndedEarly.inc();
   subscriber.stop();
 }
