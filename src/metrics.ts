@@ -33,6 +33,12 @@ export function createMetrics() {
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     }),
+    bankSharedReads: new Counter({
+      name: 'bank_shared_reads_total',
+      help: 'Bank reads answered by joining an identical call already in flight, instead of a call of their own, by area and operation.',
+      labelNames: ['area', 'operation'] as const,
+      registers: [registry],
+    }),
     bankListRefreshes: new Counter({
       name: 'bank_list_refreshes_total',
       help: 'Bank-list fetches from the bank (cache misses), by outcome.',

@@ -9,6 +9,7 @@ import { createAccountClient } from './account.ts';
 import { createBillingClient } from './billing.ts';
 import { createBankHttp, type BreakerOptions } from './http.ts';
 import { createPostingClient } from './posting.ts';
+import { shareIdenticalReads } from './shared-reads.ts';
 import { createTransactionClient } from './transaction.ts';
 import type { BankClients } from './types.ts';
 import { createWalletClient } from './wallet.ts';
@@ -26,16 +27,20 @@ export interface BankClientsOptions {
   breaker?: Partial<BreakerOptions> | undefined;
 }
 
-/** Creates every area's client; `close()` ends the breakers' timers and the keep-alive connections. */
+/**
+ * Creates every area's client, identical reads in flight sharing one call; `close()` ends the
+ * breakers' timers and the keep-alive connections.
+ */
 export function createBankClients(options: BankClientsOptions): BankClients & { close(): Promise<void> } {
-  const { urls, credentials } = options;
+  const { urls, credentials, metrics } = options;
   const http = createBankHttp(options);
-  return {
+  const clients: BankClients = {
     account: createAccountClient(http, urls, credentials),
     transaction: createTransactionClient(http, urls, credentials),
     billing: createBillingClient(http, urls, credentials),
     wallet: createWalletClient(http, urls),
     posting: createPostingClient(http, urls, credentials),
-    close: () => http.close(),
   };
+  const shared = shareIdenticalReads(clients, (area, operation) => metrics.bankSharedReads.inc({ area, operation }));
+  return { ...shared, close: () => http.close() };
 }

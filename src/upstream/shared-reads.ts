@@ -1,0 +1,52 @@
+/**
+ * The bank clients with their idempotent reads shared while in flight, across requests: a name
+ * enquiry, a BVN, a posting lookup, the bill categories or a category's bills asked for again
+ * before the bank has answered makes no second call. Only reads made with the subgraph's own
+ * credentials are shared; the wallet and OAuth calls carry the caller's and are never shared.
+ */
+import type { BankArea } from './http.ts';
+import { createInFlight } from './in-flight.ts';
+import type { BankClients } from './types.ts';
+
+/** Told of each read that joined an identical call in flight instead of calling the bank. */
+export type OnSharedRead = (area: BankArea, operation: string) => void;
+
+/** `clients` with their reads shared while in flight; the state-changing calls unchanged. */
+export function shareIdenticalReads(clients: BankClients, onShared?: OnSharedRead): BankClients {
+  const { account, billing, posting } = clients;
+  // One map per read, keyed by what the bank is asked (JSON keeps values apart whatever they hold).
+  const shared = <A extends unknown[], T>(
+    area: BankArea,
+    operation: string,
+    read: (...args: A) => Promise<T>,
+    asked: (...args: A) => unknown = (...args) => args,
+  ) => {
+    const flights = createInFlight(() => onShared?.(area, operation));
+    return (...args: A): Promise<T> => flights.share(JSON.stringify(asked(...args)), () => read(...args));
+  };
+  return {
+    ...clients,
+    account: {
+      lookupAccount: shared(
+        'account',
+        'lookupAccount',
+        (input: Parameters<typeof account.lookupAccount>[0]) => account.lookupAccount(input),
+        (input) => [input.accountNumber, input.bankCode ?? null],
+      ),
+      listBanks: shared('account', 'listBanks', () => account.listBanks()),
+      lookupBvn: shared('account', 'lookupBvn', (bvn: string) => account.lookupBvn(bvn)),
+    },
+    billing: {
+      listCategories: shared('billing', 'listCategories', () => billing.listCategories()),
+      listBills: shared('billing', 'listBills', (categoryId: number) => billing.listBills(categoryId)),
+    },
+    posting: {
+      lookupAccount: shared(
+        'posting',
+        'lookupAccount',
+        (input: Parameters<typeof posting.lookupAccount>[0]) => posting.lookupAccount(input),
+        (input) => [input.accountNumber, input.beneficiaryBank],
+      ),
+    },
+  };
+}
