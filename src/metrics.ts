@@ -33,6 +33,12 @@ export function createMetrics() {
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     }),
+    bankRetries: new Counter({
+      name: 'bank_upstream_retries_total',
+      help: 'Transient failures of idempotent bank reads, by area, operation and decision: retried, or not for want of budget (retry budget of the area), deadline (BANK_TIMEOUT_MS) or attempts.',
+      labelNames: ['area', 'operation', 'decision'] as const,
+      registers: [registry],
+    }),
     bankSharedReads: new Counter({
       name: 'bank_shared_reads_total',
       help: 'Bank reads answered by joining an identical call already in flight, instead of a call of their own, by area and operation.',

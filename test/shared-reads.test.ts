@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { liveBankEnv, startCountingBank, type ReadOperation } from './helpers/counting-bank.ts';
+import { liveBankEnv, startCountingBank, type BankOperation } from './helpers/counting-bank.ts';
 import { waitFor } from './helpers/wait.ts';
 
 // Identical reads in flight, across requests, share one bank call; nothing is kept past the flight.
@@ -14,7 +14,7 @@ async function sharedReads(app: TestApp, operation: string, area?: string): Prom
 }
 
 /** A counting bank that holds each answer of `held` until the test lets it go. */
-async function startHoldingBank(held: ReadOperation) {
+async function startHoldingBank(held: BankOperation) {
   let release = Promise.withResolvers<void>();
   const bank = await startCountingBank({
     intercept: async (operation) => {

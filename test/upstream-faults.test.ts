@@ -56,10 +56,11 @@ const OPERATIONS = [
   { area: 'posting (credentials in the body)', query: '{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "000013") { accountName } }' },
 ];
 
-const FAULTS: { name: string; handler: FakeBankHandler; code: string }[] = [
-  { name: 'a 500', code: 'UPSTREAM_UNAVAILABLE', handler: (_, reply) => reply.status(500).json({ error: 'Internal Server Error', trace: BANK_STACK }) },
+// `transient` faults are retried (these are all reads), as far as the 300 ms budget allows.
+const FAULTS: { name: string; handler: FakeBankHandler; code: string; transient?: boolean }[] = [
+  { name: 'a 500', code: 'UPSTREAM_UNAVAILABLE', transient: true, handler: (_, reply) => reply.status(500).json({ error: 'Internal Server Error', trace: BANK_STACK }) },
   { name: 'an answer slower than BANK_TIMEOUT_MS', code: 'UPSTREAM_UNAVAILABLE', handler: () => undefined },
-  { name: 'a connection reset', code: 'UPSTREAM_UNAVAILABLE', handler: (_, reply) => reply.destroy() },
+  { name: 'a connection reset', code: 'UPSTREAM_UNAVAILABLE', transient: true, handler: (_, reply) => reply.destroy() },
   {
     name: 'an HTML page',
     code: 'UPSTREAM_INVALID_RESPONSE',
@@ -91,7 +92,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
   }
 
   describe.each(OPERATIONS)('$area', ({ query }) => {
-    it.each(FAULTS)('maps $name to $code, leaking nothing', async ({ handler, code }) => {
+    it.each(FAULTS)('maps $name to $code, leaking nothing', async ({ handler, code, transient }) => {
       const bank = await startFakeBank(handler);
       const app = await startLive(bank.url);
       const started = performance.now();
@@ -99,8 +100,10 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
       expect(response.status).toBe(200);
       expect(response.errors).toHaveLength(1);
       expect(response.errors![0]!.extensions).toEqual({ code });
-      // The call really reached the bank, carrying the credentials that must not come back.
-      expect(bank.received).toHaveLength(1);
+      // The call really reached the bank, carrying the credentials that must not come back; a
+      // transient fault was tried again (up to 3 attempts), anything else only once.
+      if (transient) expect(bank.received.length).toBeGreaterThanOrEqual(1);
+      expect(bank.received.length).toBeLessThanOrEqual(transient ? 3 : 1);
       // A hang is cut at the configured budget, not the 10 s default.
       expect(performance.now() - started).toBeLessThan(3_000);
       expectNothingLeaked(text, forbiddenIn(bank.url));

@@ -26,7 +26,8 @@ export function createAccountClient(http: BankHttp, urls: BankUrls, credentials:
     username: credentials.username,
     password: credentials.password.reveal(),
   });
-  const common = { area: 'account', method: 'GET', supplier: 'subgraph', readFailure: readResponseCodeFailure } as const;
+  // Reads only: safe to retry on a transient fault.
+  const common = { area: 'account', method: 'GET', supplier: 'subgraph', idempotent: true, readFailure: readResponseCodeFailure } as const;
 
   return {
     lookupAccount({ accountNumber, bankCode }) {

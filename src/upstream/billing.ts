@@ -23,7 +23,7 @@ export function createBillingClient(http: BankHttp, urls: BankUrls, credentials:
     authorization: basicAuthorization(credentials.billingUsername, credentials.billingPassword.reveal()),
   });
   // Failure bodies are not shown for this area, so none is read: the status alone gives the code.
-  const common = { area: 'billing', method: 'GET', supplier: 'subgraph' } as const;
+  const common = { area: 'billing', method: 'GET', supplier: 'subgraph', idempotent: true } as const;
 
   return {
     listCategories() {

@@ -133,6 +133,30 @@ describe('the shared bank call', () => {
   });
 });
 
+describe('retries', () => {
+  it('retries a read that meets a reset, logging the attempt, and answers', async () => {
+    let calls = 0;
+    const bank = await startFakeBank((_request, reply) => {
+      calls += 1;
+      if (calls === 1) reply.destroy();
+      else reply.json(APPROVED);
+    });
+    const { clients, logs, metrics } = createTestClients(urlsAt(bank.url));
+    await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
+    expect(bank.received).toHaveLength(2);
+    expect(logs).toContainEqual(expect.objectContaining({ msg: 'bank call failed, retrying', operation: 'lookupAccount', attempt: 2 }));
+    expect(await metrics.registry.metrics()).toMatch(/bank_upstream_retries_total\{area="account",operation="lookupAccount",decision="retried"\} 1/);
+  });
+
+  it('logs how many attempts a failed read took', async () => {
+    const bank = await startFakeBank((_request, reply) => reply.status(503).text(''));
+    const { clients, logs } = createTestClients(urlsAt(bank.url));
+    await expectUpstreamError(clients.billing.listCategories(), 'UPSTREAM_UNAVAILABLE');
+    expect(bank.received).toHaveLength(3);
+    expect(logs).toContainEqual(expect.objectContaining({ msg: 'bank call failed', operation: 'listCategories', status: 503, attempts: 3 }));
+  });
+});
+
 describe('the circuit breaker', () => {
   const breaker = { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeout: 60_000 };
 

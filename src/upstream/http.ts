@@ -4,12 +4,19 @@
  * warn line per failure. Area modules build the request and read the answer; nothing else does.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import CircuitBreaker from 'opossum';
 import { Agent, request } from 'undici';
 import { ErrorCode, UpstreamError, codeForStatus } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { AnswerRefused, type AnswerFailure } from './read.ts';
+import {
+  createAreaBreaker,
+  createRetrier,
+  defaultBreakerOptions,
+  type AreaBreaker,
+  type BreakerOptions,
+  type RetryPolicy,
+} from './resilience.ts';
 
 export type BankArea = 'account' | 'transaction' | 'billing' | 'wallet' | 'posting';
 
@@ -34,6 +41,8 @@ export interface BankCall<T> {
   supplier: 'caller' | 'subgraph';
   /** `json` (default): a 2xx must carry JSON. `optional`: any body or none is accepted. */
   expect?: 'json' | 'optional';
+  /** A read, safe to send again: retried on a transient fault. Never set for what may change state. */
+  idempotent?: boolean;
   /** Hand 3xx answers to `read` instead of refusing them (op 4's redirect form). */
   acceptRedirect?: boolean;
   /** Reads a 4xx/5xx body for the bank's code and message, or a different contract code. */
@@ -42,30 +51,12 @@ export interface BankCall<T> {
   read: (response: BankResponse) => T;
 }
 
-/** Circuit-breaker settings (opossum's names), overridable for tests. */
-export interface BreakerOptions {
-  /** Calls in the rolling window before the breaker may open at all. */
-  volumeThreshold: number;
-  /** Share of failed calls (unavailability only) in the window that opens it. */
-  errorThresholdPercentage: number;
-  /** How long it stays open before letting one trial call through. */
-  resetTimeout: number;
-  /** Length of the rolling window. */
-  rollingCountTimeout: number;
-}
-
-export const defaultBreakerOptions: BreakerOptions = {
-  volumeThreshold: 5,
-  errorThresholdPercentage: 50,
-  resetTimeout: 15_000,
-  rollingCountTimeout: 10_000,
-};
-
 export interface BankHttpOptions {
   timeoutMs: number;
   logger: Logger;
-  metrics: Pick<Metrics, 'upstreamRequestDuration' | 'bankCircuitOpen'>;
+  metrics: Pick<Metrics, 'upstreamRequestDuration' | 'bankCircuitOpen' | 'bankRetries'>;
   breaker?: Partial<BreakerOptions> | undefined;
+  retry?: Partial<RetryPolicy> | undefined;
 }
 
 /** The shared bank call: `call()` answers the reader's value or throws an `UpstreamError`. */
@@ -102,29 +93,46 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
     maxResponseSize: MAX_RESPONSE_BYTES,
   });
   const breakerOptions = { ...defaultBreakerOptions, ...options.breaker };
-  const breakers = new Map<BankArea, AreaBreaker>();
-  const attempt = (call: BankCall<unknown>) => sendOnce(agent, timeoutMs, call);
-  const breakerFor = (area: BankArea): AreaBreaker => {
+  const breakers = new Map<BankArea, AreaBreaker<[BankCall<unknown>, number]>>();
+  // Each attempt gets what is left of the call's one time budget.
+  const attempt = (call: BankCall<unknown>, remainingMs: number) => sendOnce(agent, remainingMs, call);
+  const breakerFor = (area: BankArea) => {
     let breaker = breakers.get(area);
     if (breaker === undefined) {
-      breaker = createAreaBreaker(area, attempt, breakerOptions, { logger, metrics });
+      breaker = createAreaBreaker(area, attempt, breakerOptions, { logger, metrics, counts: isUnavailability });
       breakers.set(area, breaker);
     }
     return breaker;
   };
+  const retrier = createRetrier({
+    timeoutMs,
+    policy: options.retry,
+    onRetry: (call, { attempt: number, delayMs, error }) => {
+      metrics.bankRetries.inc({ area: call.area, operation: call.operation, decision: 'retried' });
+      const { failure, status } = classify(error);
+      logger.info({ area: call.area, operation: call.operation, attempt: number, delayMs, status, reason: failure.reason }, 'bank call failed, retrying');
+    },
+    onGiveUp: (call, reason) => metrics.bankRetries.inc({ area: call.area, operation: call.operation, decision: reason }),
+  });
 
   return {
     async call<T>(call: BankCall<T>): Promise<T> {
       const started = performance.now();
       const labels = { area: call.area, operation: call.operation };
+      const breaker = breakerFor(call.area);
+      let attempts = 0;
+      const once = (remainingMs: number) => {
+        attempts += 1;
+        return breaker.fire(call, remainingMs);
+      };
       try {
-        const result = (await breakerFor(call.area).fire(call)) as T;
+        const result = (await retrier.run({ ...labels, idempotent: call.idempotent === true }, once, isTransient)) as T;
         metrics.upstreamRequestDuration.observe({ ...labels, outcome: 'ok' }, seconds(started));
         return result;
       } catch (error) {
         const { failure, status, cause } = classify(error);
         metrics.upstreamRequestDuration.observe({ ...labels, outcome: failure.code }, seconds(started));
-        const line = { ...labels, status, code: failure.code, reason: failure.reason };
+        const line = { ...labels, status, code: failure.code, reason: failure.reason, attempts };
         // A fast failure of an open circuit was already announced when it opened.
         if (failure.reason === 'circuit open') logger.debug(line, 'bank call failed fast');
         else logger.warn(line, 'bank call failed');
@@ -139,44 +147,19 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
   };
 }
 
-type AreaBreaker = CircuitBreaker<[BankCall<unknown>], unknown>;
-
-function createAreaBreaker(
-  area: BankArea,
-  attempt: (call: BankCall<unknown>) => Promise<unknown>,
-  options: BreakerOptions,
-  { logger, metrics }: Pick<BankHttpOptions, 'logger' | 'metrics'>,
-): AreaBreaker {
-  const breaker = new CircuitBreaker(attempt, {
-    ...options,
-    name: area,
-    // undici holds the time budget; an opossum time-out would leave the request running.
-    timeout: false,
-    // Only an unreachable bank counts against it: a refusal or a bad body proves it is up.
-    errorFilter: (error: unknown) => !isUnavailability(error),
-  });
-  const state = metrics.bankCircuitOpen.labels({ area });
-  state.set(0);
-  breaker.on('open', () => {
-    state.set(1);
-    logger.warn({ area }, 'bank circuit opened: failing fast');
-  });
-  breaker.on('halfOpen', () => {
-    state.set(0.5);
-    logger.info({ area }, 'bank circuit half-open: trying one call');
-  });
-  breaker.on('close', () => {
-    state.set(0);
-    logger.info({ area }, 'bank circuit closed');
-  });
-  return breaker;
-}
-
 function isUnavailability(error: unknown): boolean {
   return error instanceof CallFailure && error.failure.code === ErrorCode.UPSTREAM_UNAVAILABLE;
 }
 
-/** One request, body read whole as text, within one time budget; then its meaning. */
+/** Worth another attempt: a 5xx, or a connection reset or refused. Never a time-out, a 4xx or an open circuit. */
+const TRANSIENT_REASONS = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'ECONNREFUSED']);
+function isTransient(error: unknown): boolean {
+  if (!isUnavailability(error)) return false;
+  const { status, failure } = error as CallFailure;
+  return (status !== undefined && status >= 500) || TRANSIENT_REASONS.has(failure.reason ?? '');
+}
+
+/** One request, body read whole as text, within what is left of the call's time budget; then its meaning. */
 async function sendOnce(agent: Agent, timeoutMs: number, call: BankCall<unknown>): Promise<unknown> {
   let status: number;
   let headers: IncomingHttpHeaders;

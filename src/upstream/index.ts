@@ -7,14 +7,15 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { createAccountClient } from './account.ts';
 import { createBillingClient } from './billing.ts';
-import { createBankHttp, type BreakerOptions } from './http.ts';
+import { createBankHttp } from './http.ts';
 import { createPostingClient } from './posting.ts';
+import type { BreakerOptions, RetryPolicy } from './resilience.ts';
 import { shareIdenticalReads } from './shared-reads.ts';
 import { createTransactionClient } from './transaction.ts';
 import type { BankClients } from './types.ts';
 import { createWalletClient } from './wallet.ts';
 
-export type { BreakerOptions } from './http.ts';
+export type { BreakerOptions, RetryPolicy } from './resilience.ts';
 
 export interface BankClientsOptions {
   urls: BankUrls;
@@ -25,6 +26,8 @@ export interface BankClientsOptions {
   metrics: Metrics;
   /** Circuit-breaker overrides (tests open it after fewer failures, or reset it sooner). */
   breaker?: Partial<BreakerOptions> | undefined;
+  /** Retry overrides (tests pace the backoff or shrink the budget). */
+  retry?: Partial<RetryPolicy> | undefined;
 }
 
 /**

@@ -25,6 +25,8 @@ export function createPostingClient(http: BankHttp, urls: BankUrls, credentials:
         headers: { accept: 'application/json', 'content-type': 'application/json' },
         body,
         supplier: 'subgraph',
+        // A POST, but a lookup: safe to retry on a transient fault.
+        idempotent: true,
         // 400/401/500 carry `{requestSuccessful:false, responseCode:"11", responseMessage}`.
         readFailure: readResponseCodeFailure,
         read: ({ body: answer }) => readAccountRecord(answer, 'account record', beneficiaryBank),

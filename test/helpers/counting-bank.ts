@@ -1,7 +1,8 @@
 /**
  * A fake bank that answers the read operations the way the bank does (name enquiry, bank list, BVN,
- * bill categories and bills, posting lookup), and counts what reaches it. For tests of how many bank
- * calls an operation makes; `faults` lets a test fail calls first (a 503, a reset).
+ * bill categories and bills, posting lookup), refuses the wallet and OAuth calls, and counts what
+ * reaches it. For tests of how many bank calls an operation makes; `intercept` lets a test answer
+ * first (a 503, a reset, an answer held back).
  *
  *   const bank = await startCountingBank({ categories: 12 });
  *   const app = await startApp(liveBankEnv(bank.url));
@@ -9,18 +10,27 @@
  */
 import { startFakeBank, type FakeBank, type FakeBankReply, type FakeBankRequest } from './fake-bank.ts';
 
-export type ReadOperation = 'lookupAccount' | 'listBanks' | 'lookupBvn' | 'listCategories' | 'listBills' | 'postingLookup' | 'wallet';
+export type BankOperation =
+  | 'lookupAccount'
+  | 'listBanks'
+  | 'lookupBvn'
+  | 'listCategories'
+  | 'listBills'
+  | 'postingLookup'
+  | 'wallet'
+  | 'oauthAuthorize'
+  | 'oauthToken';
 
 export interface CountingBankOptions {
   /** How many bill categories the bank lists (each with two bills). Default 6. */
   categories?: number;
   /** Answers before the normal one: return true when it answered (or hung) the request itself. */
-  intercept?: (operation: ReadOperation, request: FakeBankRequest, reply: FakeBankReply) => boolean | Promise<boolean>;
+  intercept?: (operation: BankOperation, request: FakeBankRequest, reply: FakeBankReply) => boolean | Promise<boolean>;
 }
 
 export interface CountingBank extends FakeBank {
   /** Requests that reached the bank for `operation` (all of them when omitted). */
-  calls(operation?: ReadOperation): number;
+  calls(operation?: BankOperation): number;
 }
 
 /** Starts the counting bank on a free port; closed with the test (see `startFakeBank`). */
@@ -33,7 +43,7 @@ export async function startCountingBank(options: CountingBankOptions = {}): Prom
     answer(operation, request, reply, categories);
   });
   return Object.assign(bank, {
-    calls: (operation?: ReadOperation) =>
+    calls: (operation?: BankOperation) =>
       operation === undefined ? bank.received.length : bank.received.filter((r) => operationOf(r) === operation).length,
   });
 }
@@ -61,7 +71,7 @@ export function liveBankEnv(baseUrl: string): Record<string, string> {
   };
 }
 
-function operationOf({ url }: FakeBankRequest): ReadOperation | undefined {
+function operationOf({ url }: FakeBankRequest): BankOperation | undefined {
   const path = url.split('?')[0]!;
   if (path === '/bank/account/NIP') return 'lookupAccount';
   if (path === '/bank/v1/account/NIP/banks') return 'listBanks';
@@ -70,10 +80,12 @@ function operationOf({ url }: FakeBankRequest): ReadOperation | undefined {
   if (path.startsWith('/billing/provipay/webapi/bill/assigned/byCategoryId/')) return 'listBills';
   if (path === '/posting/postingrest/GetNIPAccount') return 'postingLookup';
   if (path.startsWith('/wallet/')) return 'wallet';
+  if (path === '/bank/transaction/oauth/authorize/') return 'oauthAuthorize';
+  if (path === '/gateway/transaction/oauth/authorize/') return 'oauthToken';
   return undefined;
 }
 
-function answer(operation: ReadOperation, request: FakeBankRequest, reply: FakeBankReply, categories: number): void {
+function answer(operation: BankOperation, request: FakeBankRequest, reply: FakeBankReply, categories: number): void {
   const query = new URL(request.url, 'http://bank').searchParams;
   switch (operation) {
     case 'lookupAccount':
@@ -94,6 +106,9 @@ function answer(operation: ReadOperation, request: FakeBankRequest, reply: FakeB
     }
     case 'wallet':
       return reply.status(401).json({ status: false, message: 'Invalid credentials' });
+    case 'oauthAuthorize':
+    case 'oauthToken':
+      return reply.status(400).json({ error: 'invalid_request' });
   }
 }
 

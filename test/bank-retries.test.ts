@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { startApp } from './helpers/app.ts';
+import { liveBankEnv, startCountingBank, type BankOperation } from './helpers/counting-bank.ts';
+
+// Idempotent reads are retried on a transient fault, inside BANK_TIMEOUT_MS and a retry budget;
+// anything that may change state at the bank is sent once.
+
+/** A counting bank whose first `failures` calls of `operation` answer 503 (all of them when Infinity). */
+async function startFlakyBank(operation: BankOperation, failures: number) {
+  let failed = 0;
+  const bank = await startCountingBank({
+    intercept: (called, _request, reply) => {
+      if (called !== operation || failed >= failures) return false;
+      failed += 1;
+      reply.status(503).text('Service Unavailable');
+      return true;
+    },
+  });
+  const app = await startApp(liveBankEnv(bank.url));
+  return { bank, app };
+}
+
+const ENQUIRY = '{ account(accountNumber: "0123456789", bankCode: "000023") { accountName } }';
+
+describe('retries', () => {
+  it('retries a read that meets a transient 503, and answers', async () => {
+    const { bank, app } = await startFlakyBank('lookupAccount', 1);
+    const response = await app.query(ENQUIRY);
+    expect(response.errors).toBeUndefined();
+    expect(response.data!.account.accountName).toBe('ADAEZE CHIOMA OKONKWO');
+    expect(bank.calls('lookupAccount')).toBe(2);
+    const metrics = await app.app.services.metrics.registry.metrics();
+    expect(metrics).toMatch(/bank_upstream_retries_total\{area="account",operation="lookupAccount",decision="retried"\} 1/);
+  });
+
+  it('retries the posting lookup, a POST that only reads', async () => {
+    const { bank, app } = await startFlakyBank('postingLookup', 1);
+    const response = await app.query('{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "000013") { accountName } }');
+    expect(response.errors).toBeUndefined();
+    expect(bank.calls('postingLookup')).toBe(2);
+  });
+
+  const STATE_CHANGING: { name: string; operation: BankOperation; mutation: string }[] = [
+    { name: 'a wallet login', operation: 'wallet', mutation: 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken } }' },
+    { name: 'a wallet logout', operation: 'wallet', mutation: 'mutation { merchantLogout(accessToken: "a", refreshToken: "r") }' },
+    { name: 'a session refresh', operation: 'wallet', mutation: 'mutation { merchantRefreshSession(refreshToken: "r") { accessToken } }' },
+    { name: 'a forgotten password', operation: 'wallet', mutation: 'mutation { merchantForgotPassword(email: "merchant@sandbox.ng") { status } }' },
+    { name: 'a password reset', operation: 'wallet', mutation: 'mutation { merchantResetPassword(resetCode: "482913", password: "NewPass#2026") { status } }' },
+    { name: 'an OAuth authorize', operation: 'oauthAuthorize', mutation: 'mutation { transactionAuthorize(redirectUri: "https://app.example.com/cb") { code } }' },
+    { name: 'an OAuth token exchange', operation: 'oauthToken', mutation: 'mutation { transactionToken(code: "c", redirectUri: "https://app.example.com/cb") { accessToken } }' },
+  ];
+
+  it.each(STATE_CHANGING)('sends $name that meets a 503 once', async ({ operation, mutation }) => {
+    const { bank, app } = await startFlakyBank(operation, 1);
+    const response = await app.query(mutation);
+    expect(response.errors![0]!.extensions!.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(bank.calls(operation)).toBe(1);
+  });
+
+  it('during an outage, 20 reads make at most 30 bank calls', async () => {
+    const { bank, app } = await startFlakyBank('lookupAccount', Infinity);
+    // Twenty different accounts, so sharing in flight plays no part: the retry budget and the
+    // circuit breaker do.
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => app.query(`{ account(accountNumber: "${String(i).padStart(10, '0')}", bankCode: "000023") { accountName } }`)),
+    );
+    for (const response of responses) expect(response.errors![0]!.extensions!.code).toBe('UPSTREAM_UNAVAILABLE');
+    expect(bank.calls('lookupAccount')).toBeGreaterThanOrEqual(5);
+    expect(bank.calls('lookupAccount')).toBeLessThanOrEqual(30);
+
+    // One after another, the same: the breaker, open by now, answers without the bank.
+    for (let i = 0; i < 20; i += 1) await app.query(ENQUIRY);
+    expect(bank.calls('lookupAccount')).toBeLessThanOrEqual(30);
+  });
+});
