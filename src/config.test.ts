@@ -111,6 +111,29 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads WEBHOOK_ALLOWED_IPS (unset: any source) and names each entry that is no address or range', () => {
+    expect(loadConfig({}).webhookAllowedSources).toBeUndefined();
+    expect(loadConfig({ WEBHOOK_ALLOWED_IPS: '203.0.113.10, 2001:db8::/32' }).webhookAllowedSources).toEqual([
+      { address: '203.0.113.10', prefix: 32, family: 'ipv4' },
+      { address: '2001:db8::', prefix: 32, family: 'ipv6' },
+    ]);
+    expect(problemsOf({ WEBHOOK_ALLOWED_IPS: '203.0.113.0/24, 10.0.0.0/33, bank.example.com' })).toEqual([
+      'WEBHOOK_ALLOWED_IPS: "10.0.0.0/33" is not an IP address or CIDR range',
+      'WEBHOOK_ALLOWED_IPS: "bank.example.com" is not an IP address or CIDR range',
+    ]);
+    expect(problemsOf({ WEBHOOK_ALLOWED_IPS: ',' })).toEqual(['WEBHOOK_ALLOWED_IPS lists no address']);
+  });
+
+  it('reads TRUST_PROXY as Fastify does: true, a hop count, or addresses, ranges and proxy-addr names', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback, 2001:db8::1' }).trustProxy).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1']);
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/8, proxy.internal' })).toEqual([
+      'TRUST_PROXY: "proxy.internal" is not true, a hop count, an IP address, a CIDR range, loopback, linklocal or uniquelocal',
+    ]);
+  });
+
   it('never puts a secret value in an error, a log line or JSON', () => {
     const problems = problemsOf({ ...LIVE, STORE_URL: 'postgres://app:hunter2@db/bank', PORT: 'x' });
     expect(problems.join('\n')).not.toContain('hunter2');

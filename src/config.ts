@@ -1,4 +1,5 @@
 import { IANAZone } from 'luxon';
+import { parseIpRange, parseIpRanges, type IpRange } from './ip-ranges.ts';
 import { sandboxCredentials } from './sandbox/credentials.ts';
 import { Secret } from './secret.ts';
 
@@ -66,7 +67,18 @@ export interface Config {
   routerSecret: Secret | undefined;
   /** `MAX_OPERATION_COST`: the most bank calls one GraphQL operation may cost (estimated, then counted). */
   maxOperationCost: number;
+  /** `WEBHOOK_ALLOWED_IPS`: where collection notifications may come from; `undefined` is anywhere. */
+  webhookAllowedSources: readonly IpRange[] | undefined;
+  /** `TRUST_PROXY`: whose `X-Forwarded-For` gives the client address (Fastify's `trustProxy`). */
+  trustProxy: TrustProxy;
 }
+
+/**
+ * `false`: the socket's address is the client's. `true`: every hop is trusted. A number: that many
+ * hops nearest to us are. A list: hops whose address is in it (addresses, CIDR ranges, or
+ * proxy-addr's `loopback`, `linklocal`, `uniquelocal`) are.
+ */
+export type TrustProxy = boolean | number | readonly string[];
 
 /**
  * The README's first screen is estimated at 12 bank calls (a name enquiry, the categories, and the
@@ -116,6 +128,7 @@ export function loadConfig(env: Env): Config {
     ...readBank(source),
     ...readStores(source),
     ...readServer(source),
+    ...readNetwork(source),
     routerSecret: routerSecret === undefined ? undefined : new Secret(routerSecret),
     maxOperationCost: integer(source, 'MAX_OPERATION_COST', DEFAULT_MAX_OPERATION_COST, 1, 1_000_000),
   };
@@ -135,6 +148,34 @@ function readServer(source: Source): Pick<Config, 'port' | 'host' | 'production'
     production: source.read('NODE_ENV') === 'production',
     logLevel: logLevel as LogLevel,
   };
+}
+
+/** Where webhook deliveries may come from, and which proxies tell us the client's address. */
+function readNetwork(source: Source): Pick<Config, 'webhookAllowedSources' | 'trustProxy'> {
+  const allowed = source.read('WEBHOOK_ALLOWED_IPS');
+  let webhookAllowedSources: IpRange[] | undefined;
+  if (allowed !== undefined) {
+    const { ranges, invalid } = parseIpRanges(allowed);
+    for (const entry of invalid) source.problems.push(`WEBHOOK_ALLOWED_IPS: "${entry}" is not an IP address or CIDR range`);
+    if (ranges.length === 0 && invalid.length === 0) source.problems.push('WEBHOOK_ALLOWED_IPS lists no address');
+    webhookAllowedSources = ranges;
+  }
+  return { webhookAllowedSources, trustProxy: readTrustProxy(source.read('TRUST_PROXY'), source) };
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function readTrustProxy(value: string | undefined, source: Source): TrustProxy {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const entry of entries) {
+    if (!PROXY_NAMES.has(entry) && parseIpRange(entry) === undefined) {
+      source.problems.push(`TRUST_PROXY: "${entry}" is not true, a hop count, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
+    }
+  }
+  return entries;
 }
 
 /** The bank: its mode, URLs (live only), our credentials, the webhook's, time-outs and zone. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookCredentials } from '../config.ts';
+import { createIpMatcher, type IpRange } from '../ip-ranges.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
@@ -22,6 +23,8 @@ type ResponseCode = keyof typeof MESSAGES;
 
 export interface WebhookDeps {
   credentials: WebhookCredentials;
+  /** `WEBHOOK_ALLOWED_IPS`: deliveries from elsewhere get `02`; `undefined` accepts any source. */
+  allowedSources?: readonly IpRange[] | undefined;
   timezone: string;
   store: NotificationStore;
   pubsub: PubSub;
@@ -32,11 +35,12 @@ export interface WebhookDeps {
 /**
  * Registers the collection webhook (op 14). The bank trusts the reply code: `00` means we own the
  * transfer, so it is sent only after the notification is durably stored; `03` stores nothing, so
- * the bank's retry can succeed. Checks run in the contract's order: signature, body, duplicate,
- * storage.
+ * the bank's retry can succeed. Checks run in the contract's order: source address, signature,
+ * body, duplicate, storage.
  */
 export async function registerCollectionWebhook(app: FastifyInstance, deps: WebhookDeps): Promise<void> {
   const expected = expectedSignature(deps.credentials);
+  const allowed = deps.allowedSources === undefined ? () => true : createIpMatcher(deps.allowedSources);
   // Exported as 0 from the start, so a replica's first delivery counts as an increase in PromQL.
   deps.metrics.webhookReplies.inc({ response_code: '00', reason: 'accepted' }, 0);
   await app.register(async (scope) => {
@@ -57,12 +61,17 @@ export async function registerCollectionWebhook(app: FastifyInstance, deps: Webh
       return reply.code(status === 413 ? 413 : 200).send(replyBody(sessionId, code));
     });
     for (const path of WEBHOOK_PATHS) {
-      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) => handle(deps, expected, request, reply));
+      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) => handle(deps, { expected, allowed }, request, reply));
     }
   });
 }
 
-async function handle(deps: WebhookDeps, expected: ExpectedSignature, request: FastifyRequest, reply: FastifyReply) {
+async function handle(
+  deps: WebhookDeps,
+  { expected, allowed }: { expected: ExpectedSignature; allowed: (address: string) => boolean },
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   const rawBody = typeof request.body === 'string' ? request.body : '';
   const sessionId = readSessionId(rawBody);
   const respond = (code: ResponseCode, reason: string, extra: Record<string, unknown> = {}) => {
@@ -71,6 +80,10 @@ async function handle(deps: WebhookDeps, expected: ExpectedSignature, request: F
     request.log[level]({ responseCode: code, reason, sessionId, ...extra }, `collection notification: ${MESSAGES[code]}`);
     return reply.code(200).send(replyBody(sessionId, code));
   };
+
+  // The signature is the same on every delivery, so it proves little once seen: where it comes
+  // from is checked first. The address is operational data, logged to find a misconfiguration.
+  if (!allowed(request.ip)) return respond('02', 'source_not_allowed', { sourceAddress: request.ip });
 
   const signed = verifySignature(
     { clientId: header(request, 'client-id'), signature: header(request, 'x-auth-signature') },

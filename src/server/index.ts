@@ -5,6 +5,7 @@ import type { GraphQLSchema } from 'graphql';
 import { registerCollectionWebhook } from '../collection/webhook-route.ts';
 import type { Services } from '../context.ts';
 import { createOperationLimits } from '../limits/operation-limits.ts';
+import { fastifyTrustProxy } from './client-address.ts';
 import { GRAPHQL_PATH, registerGraphQL } from './graphql.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
@@ -31,6 +32,8 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     // One line per webhook delivery is logged by the route; per-request access logs would drown it.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // request.ip: the socket's address, or X-Forwarded-For through the proxies TRUST_PROXY names.
+    trustProxy: fastifyTrustProxy(services.config.trustProxy),
   });
   let draining = false;
   // A keep-alive connection busy when the drain began would otherwise stay open after its last
@@ -46,6 +49,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, metrics: services.metrics, isDraining: () => draining });
   await registerCollectionWebhook(fastify, {
     credentials: services.config.webhook,
+    allowedSources: services.config.webhookAllowedSources,
     timezone: services.config.upstream.timezone,
     store: services.store,
     pubsub: services.pubsub,
