@@ -53,13 +53,19 @@ export function createMetrics() {
     }),
     activeSubscriptions: new Gauge({
       name: 'graphql_active_subscriptions',
-      help: 'incomingTransfer subscriptions currently open on this replica.',
+      help: 'incomingTransfer subscriptions currently open on this replica, one per subscriber (shared executions included).',
       registers: [registry],
     }),
     deliveredEvents: new Counter({
       name: 'graphql_subscription_events_total',
-      help: 'Notifications delivered to subscribers, by source (replay or live).',
+      help: 'Notifications delivered to subscribers, one per subscriber reached, by source (replay or live).',
       labelNames: ['source'] as const,
+      registers: [registry],
+    }),
+    subscriptionExecutions: new Counter({
+      name: 'graphql_subscription_executions_total',
+      help: 'Subscription results executed, by execution: shared (one for all subscribers of the same operation and variables) or individual.',
+      labelNames: ['execution'] as const,
       registers: [registry],
     }),
   };

@@ -1,0 +1,108 @@
+import { subscribe, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type WebSocket from 'ws';
+import type { Logger } from '../../logger.ts';
+import type { Metrics } from '../../metrics.ts';
+import { maskExecutionResult } from '../format-error.ts';
+import { sharedExecutionKey, type SubscribeRequest } from './shareable.ts';
+import { SharedSubscription, type SharedSubscriptionHooks } from './shared-subscription.ts';
+import { createSocketWriter, type SocketWriter } from './socket-writer.ts';
+
+export { SLOW_SOCKET_CLOSE, SOCKET_BUFFER_LIMIT_BYTES } from './socket-writer.ts';
+
+type SubscribeResult = AsyncIterableIterator<ExecutionResult> | ExecutionResult;
+
+/** Shares subscription executions between the sockets of one graphql-ws server. */
+export interface SubscriptionFanout {
+  /** Records whose operation a context value was built for; returns the same value (graphql-ws `context`). */
+  bind<T extends object>(contextValue: T, subscription: { socket: WebSocket; id: string; request: SubscribeRequest }): T;
+  /** graphql-ws `subscribe`: joins a shared execution, or runs alone when the operation cannot share. */
+  subscribe(args: ExecutionArgs): Promise<SubscribeResult>;
+}
+
+/**
+ * One execution per distinct subscription (same text, operation name and variables), its results
+ * written pre-serialised to every subscriber's socket; replays (`after`) and operations bound to no
+ * socket run alone, as graphql-ws would run them. Metrics stay per subscriber: the stream counts its
+ * execution as one subscription and each result as one delivery, so the extra members add the rest.
+ */
+export function createSubscriptionFanout(options: { logger: Logger; metrics: Metrics; writer?: SocketWriter }): SubscriptionFanout {
+  const { logger, metrics } = options;
+  const writer = options.writer ?? createSocketWriter({ logger });
+  const bound = new WeakMap<object, { socket: WebSocket; id: string; request: SubscribeRequest }>();
+  const executions = new Map<string, Promise<SharedSubscription | ExecutionResult>>();
+
+  const hooksFor = (key: string, entry: () => unknown): SharedSubscriptionHooks => ({
+    writer,
+    serialise: (result) => {
+      metrics.subscriptionExecutions.inc({ execution: 'shared' });
+      return JSON.stringify(maskExecutionResult(result, logger));
+    },
+    onResult: (delivered) => {
+      if (delivered > 1) metrics.deliveredEvents.inc({ source: 'live' }, delivered - 1);
+    },
+    onMembership: ({ joined, others }) => {
+      if (others === 0) return;
+      if (joined) metrics.activeSubscriptions.inc();
+      else metrics.activeSubscriptions.dec();
+    },
+    onEnded: () => {
+      if (executions.get(key) === entry()) executions.delete(key);
+    },
+    onReturnError: (error) => logger.debug({ err: error }, 'ending a shared subscription source failed'),
+  });
+
+  const start = (key: string, args: ExecutionArgs): Promise<SharedSubscription | ExecutionResult> => {
+    const entry: Promise<SharedSubscription | ExecutionResult> = (async () => {
+      try {
+        const result = await subscribe(args);
+        if (!(Symbol.asyncIterator in result)) {
+          // A refusal (BAD_USER_INPUT, say): every subscriber waiting on it gets the same answer.
+          executions.delete(key);
+          return result;
+        }
+        return new SharedSubscription(result, hooksFor(key, () => entry));
+      } catch (error) {
+        executions.delete(key);
+        throw error;
+      }
+    })();
+    executions.set(key, entry);
+    return entry;
+  };
+
+  return {
+    bind(contextValue, subscription) {
+      bound.set(contextValue, subscription);
+      return contextValue;
+    },
+    async subscribe(args) {
+      const subscription = typeof args.contextValue === 'object' && args.contextValue ? bound.get(args.contextValue) : undefined;
+      const key = subscription && sharedExecutionKey(args, subscription.request);
+      if (!subscription || key === undefined) return countedAlone(await subscribe(args), metrics);
+      for (;;) {
+        const execution = await (executions.get(key) ?? start(key, args));
+        if (!(execution instanceof SharedSubscription)) return execution;
+        // Undefined when it ended while this subscriber waited: start a fresh one.
+        const member = execution.join(subscription);
+        if (member) return member;
+      }
+    },
+  };
+}
+
+/** The individual execution's results, counted as they are pulled; return() reaches the source at once. */
+function countedAlone(result: SubscribeResult, metrics: Metrics): SubscribeResult {
+  if (!(Symbol.asyncIterator in result)) return result;
+  const source = result;
+  const counted: AsyncIterableIterator<ExecutionResult> = {
+    next: async () => {
+      const step = await source.next();
+      if (!step.done) metrics.subscriptionExecutions.inc({ execution: 'individual' });
+      return step;
+    },
+    return: async (value?: unknown) => (await source.return?.(value)) ?? { done: true, value: undefined },
+    throw: async (error?: unknown) => (await source.throw?.(error)) ?? { done: true, value: undefined },
+    [Symbol.asyncIterator]: () => counted,
+  };
+  return counted;
+}
