@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
+import { createLogger } from '../src/logger.ts';
+import { createPubSub } from '../src/pubsub/index.ts';
 import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
 import { openRawSubscriber, openRawSubscribers, type RawSubscriber } from './helpers/raw-subscribers.ts';
+import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -16,7 +20,7 @@ const ACCOUNT_A = '0123456789';
 const ACCOUNT_B = '2233445566';
 
 const gauge = async (app: TestApp) => (await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
-const counter = async (app: TestApp, name: 'subscriptionExecutions' | 'deliveredEvents', labels: Record<string, string>) =>
+const counter = async (app: TestApp, name: 'subscriptionExecutions' | 'deliveredEvents' | 'subscriptionsEndedEarly', labels: Record<string, string>) =>
   (await app.app.services.metrics[name].get()).values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k as never] === l))?.value ?? 0;
 
 /** Resolves once `count` incomingTransfer subscriptions are live on the app (none can miss a delivery). */
@@ -27,16 +31,9 @@ async function subscribersLive(app: TestApp, count: number): Promise<void> {
 /** A store that keeps `settledAmount` unreadable (not a decimal) for the settlementIds in `corrupt`. */
 async function storeCorrupting(corrupt: Set<string>): Promise<NotificationStore> {
   const store = await openMemoryStore();
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === 'insert') {
-        return (notification: Parameters<NotificationStore['insert']>[0]) =>
-          target.insert(corrupt.has(notification.settlementId) ? { ...notification, settledAmount: '1,489.25' } : notification);
-      }
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const insert: NotificationStore['insert'] = (notification) =>
+    store.insert(corrupt.has(notification.settlementId) ? { ...notification, settledAmount: '1,489.25' } : notification);
+  return withMethod(store, 'insert', insert);
 }
 
 describe('incomingTransfer fan-out over WebSocket', () => {
@@ -121,6 +118,22 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     expect(ids(first!)).toEqual([n1.settlementId]);
   });
 
+  it('completes every member when the shared stream ends early, counting each as ended early', async () => {
+    const memory = await createPubSub('memory:', { logger: createLogger('silent') });
+    onCleanup(() => memory.close());
+    const listeners = new Set<() => void>();
+    const onInterruption = (listener: () => void) => (listeners.add(listener), () => listeners.delete(listener));
+    const app = await startApp({}, { pubsub: withMethod(memory, 'onInterruption', onInterruption) });
+    const subscribers = await openRawSubscribers(app.graphqlUrl, 3, () => ({ query: ALL }));
+    await subscribersLive(app, 3);
+
+    for (const listener of listeners) listener();
+    await waitFor(() => (subscribers.every((s) => s.messages.some((m) => m.type === 'complete')) ? true : undefined));
+    for (const s of subscribers) expect(s.messages).toEqual([{ id: s.id, type: 'complete' }]);
+    expect(await counter(app, 'subscriptionsEndedEarly', {})).toBe(3);
+    await subscribersLive(app, 0);
+  });
+
   it('runs each subscriber resuming with after on its own, beside a shared live one', async () => {
     const app = await startApp();
     const [n0, n1] = [notificationBody(), notificationBody()];
@@ -167,6 +180,7 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     stalledTcp.resume();
     const { code, reason } = await stalled.closed;
     expect({ code, reason }).toEqual(SLOW_SOCKET_CLOSE);
+    expect(await counter(app, 'subscriptionsEndedEarly', {})).toBe(1);
     const received = stalled.nexts();
     expect(received.length).toBeLessThan(ids.length);
     expect(received).toEqual(ids.slice(0, received.length));

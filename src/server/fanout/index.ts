@@ -5,7 +5,7 @@ import type { Metrics } from '../../metrics.ts';
 import { maskExecutionResult } from '../format-error.ts';
 import { sharedExecutionKey, type SubscribeRequest } from './shareable.ts';
 import { SharedSubscription, type SharedSubscriptionHooks } from './shared-subscription.ts';
-import { createSocketWriter, type SocketWriter } from './socket-writer.ts';
+import { createSocketWriter, SLOW_SOCKET_CLOSE, type SocketWriter } from './socket-writer.ts';
 
 export { SLOW_SOCKET_CLOSE, SOCKET_BUFFER_LIMIT_BYTES } from './socket-writer.ts';
 
@@ -23,11 +23,23 @@ export interface SubscriptionFanout {
  * One execution per distinct subscription (same text, operation name and variables), its results
  * written pre-serialised to every subscriber's socket; replays (`after`) and operations bound to no
  * socket run alone, as graphql-ws would run them. Metrics stay per subscriber: the stream counts its
- * execution as one subscription and each result as one delivery, so the extra members add the rest.
+ * execution as one subscription, each result as one delivery and its early end as one, so the extra
+ * members add the rest. A socket closed for falling behind counts as one subscription ended early.
  */
 export function createSubscriptionFanout(options: { logger: Logger; metrics: Metrics; writer?: SocketWriter }): SubscriptionFanout {
   const { logger, metrics } = options;
-  const writer = options.writer ?? createSocketWriter({ logger });
+  const writer =
+    options.writer ??
+    createSocketWriter({
+      onTooFarBehind: (bufferedBytes) => {
+        // The runbook's line: every subscription on the socket ends; its client resumes with after.
+        logger.warn(
+          { reason: 'the WebSocket fell too far behind', bufferedBytes, closeCode: SLOW_SOCKET_CLOSE.code },
+          'incomingTransfer subscription ended early; the client should resume with after',
+        );
+        metrics.subscriptionsEndedEarly.inc();
+      },
+    });
   const bound = new WeakMap<object, { socket: WebSocket; id: string; request: SubscribeRequest }>();
   const executions = new Map<string, Promise<SharedSubscription | ExecutionResult>>();
 
@@ -45,8 +57,10 @@ export function createSubscriptionFanout(options: { logger: Logger; metrics: Met
       if (joined) metrics.activeSubscriptions.inc();
       else metrics.activeSubscriptions.dec();
     },
-    onEnded: () => {
+    onEnded: ({ reason, receiving }) => {
       if (executions.get(key) === entry()) executions.delete(key);
+      // The stream counted its early end once; it ended every member receiving from it.
+      if (reason === 'completed' && receiving > 1) metrics.subscriptionsEndedEarly.inc(receiving - 1);
     },
     onReturnError: (error) => logger.debug({ err: error }, 'ending a shared subscription source failed'),
   });

@@ -35,7 +35,7 @@ function controlledSource() {
 function recordingHooks() {
   const frames: { socket: string; frame: string }[] = [];
   let serialised = 0;
-  let ended = false;
+  let ended: string | undefined;
   const hooks: SharedSubscriptionHooks = {
     writer: {
       write: (socket, frame) => {
@@ -49,8 +49,8 @@ function recordingHooks() {
     },
     onResult: () => undefined,
     onMembership: () => undefined,
-    onEnded: () => {
-      ended = true;
+    onEnded: ({ reason }) => {
+      ended = reason;
     },
     onReturnError: () => undefined,
   };
@@ -110,7 +110,7 @@ describe('SharedSubscription', () => {
     expect(returned()).toBe(false);
     await b.return!();
     expect(returned()).toBe(true);
-    expect(ended()).toBe(true);
+    expect(ended()).toBe('left');
     expect(execution.join({ socket: socket('c'), id: '1' })).toBeUndefined();
   });
 
@@ -126,12 +126,12 @@ describe('SharedSubscription', () => {
       { done: true, value: undefined },
       { done: true, value: undefined },
     ]);
-    expect(ended()).toBe(true);
+    expect(ended()).toBe('completed');
   });
 
   it('rejects every member with what the source threw, so graphql-ws sends each an error message', async () => {
     const { source, fail } = controlledSource();
-    const { hooks } = recordingHooks();
+    const { hooks, ended } = recordingHooks();
     const execution = new SharedSubscription(source, hooks);
     const a = execution.join({ socket: socket('a'), id: '1' })!;
     const b = execution.join({ socket: socket('b'), id: '1' })!;
@@ -144,5 +144,6 @@ describe('SharedSubscription', () => {
       { status: 'rejected', reason: failure },
     ]);
     expect(await a.next()).toEqual({ done: true, value: undefined });
+    expect(ended()).toBe('failed');
   });
 });

@@ -17,8 +17,11 @@ export interface SharedSubscriptionHooks {
   onResult(delivered: number): void;
   /** A subscriber started (`joined`) or stopped receiving; `others` are those still receiving besides it. */
   onMembership(change: { joined: boolean; others: number }): void;
-  /** The execution ended (source done or failed, or nobody left); no one may join it any more. */
-  onEnded(): void;
+  /**
+   * The execution ended, no one may join it any more: `left` when its last member did, `completed`
+   * or `failed` when its source did, ending the `receiving` members that had been receiving.
+   */
+  onEnded(how: { reason: 'left' | 'completed' | 'failed'; receiving: number }): void;
   /** Returning the source failed (it is being dropped anyway). */
   onReturnError(error: unknown): void;
 }
@@ -72,7 +75,7 @@ export class SharedSubscription {
     if (!this.#members.delete(member)) return;
     if (member.receiving) this.#hooks.onMembership({ joined: false, others: --this.#receiving });
     if (this.#members.size > 0 || this.#ended) return;
-    this.#end();
+    this.#end({ reason: 'left', receiving: 0 });
     this.#source.return?.().catch((error: unknown) => this.#hooks.onReturnError(error));
   }
 
@@ -88,7 +91,7 @@ export class SharedSubscription {
       failure = { error };
     }
     if (this.#ended) return;
-    this.#end();
+    this.#end({ reason: failure ? 'failed' : 'completed', receiving: this.#receiving });
     for (const member of [...this.#members]) {
       this.leave(member);
       member.end(failure);
@@ -106,9 +109,9 @@ export class SharedSubscription {
     this.#hooks.onResult(delivered);
   }
 
-  #end(): void {
+  #end(how: Parameters<SharedSubscriptionHooks['onEnded']>[0]): void {
     this.#ended = true;
-    this.#hooks.onEnded();
+    this.#hooks.onEnded(how);
   }
 }
 

@@ -1,5 +1,4 @@
 import WebSocket from 'ws';
-import type { Logger } from '../../logger.ts';
 
 /**
  * Bytes a socket may have queued (not yet taken by the kernel) before its next frame is refused.
@@ -20,17 +19,17 @@ export interface SocketWriter {
   write(socket: WebSocket, frame: Buffer): boolean;
 }
 
-/** A writer that never waits on a socket: one slow reader costs the others nothing. */
-export function createSocketWriter(options: { logger: Logger; limitBytes?: number }): SocketWriter {
+/**
+ * A writer that never waits on a socket: one slow reader costs the others nothing. `onTooFarBehind`
+ * hears of each socket it closes, once.
+ */
+export function createSocketWriter(options: { onTooFarBehind(bufferedBytes: number): void; limitBytes?: number }): SocketWriter {
   const limit = options.limitBytes ?? SOCKET_BUFFER_LIMIT_BYTES;
   return {
     write(socket, frame) {
       if (socket.readyState !== WebSocket.OPEN) return false;
       if (socket.bufferedAmount > limit) {
-        options.logger.warn(
-          { bufferedBytes: socket.bufferedAmount, closeCode: SLOW_SOCKET_CLOSE.code },
-          'closing a WebSocket that fell too far behind; its client should resume with after',
-        );
+        options.onTooFarBehind(socket.bufferedAmount);
         // The close frame queues behind what is buffered; ws destroys the socket if no reply comes.
         socket.close(SLOW_SOCKET_CLOSE.code, SLOW_SOCKET_CLOSE.reason);
         return false;
