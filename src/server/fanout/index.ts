@@ -22,61 +22,26 @@ export interface SubscriptionFanout {
 /**
  * One execution per distinct subscription (same text, operation name and variables), its results
  * written pre-serialised to every subscriber's socket; replays (`after`) and operations bound to no
- * socket run alone, as graphql-ws would run them. Metrics stay per subscriber: the stream counts its
- * execution as one subscription, each result as one delivery and its early end as one, so the extra
- * members add the rest. A socket closed for falling behind counts as one subscription ended early.
+ * socket run alone, as graphql-ws would run them. Metrics count subscribers, not executions, except
+ * graphql_subscription_executions_total; a socket closed for falling behind counts as one early end.
  */
-export function createSubscriptionFanout(options: { logger: Logger; metrics: Metrics; writer?: SocketWriter }): SubscriptionFanout {
+export function createSubscriptionFanout(options: { logger: Logger; metrics: Metrics }): SubscriptionFanout {
   const { logger, metrics } = options;
-  const writer =
-    options.writer ??
-    createSocketWriter({
-      onTooFarBehind: (bufferedBytes) => {
-        // The runbook's line: every subscription on the socket ends; its client resumes with after.
-        logger.warn(
-          { reason: 'the WebSocket fell too far behind', bufferedBytes, closeCode: SLOW_SOCKET_CLOSE.code },
-          'incomingTransfer subscription ended early; the client should resume with after',
-        );
-        metrics.subscriptionsEndedEarly.inc();
-      },
-    });
+  const writer = slowSocketClosingWriter(logger, metrics);
   const bound = new WeakMap<object, { socket: WebSocket; id: string; request: SubscribeRequest }>();
   const executions = new Map<string, Promise<SharedSubscription | ExecutionResult>>();
 
-  const hooksFor = (key: string, entry: () => unknown): SharedSubscriptionHooks => ({
-    writer,
-    serialise: (result) => {
-      metrics.subscriptionExecutions.inc({ execution: 'shared' });
-      return JSON.stringify(maskExecutionResult(result, logger));
-    },
-    onResult: (delivered) => {
-      if (delivered > 1) metrics.deliveredEvents.inc({ source: 'live' }, delivered - 1);
-    },
-    onMembership: ({ joined, others }) => {
-      if (others === 0) return;
-      if (joined) metrics.activeSubscriptions.inc();
-      else metrics.activeSubscriptions.dec();
-    },
-    onEnded: ({ reason, receiving }) => {
-      if (executions.get(key) === entry()) executions.delete(key);
-      // The stream counted its early end once; it ended every member receiving from it.
-      if (reason === 'completed' && receiving > 1) metrics.subscriptionsEndedEarly.inc(receiving - 1);
-    },
-    onReturnError: (error) => logger.debug({ err: error }, 'ending a shared subscription source failed'),
-  });
-
   const start = (key: string, args: ExecutionArgs): Promise<SharedSubscription | ExecutionResult> => {
+    const forget = () => executions.get(key) === entry && executions.delete(key);
     const entry: Promise<SharedSubscription | ExecutionResult> = (async () => {
       try {
         const result = await subscribe(args);
-        if (!(Symbol.asyncIterator in result)) {
-          // A refusal (BAD_USER_INPUT, say): every subscriber waiting on it gets the same answer.
-          executions.delete(key);
-          return result;
-        }
-        return new SharedSubscription(result, hooksFor(key, () => entry));
+        if (Symbol.asyncIterator in result) return new SharedSubscription(result, perSubscriberHooks({ logger, metrics, writer }, forget));
+        // A refusal (BAD_USER_INPUT, say): every subscriber already waiting on it gets the same answer.
+        forget();
+        return result;
       } catch (error) {
-        executions.delete(key);
+        forget();
         throw error;
       }
     })();
@@ -101,6 +66,51 @@ export function createSubscriptionFanout(options: { logger: Logger; metrics: Met
         if (member) return member;
       }
     },
+  };
+}
+
+/** A socket writer whose closes for falling behind are logged and counted like an early end. */
+function slowSocketClosingWriter(logger: Logger, metrics: Metrics): SocketWriter {
+  return createSocketWriter({
+    onTooFarBehind: (bufferedBytes) => {
+      // The runbook's line: every subscription on the socket ends; its client resumes with after.
+      logger.warn(
+        { reason: 'the WebSocket fell too far behind', bufferedBytes, closeCode: SLOW_SOCKET_CLOSE.code },
+        'incomingTransfer subscription ended early; the client should resume with after',
+      );
+      metrics.subscriptionsEndedEarly.inc();
+    },
+  });
+}
+
+/**
+ * A shared execution's hooks: masking, and metrics that stay per subscriber. The stream counts its
+ * execution as one subscription, each result as one delivery and its early end as one; the members
+ * beyond the first add the rest. `forget` drops the execution from the registry.
+ */
+function perSubscriberHooks(
+  { logger, metrics, writer }: { logger: Logger; metrics: Metrics; writer: SocketWriter },
+  forget: () => void,
+): SharedSubscriptionHooks {
+  return {
+    writer,
+    serialise: (result) => {
+      metrics.subscriptionExecutions.inc({ execution: 'shared' });
+      return JSON.stringify(maskExecutionResult(result, logger));
+    },
+    onResult: (delivered) => {
+      if (delivered > 1) metrics.deliveredEvents.inc({ source: 'live' }, delivered - 1);
+    },
+    onMembership: ({ joined, others }) => {
+      if (others === 0) return;
+      if (joined) metrics.activeSubscriptions.inc();
+      else metrics.activeSubscriptions.dec();
+    },
+    onEnded: ({ reason, receiving }) => {
+      forget();
+      if (reason === 'completed' && receiving > 1) metrics.subscriptionsEndedEarly.inc(receiving - 1);
+    },
+    onReturnError: (error) => logger.debug({ err: error }, 'ending a shared subscription source failed'),
   };
 }
 
