@@ -8,6 +8,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { isolatedPostgresUrl, serviceUrl } from '../../test/helpers/services.ts';
 import type { Logger } from '../logger.ts';
+import type { BatchOptions } from './batch.ts';
 import { createNotificationStore } from './index.ts';
 import { createSqliteStore } from './sqlite.ts';
 import type { NotificationStore } from './types.ts';
@@ -24,7 +25,7 @@ export function capturingLogger() {
 /** One database of a backend, fresh for each test. */
 export interface TestDatabase {
   /** A new store on this database (an in-memory database backs only one). */
-  open(logger?: Logger): Promise<NotificationStore>;
+  open(logger?: Logger, options?: BatchOptions): Promise<NotificationStore>;
   /** Runs SQL on the database beside the store: fault injection and inspection. */
   query(sql: string): Promise<Record<string, unknown>[]>;
   drop(): Promise<void>;
@@ -66,7 +67,7 @@ export const backends: Backend[] = [
       const directory = await mkdtemp(join(tmpdir(), 'store-test-'));
       const path = join(directory, 'collections.db');
       return {
-        open: (logger = silent) => createNotificationStore(`sqlite:${path}`, { logger }),
+        open: (logger = silent, options = {}) => createNotificationStore(`sqlite:${path}`, { ...options, logger }),
         query: async (sql) => queryFile(path, sql),
         drop: () => rm(directory, { recursive: true, force: true }),
       };
@@ -81,7 +82,7 @@ export const backends: Backend[] = [
       // The test keeps the connection: an in-memory database is visible to its own connection only.
       const database = new DatabaseSync(':memory:');
       return {
-        open: (logger = silent) => createSqliteStore(database, { logger }),
+        open: (logger = silent, options = {}) => createSqliteStore(database, { ...options, logger }),
         query: async (sql) => database.prepare(sql).all(),
         drop: async () => {
           if (database.isOpen) database.close();
@@ -101,7 +102,7 @@ export const backends: Backend[] = [
     async create() {
       const schema = await isolatedPostgresUrl(databaseUrl ?? '');
       return {
-        open: (logger = silent) => createNotificationStore(schema.url, { logger }),
+        open: (logger = silent, options = {}) => createNotificationStore(schema.url, { ...options, logger }),
         async query(sql) {
           const client = new pg.Client({ connectionString: schema.url });
           await client.connect();
