@@ -8,7 +8,7 @@ import type { PubSub } from './pubsub/types.ts';
 import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
-import { createNotificationStore } from './store/index.ts';
+import { createNotificationStore, type BatchReport } from './store/index.ts';
 import type { NotificationStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
 import type { BankClients } from './upstream/types.ts';
@@ -56,7 +56,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       `bank: ${description}; store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}`,
     );
 
-    const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger }));
+    const onBatch = (batch: BatchReport) => metrics.storeBatchSize.observe({ outcome: batch.outcome }, batch.size);
+    const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
     if (!overrides.store) started.push(() => store.close());
     const pubsub =
       overrides.pubsub ??

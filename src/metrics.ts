@@ -52,6 +52,13 @@ export function createMetrics() {
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     }),
+    storeBatchSize: new Histogram({
+      name: 'collection_store_batch_size',
+      help: 'Notifications written per store transaction (group commit), by outcome (committed, rolled-back: all duplicates, failed).',
+      labelNames: ['outcome'] as const,
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+      registers: [registry],
+    }),
     activeSubscriptions: new Gauge({
       name: 'graphql_active_subscriptions',
       help: 'incomingTransfer subscriptions currently open on this replica, one per subscriber (shared executions included).',
