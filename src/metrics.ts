@@ -62,6 +62,17 @@ export function createMetrics() {
       labelNames: ['source'] as const,
       registers: [registry],
     }),
+    logPosition: new Gauge({
+      name: 'collection_log_position',
+      help: 'The highest notification position (seq) this replica has read from the store and handed to its subscribers.',
+      registers: [registry],
+    }),
+    logReads: new Counter({
+      name: 'collection_log_reads_total',
+      help: 'Store reads of new notifications by this replica, by trigger (wake: a pub/sub message; timer: the safety net) and outcome (ok, error).',
+      labelNames: ['trigger', 'outcome'] as const,
+      registers: [registry],
+    }),
   };
 }
 
