@@ -47,7 +47,9 @@ function createTracker(subscriberCount: number) {
     lastArrival: () => lastArrival,
     /** Registers an event before its POST (a delivery may beat the webhook's reply); resolves once it reached everyone. */
     expect(settlementId: string, measured: boolean): Promise<void> {
-      return new Promise((done) => posted.set(settlementId, { startedAt: performance.now(), measured, reached: 0, done }));
+      const { promise, resolve } = Promise.withResolvers<void>();
+      posted.set(settlementId, { startedAt: performance.now(), measured, reached: 0, done: resolve });
+      return promise;
     },
     onDelivery(subscriber: Subscriber, settlementId: string): void {
       const at = performance.now();
@@ -120,9 +122,10 @@ function postEvents(baseUrl: string, tracker: Tracker, outcomes: Record<string, 
         tracker.posted.delete(settlementId);
         continue;
       }
-      let timer: NodeJS.Timeout | undefined;
       // Missing deliveries are counted at the end; after the time-out the next event goes anyway.
-      await Promise.race([reachedAll, new Promise((resolve) => (timer = setTimeout(resolve, EVENT_TIMEOUT_MS)))]);
+      const timedOut = Promise.withResolvers<void>();
+      const timer = setTimeout(timedOut.resolve, EVENT_TIMEOUT_MS);
+      await Promise.race([reachedAll, timedOut.promise]);
       clearTimeout(timer);
     }
   };

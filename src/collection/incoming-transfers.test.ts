@@ -115,6 +115,7 @@ describe('streamIncomingTransfers', () => {
     expect(received.length).toBeGreaterThan(1_000);
     expect(received.length).toBeLessThan(sent.length);
     expect(received).toEqual(sent.slice(0, received.length));
+    expect((await deps.metrics.subscriptionsEndedEarly.get()).values[0]?.value).toBe(1);
   });
 
   it('replays up to where the log stood, then hands on what the log buffered meanwhile, once each', async () => {

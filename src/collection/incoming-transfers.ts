@@ -40,7 +40,10 @@ export function streamIncomingTransfers(
     // Ending completes the subscription; the client resumes with `after` and misses nothing. (A
     // thrown error would make graphql-ws close the client's whole socket, other operations too.)
     const end = (reason: string) => {
-      if (open) deps.logger.warn({ reason }, 'incomingTransfer subscription ended early; the client should resume with after');
+      if (open) {
+        deps.logger.warn({ reason }, 'incomingTransfer subscription ended early; the client should resume with after');
+        deps.metrics.subscriptionsEndedEarly.inc();
+      }
       open = false;
       stop();
     };

@@ -25,8 +25,10 @@ type Body = Record<string, unknown>;
 const ACCOUNT_NUMBER = /^\d{10}$/;
 // Amounts are text in the spec: no sign, exponent, spaces or separators, so the value is exact.
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
-const LOCAL_ISO = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))?$/;
-const LOCAL_US = /^(\d{1,2})\/(\d{1,2})\/(\d{4}) (\d{1,2}):(\d{2}):(\d{2}) ([AP]M)$/i;
+/** The bank's forms of `tranDateTime` (luxon tokens); `a` matches AM/PM in any case. */
+const BANK_TIME_FORMATS = ['yyyy-MM-dd HH:mm:ss', 'yyyy-MM-dd HH:mm:ss.SSS', 'M/d/yyyy h:mm:ss a'] as const;
+// luxon's `h` takes any one or two digits; on a 12-hour clock only 1 to 12 are hours.
+const TWELVE_HOUR_CLOCK = / (?:[1-9]|1[0-2]):\d\d:\d\d [ap]m$/i;
 
 /**
  * Reads a collection notification body (op 14): checks the fields the contract requires, then
@@ -130,37 +132,19 @@ function readJsonObject(rawBody: string): Body | undefined {
  */
 export function readBankTime(text: string | null, timezone: string): string | null {
   if (text === null) return null;
-  const parts = localParts(text);
-  if (!parts) return null;
-  const time = DateTime.fromObject(parts.fields, { zone: timezone });
-  if (!time.isValid) return null;
-  // A wall-clock time skipped by a DST change does not exist; luxon would move it silently.
-  if (time.hour !== parts.fields.hour || time.minute !== parts.fields.minute) return null;
-  return time.toISO({ suppressMilliseconds: !parts.withMilliseconds });
-}
-
-interface LocalParts {
-  fields: Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second' | 'millisecond', number>;
-  withMilliseconds: boolean;
-}
-
-function localParts(text: string): LocalParts | undefined {
-  const iso = LOCAL_ISO.exec(text);
-  if (iso) {
-    const [year, month, day, hour, minute, second] = iso.slice(1, 7).map(Number) as Six;
-    const millisecond = iso[7] === undefined ? 0 : Number(iso[7]);
-    return { fields: { year, month, day, hour, minute, second, millisecond }, withMilliseconds: iso[7] !== undefined };
+  for (const format of BANK_TIME_FORMATS) {
+    // The fields as written (read in UTC, where no time is skipped), then placed in the zone.
+    // en-US: the meridiem is AM/PM whatever the host's locale.
+    const wallClock = DateTime.fromFormat(text, format, { zone: 'utc', locale: 'en-US' });
+    if (!wallClock.isValid) continue;
+    if (format.endsWith(' a') && !TWELVE_HOUR_CLOCK.test(text)) return null;
+    const time = DateTime.fromObject(wallClock.toObject(), { zone: timezone });
+    // A wall-clock time skipped by a DST change does not exist; luxon would move it silently.
+    if (!time.isValid || time.hour !== wallClock.hour || time.minute !== wallClock.minute) return null;
+    return time.toISO({ suppressMilliseconds: !format.endsWith('.SSS') });
   }
-  const us = LOCAL_US.exec(text);
-  if (!us) return undefined;
-  const [month, day, year, hour12, minute, second] = us.slice(1, 7).map(Number) as Six;
-  if (hour12 < 1 || hour12 > 12) return undefined;
-  // 12:xx AM is just after midnight, 12:xx PM just after noon.
-  const hour = (hour12 % 12) + (us[7]!.toUpperCase() === 'PM' ? 12 : 0);
-  return { fields: { year, month, day, hour, minute, second, millisecond: 0 }, withMilliseconds: false };
+  return null;
 }
-
-type Six = [number, number, number, number, number, number];
 
 /**
  * The text without NUL characters, which PostgreSQL text cannot hold: left in, such a notification

@@ -37,6 +37,8 @@ export interface WebhookDeps {
  */
 export async function registerCollectionWebhook(app: FastifyInstance, deps: WebhookDeps): Promise<void> {
   const expected = expectedSignature(deps.credentials);
+  // Exported as 0 from the start, so a replica's first delivery counts as an increase in PromQL.
+  deps.metrics.webhookReplies.inc({ response_code: '00', reason: 'accepted' }, 0);
   await app.register(async (scope) => {
     // The raw body is kept verbatim, so every content type is read as text and parsed here.
     scope.removeAllContentTypeParsers();

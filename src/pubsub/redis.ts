@@ -149,7 +149,6 @@ function watchConnection(client: Redis, role: Role, logger: Logger, onLost?: () 
 /** True once every client is ready, false when `timeoutMs` passes first. */
 async function allReady(clients: Redis[], timeoutMs: number): Promise<boolean> {
   const cleanups: Array<() => void> = [];
-  let timer: NodeJS.Timeout | undefined;
   const ready = clients.map(
     (client) =>
       new Promise<void>((resolve) => {
@@ -158,11 +157,10 @@ async function allReady(clients: Redis[], timeoutMs: number): Promise<boolean> {
         cleanups.push(() => client.off('ready', resolve));
       }),
   );
-  const expired = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
+  const expired = Promise.withResolvers<false>();
+  const timer = setTimeout(() => expired.resolve(false), timeoutMs);
   try {
-    return await Promise.race([Promise.all(ready).then(() => true), expired]);
+    return await Promise.race([Promise.all(ready).then(() => true), expired.promise]);
   } finally {
     clearTimeout(timer);
     for (const cleanup of cleanups) cleanup();

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 
@@ -11,24 +12,35 @@ const PROBE_TIMEOUT_MS = 2_000;
  */
 export function registerHealthRoutes(
   app: FastifyInstance,
-  deps: { store: NotificationStore; pubsub: PubSub; isDraining: () => boolean },
+  deps: {
+    store: NotificationStore;
+    pubsub: PubSub;
+    isDraining: () => boolean;
+    metrics: Pick<Metrics, 'ready' | 'probeReadinessWith'>;
+  },
 ): void {
+  const check = async () => {
+    if (deps.isDraining()) return { status: 'draining' } as const;
+    const [store, pubsub] = await Promise.all([probe(() => deps.store.ping()), probe(() => deps.pubsub.ping())]);
+    return { status: store === 'ok' && pubsub === 'ok' ? 'ready' : 'unavailable', store, pubsub } as const;
+  };
+  // The same check at each scrape, so `bank_subgraph_ready` is fresh whoever polls /health/ready.
+  deps.metrics.probeReadinessWith(async () => (await check()).status === 'ready');
+
   app.get('/health/live', async () => ({ status: 'ok' }));
   app.get('/health/ready', async (_request, reply) => {
-    if (deps.isDraining()) return reply.code(503).send({ status: 'draining' });
-    const [store, pubsub] = await Promise.all([probe(() => deps.store.ping()), probe(() => deps.pubsub.ping())]);
-    const ready = store === 'ok' && pubsub === 'ok';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', store, pubsub });
+    const readiness = await check();
+    const ready = readiness.status === 'ready';
+    deps.metrics.ready.set(ready ? 1 : 0);
+    return reply.code(ready ? 200 : 503).send(readiness);
   });
 }
 
 async function probe(ping: () => Promise<void>): Promise<'ok' | 'down'> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timed out')), PROBE_TIMEOUT_MS);
-  });
+  const timeout = Promise.withResolvers<never>();
+  const timer = setTimeout(() => timeout.reject(new Error('timed out')), PROBE_TIMEOUT_MS);
   try {
-    await Promise.race([ping(), timeout]);
+    await Promise.race([ping(), timeout.promise]);
     return 'ok';
   } catch {
     return 'down';

@@ -42,7 +42,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   // Apollo's standalone server allows; no cookies are involved, so any origin is safe.
   await fastify.register(cors, { origin: true, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 });
   registerMetricsRoute(fastify, services.metrics);
-  registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, isDraining: () => draining });
+  registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, metrics: services.metrics, isDraining: () => draining });
   await registerCollectionWebhook(fastify, {
     credentials: services.config.webhook,
     timezone: services.config.upstream.timezone,

@@ -64,7 +64,7 @@ export const defaultBreakerOptions: BreakerOptions = {
 export interface BankHttpOptions {
   timeoutMs: number;
   logger: Logger;
-  metrics: Pick<Metrics, 'upstreamRequestDuration'>;
+  metrics: Pick<Metrics, 'upstreamRequestDuration' | 'bankCircuitOpen'>;
   breaker?: Partial<BreakerOptions> | undefined;
 }
 
@@ -107,7 +107,7 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
   const breakerFor = (area: BankArea): AreaBreaker => {
     let breaker = breakers.get(area);
     if (breaker === undefined) {
-      breaker = createAreaBreaker(area, attempt, breakerOptions, logger);
+      breaker = createAreaBreaker(area, attempt, breakerOptions, { logger, metrics });
       breakers.set(area, breaker);
     }
     return breaker;
@@ -145,7 +145,7 @@ function createAreaBreaker(
   area: BankArea,
   attempt: (call: BankCall<unknown>) => Promise<unknown>,
   options: BreakerOptions,
-  logger: Logger,
+  { logger, metrics }: Pick<BankHttpOptions, 'logger' | 'metrics'>,
 ): AreaBreaker {
   const breaker = new CircuitBreaker(attempt, {
     ...options,
@@ -155,9 +155,20 @@ function createAreaBreaker(
     // Only an unreachable bank counts against it: a refusal or a bad body proves it is up.
     errorFilter: (error: unknown) => !isUnavailability(error),
   });
-  breaker.on('open', () => logger.warn({ area }, 'bank circuit opened: failing fast'));
-  breaker.on('halfOpen', () => logger.info({ area }, 'bank circuit half-open: trying one call'));
-  breaker.on('close', () => logger.info({ area }, 'bank circuit closed'));
+  const state = metrics.bankCircuitOpen.labels({ area });
+  state.set(0);
+  breaker.on('open', () => {
+    state.set(1);
+    logger.warn({ area }, 'bank circuit opened: failing fast');
+  });
+  breaker.on('halfOpen', () => {
+    state.set(0.5);
+    logger.info({ area }, 'bank circuit half-open: trying one call');
+  });
+  breaker.on('close', () => {
+    state.set(0);
+    logger.info({ area }, 'bank circuit closed');
+  });
   return breaker;
 }
 
