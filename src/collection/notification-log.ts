@@ -95,56 +95,87 @@ async function newestSeq(store: NotificationStore): Promise<number> {
   return newest?.seq ?? 0;
 }
 
-/** The reading half: position, listeners, and reads coalesced so that one at most is in flight. */
+/** The local listeners; one that throws never keeps a notification from the others. */
+function createListeners(logger: Logger) {
+  const listeners = new Set<LogListener>();
+  return {
+    add: (listener: LogListener) => void listeners.add(listener),
+    remove: (listener: LogListener) => void listeners.delete(listener),
+    clear: () => listeners.clear(),
+    handOut(notification: CollectionNotificationRecord) {
+      for (const listener of [...listeners]) {
+        try {
+          listener(notification);
+        } catch (error) {
+          logger.error({ err: error }, 'log listener threw; the others still get the notification');
+        }
+      }
+    },
+  };
+}
+
+/**
+ * Runs `work` one call at a time: a request while one runs schedules exactly one more run after it,
+ * however many requests arrive. `work` must not throw.
+ */
+function coalesce(work: (trigger: ReadTrigger) => Promise<void>) {
+  let running: Promise<void> | undefined;
+  let again: ReadTrigger | undefined;
+  const loop = async (first: ReadTrigger) => {
+    for (let trigger: ReadTrigger | undefined = first; trigger; trigger = again) {
+      again = undefined;
+      await work(trigger);
+    }
+    running = undefined;
+  };
+  return {
+    request(trigger: ReadTrigger) {
+      if (running) again ??= trigger;
+      else running = loop(trigger);
+    },
+    async settled() {
+      while (running) await running;
+    },
+  };
+}
+
+/** The reading half: the position, the listeners, and reads coalesced so that one at most runs. */
 function createLogReader(deps: NotificationLogDeps, start: number, pageSize: number) {
   const { store, metrics, logger } = deps;
+  const listeners = createListeners(logger);
   let position = start;
-  const listeners = new Set<LogListener>();
-  let reading: Promise<void> | undefined;
-  let again: ReadTrigger | undefined;
   let failing = false;
   let closed = false;
   metrics.logPosition.set(position);
-
-  function handOut(notification: CollectionNotificationRecord) {
-    // Cheap guard: a page never overlaps the position, but nothing is ever handed out twice.
-    if (notification.seq <= position) return;
-    position = notification.seq;
-    for (const listener of [...listeners]) {
-      try {
-        listener(notification);
-      } catch (error) {
-        logger.error({ err: error }, 'log listener threw; the others still get the notification');
-      }
-    }
-  }
 
   async function readUntilCaughtUp(trigger: ReadTrigger) {
     for (;;) {
       const page = await store.listAfter({ afterSeq: position, limit: pageSize });
       metrics.logReads.inc({ trigger, outcome: 'ok' });
-      page.forEach(handOut);
+      for (const notification of page) {
+        // Cheap guard: a page never overlaps the position, but nothing is ever handed out twice.
+        if (notification.seq <= position) continue;
+        position = notification.seq;
+        listeners.handOut(notification);
+      }
       metrics.logPosition.set(position);
       if (page.length < pageSize || closed) return;
     }
   }
 
-  async function run(first: ReadTrigger) {
-    for (let trigger: ReadTrigger | undefined = first; trigger && !closed; trigger = again) {
-      again = undefined;
-      try {
-        await readUntilCaughtUp(trigger);
-        if (failing) logger.info({ position }, 'reading the notification log again');
-        failing = false;
-      } catch (error) {
-        metrics.logReads.inc({ trigger, outcome: 'error' });
-        // Once per outage, not once a second: the timer keeps retrying from the same position.
-        if (!failing) logger.warn({ err: error, position }, 'could not read the notification log; retrying');
-        failing = true;
-      }
+  const reads = coalesce(async (trigger) => {
+    if (closed) return;
+    try {
+      await readUntilCaughtUp(trigger);
+      if (failing) logger.info({ position }, 'reading the notification log again');
+      failing = false;
+    } catch (error) {
+      metrics.logReads.inc({ trigger, outcome: 'error' });
+      // Once per outage, not once a second: the timer keeps retrying from the same position.
+      if (!failing) logger.warn({ err: error, position }, 'could not read the notification log; retrying');
+      failing = true;
     }
-    reading = undefined;
-  }
+  });
 
   return {
     get position() {
@@ -152,19 +183,15 @@ function createLogReader(deps: NotificationLogDeps, start: number, pageSize: num
     },
     follow(listener: LogListener): LogFollowing {
       listeners.add(listener);
-      return { position, stop: () => void listeners.delete(listener) };
+      return { position, stop: () => listeners.remove(listener) };
     },
     wake(trigger: ReadTrigger) {
-      if (closed) return;
-      if (reading) again ??= trigger;
-      else reading = run(trigger);
+      if (!closed) reads.request(trigger);
     },
-    settled: async () => {
-      while (reading) await reading;
-    },
+    settled: () => reads.settled(),
     async close() {
       closed = true;
-      await reading;
+      await reads.settled();
       listeners.clear();
     },
   };
