@@ -76,9 +76,20 @@ export function createMetrics() {
       labelNames: ['execution'] as const,
       registers: [registry],
     }),
+    logPosition: new Gauge({
+      name: 'collection_log_position',
+      help: 'The highest notification position (seq) this replica has read from the store and handed to its subscribers.',
+      registers: [registry],
+    }),
+    logReads: new Counter({
+      name: 'collection_log_reads_total',
+      help: 'Store reads of new notifications by this replica, by trigger (wake: a pub/sub message; timer: the safety net) and outcome (ok, error).',
+      labelNames: ['trigger', 'outcome'] as const,
+      registers: [registry],
+    }),
     subscriptionsEndedEarly: new Counter({
       name: 'graphql_subscriptions_ended_early_total',
-      help: 'incomingTransfer subscriptions this replica completed early (slow subscriber or live delivery interrupted), and WebSockets it closed with 1013 for falling too far behind (one each); clients resume with after.',
+      help: 'incomingTransfer subscriptions this replica completed early (the subscriber fell too far behind), and WebSockets it closed with 1013 for the same reason (one each); clients resume with after.',
       registers: [registry],
     }),
     bankCircuitOpen: new Gauge({
