@@ -1,4 +1,5 @@
 import { describeUrl, type BankUrls, type Config } from './config.ts';
+import { startNotificationLog, type NotificationLogOptions } from './collection/notification-log.ts';
 import type { Services } from './context.ts';
 import { createBankListCache } from './loaders/bank-list-cache.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -8,7 +9,7 @@ import type { PubSub } from './pubsub/types.ts';
 import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
-import { createNotificationStore } from './store/index.ts';
+import { createNotificationStore, type BatchReport } from './store/index.ts';
 import type { NotificationStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
 import type { BankClients } from './upstream/types.ts';
@@ -21,6 +22,8 @@ export interface AppOverrides {
   pubsub?: PubSub;
   /** Redis channel prefix, so test suites sharing one Redis stay apart. */
   pubsubChannelPrefix?: string;
+  /** Timing of the log follower (its safety-net interval), for tests. */
+  notificationLog?: NotificationLogOptions;
 }
 
 export interface App {
@@ -56,7 +59,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       `bank: ${description}; store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}`,
     );
 
-    const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger }));
+    const onBatch = (batch: BatchReport) => metrics.storeBatchSize.observe({ outcome: batch.outcome }, batch.size);
+    const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
     if (!overrides.store) started.push(() => store.close());
     const pubsub =
       overrides.pubsub ??
@@ -67,7 +71,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ttlMs: config.upstream.bankListTtlMs,
       onFetch: (outcome) => metrics.bankListRefreshes.inc({ outcome }),
     });
-    const services: Services = { config, logger, metrics, bank, bankList, store, pubsub };
+    // One follower per replica, closed after the server (its subscriptions end first) and before
+    // the store and pub/sub it reads.
+    const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, overrides.notificationLog);
+    started.push(() => notificationLog.close());
+    const services: Services = { config, logger, metrics, bank, bankList, store, pubsub, notificationLog };
     const server = await createHttpServer(services, createSubgraphSchema());
     // The server drains first: in-flight webhook writes finish before the store closes.
     started.push(() => server.close());

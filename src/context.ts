@@ -1,4 +1,5 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
+import type { NotificationLog } from './collection/notification-log.ts';
 import type { CollectionNotificationRecord } from './domain/index.ts';
 import type { Config } from './config.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
@@ -19,6 +20,8 @@ export interface Services {
   bankList: BankListCache;
   store: NotificationStore;
   pubsub: PubSub;
+  /** This replica's follower of the store's log: what live subscribers receive. */
+  notificationLog: NotificationLog;
 }
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */

@@ -64,20 +64,44 @@ export function createMetrics() {
       buckets: LATENCY_BUCKETS,
       registers: [registry],
     }),
+    storeBatchSize: new Histogram({
+      name: 'collection_store_batch_size',
+      help: 'Notifications written per store transaction (group commit), by outcome (committed, rolled-back: all duplicates, failed).',
+      labelNames: ['outcome'] as const,
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+      registers: [registry],
+    }),
     activeSubscriptions: new Gauge({
       name: 'graphql_active_subscriptions',
-      help: 'incomingTransfer subscriptions currently open on this replica.',
+      help: 'incomingTransfer subscriptions currently open on this replica, one per subscriber (shared executions included).',
       registers: [registry],
     }),
     deliveredEvents: new Counter({
       name: 'graphql_subscription_events_total',
-      help: 'Notifications delivered to subscribers, by source (replay or live).',
+      help: 'Notifications delivered to subscribers, one per subscriber reached, by source (replay or live).',
       labelNames: ['source'] as const,
+      registers: [registry],
+    }),
+    subscriptionExecutions: new Counter({
+      name: 'graphql_subscription_executions_total',
+      help: 'Subscription results executed, by execution: shared (one for all subscribers of the same operation and variables) or individual.',
+      labelNames: ['execution'] as const,
+      registers: [registry],
+    }),
+    logPosition: new Gauge({
+      name: 'collection_log_position',
+      help: 'The highest notification position (seq) this replica has read from the store and handed to its subscribers.',
+      registers: [registry],
+    }),
+    logReads: new Counter({
+      name: 'collection_log_reads_total',
+      help: 'Store reads of new notifications by this replica, by trigger (wake: a pub/sub message; timer: the safety net) and outcome (ok, error).',
+      labelNames: ['trigger', 'outcome'] as const,
       registers: [registry],
     }),
     subscriptionsEndedEarly: new Counter({
       name: 'graphql_subscriptions_ended_early_total',
-      help: 'incomingTransfer subscriptions this replica completed early (slow subscriber or live delivery interrupted); clients resume with after.',
+      help: 'incomingTransfer subscriptions this replica completed early (the subscriber fell too far behind), and WebSockets it closed with 1013 for the same reason (one each); clients resume with after.',
       registers: [registry],
     }),
     bankCircuitOpen: new Gauge({

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
 import { databaseUrl, isolatedPostgresUrl, tempSqlitePath } from './helpers/stores.ts';
+import { startTcpProxy } from './helpers/tcp-proxy.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const CONCURRENT = 200;
@@ -26,27 +27,37 @@ describe('exactly once under concurrent deliveries', () => {
 });
 
 // Replicas share PostgreSQL and Redis: exactly one 00 across them, and a delivery on one reaches
-// subscribers on the other, once.
+// subscribers on the other, once, even while a replica's link to Redis is cut.
 const redisUrl = serviceUrl('REDIS_URL');
 
 describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', () => {
-  async function startReplicas(): Promise<[TestApp, TestApp]> {
-    const env = { STORE_URL: await isolatedPostgresUrl(databaseUrl!), PUBSUB_URL: redisUrl! };
+  /** Two replicas on one database and one Redis; `redisUrlOfA` puts a proxy between A and Redis. */
+  async function startReplicas(redisUrlOfA = redisUrl!): Promise<[TestApp, TestApp]> {
+    const storeUrl = await isolatedPostgresUrl(databaseUrl!);
     const pubsubChannelPrefix = uniqueChannelPrefix();
-    const a = await startApp(env, { pubsubChannelPrefix });
-    const b = await startApp(env, { pubsubChannelPrefix });
+    const a = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redisUrlOfA }, { pubsubChannelPrefix });
+    const b = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redisUrl! }, { pubsubChannelPrefix });
     return [a, b];
   }
 
-  async function liveSubscriber(app: TestApp) {
-    const events: string[] = [];
+  /** A live subscriber's settlementIds, in arrival order, with whether its subscription ended. */
+  async function liveSubscriber(app: TestApp): Promise<string[] & { ended?: string }> {
+    const events: string[] & { ended?: string } = [];
     app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
       { query: 'subscription { incomingTransfer { settlementId } }' },
-      { next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId), error: () => undefined, complete: () => undefined },
+      {
+        next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId),
+        error: () => (events.ended = 'error'),
+        complete: () => (events.ended = 'complete'),
+      },
     );
     await waitFor(async () => ((await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value === 1 ? true : undefined));
     return events;
   }
+
+  /** Resolves once every subscriber has received `settlementId`. */
+  const received = (subscribers: string[][], settlementId: unknown) =>
+    waitFor(() => (subscribers.every((events) => events.includes(settlementId as string)) ? true : undefined));
 
   it(`gives one 00 and ${CONCURRENT - 1} 01 to ${CONCURRENT} concurrent deliveries split over two replicas`, async () => {
     const [a, b] = await startReplicas();
@@ -82,5 +93,37 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     await b.deliver(third);
     await waitFor(() => (events.length >= 2 ? true : undefined));
     expect(events).toEqual([second.settlementId, third.settlementId]);
+  });
+
+  it('delivers to live subscribers on both replicas while one replica is cut off from Redis, each once and in order', async () => {
+    const proxy = await startTcpProxy(redisUrl!);
+    const [a, b] = await startReplicas(proxy.url);
+    const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
+    const before = notificationBody();
+    await a.deliver(before);
+    await received(subscribers, before.settlementId);
+
+    proxy.cut();
+    await waitFor(() => a.app.services.pubsub.ping().then(() => undefined, () => true));
+    // A stores but cannot publish; B publishes, but A never hears it: only the logs' timers deliver.
+    const onCutReplica = notificationBody();
+    expect((await a.deliver(onCutReplica)).reply.responseCode).toBe('00');
+    const onOtherReplica = notificationBody();
+    expect((await b.deliver(onOtherReplica)).reply.responseCode).toBe('00');
+    await received(subscribers, onOtherReplica.settlementId);
+    await received(subscribers, onCutReplica.settlementId);
+
+    proxy.restore();
+    await waitFor(() => a.app.services.pubsub.ping().then(() => true), 10_000);
+    const after = [notificationBody(), notificationBody()];
+    await a.deliver(after[0]);
+    await b.deliver(after[1]);
+    await received(subscribers, after[1]!.settlementId);
+
+    const expected = [before, onCutReplica, onOtherReplica, ...after].map((body) => body.settlementId);
+    for (const events of subscribers) {
+      expect([...events]).toEqual(expected);
+      expect(events.ended).toBeUndefined();
+    }
   });
 });

@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -138,7 +139,9 @@ describe('incomingTransfer over the router\'s HTTP callback protocol', () => {
   });
 
   it('completes with a bare INTERNAL_SERVER_ERROR when the stream fails, none of its message', async () => {
+    // Two stored before the app starts, so resuming after the first needs a replay query, which fails.
     const store = await openMemoryStore();
+    const [first] = [await store.insert(newNotification()), await store.insert(newNotification())];
     const broken = new Proxy(store, {
       get(target, property) {
         if (property === 'listAfter') {
@@ -150,9 +153,8 @@ describe('incomingTransfer over the router\'s HTTP callback protocol', () => {
     });
     const router = await startRouter();
     const app = await startApp({}, { store: broken });
-    const stored = notificationBody();
-    await app.deliver(stored);
-    const { data } = await app.query(`{ collectionNotification(settlementId: "${stored.settlementId}") { cursor } }`);
+    const settlementId = first.status === 'inserted' ? first.notification.settlementId : '';
+    const { data } = await app.query(`{ collectionNotification(settlementId: "${settlementId}") { cursor } }`);
 
     await subscribeViaCallback(app, router.callbackUrl, 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }', {
       after: data!.collectionNotification.cursor,

@@ -98,9 +98,11 @@ describe('incomingTransfer subscription', () => {
   });
 
   it('has no gap and no duplicate when deliveries race a replay longer than one page', async () => {
-    // Two races, made deterministic by holding the replay's store queries once they have read:
-    // - during the first page: those deliveries are stored (later pages read them) and published
-    //   (the subscriber buffers them), so only the dedupe keeps them from arriving twice;
+    // Two races, made deterministic by holding the replay's store queries once they have read (only
+    // the replay filters by account: the replica's log reads, unfiltered, are never held):
+    // - during the first page: those deliveries are stored (later pages read them) and handed out
+    //   by the log (the subscriber buffers them), so only the replay's stop at the log's position
+    //   keeps them from arriving twice;
     // - during the last page: they are in no page, so only the live buffer keeps them from a gap.
     const store = await openMemoryStore();
     const firstPageRead = Promise.withResolvers<void>();
@@ -113,6 +115,7 @@ describe('incomingTransfer subscription', () => {
         if (property === 'listAfter') {
           return async (query: Parameters<NotificationStore['listAfter']>[0]) => {
             const rows = await target.listAfter(query);
+            if (query.accountNumber === undefined) return rows;
             queries += 1;
             if (queries === 1) {
               firstPageRead.resolve();
@@ -131,22 +134,23 @@ describe('incomingTransfer subscription', () => {
     });
     const app = await startApp({}, { store: gated });
 
-    const before = Array.from({ length: 420 }, () => notificationBody());
+    const account = '0123456789';
+    const before = Array.from({ length: 420 }, () => notificationBody({ accountNumber: account }));
     for (const body of before) await app.deliver(body);
     const first = await app.query(`{ collectionNotification(settlementId: "${before[0]!.settlementId}") { cursor } }`);
-    const sub = subscribe(app.wsClient(), { after: first.data!.collectionNotification.cursor });
+    const sub = subscribe(app.wsClient(), { account, after: first.data!.collectionNotification.cursor });
 
     await firstPageRead.promise;
-    const duringFirst = Array.from({ length: 30 }, () => notificationBody());
+    const duringFirst = Array.from({ length: 30 }, () => notificationBody({ accountNumber: account }));
     await Promise.all(duringFirst.map((body) => app.deliver(body)));
     releaseFirst.resolve();
 
     await lastPageRead.promise;
-    const duringLast = Array.from({ length: 20 }, () => notificationBody());
+    const duringLast = Array.from({ length: 20 }, () => notificationBody({ accountNumber: account }));
     await Promise.all(duringLast.map((body) => app.deliver(body)));
     releaseLast.resolve();
 
-    const after = notificationBody();
+    const after = notificationBody({ accountNumber: account });
     await sub.next(419 + 30 + 20);
     await app.deliver(after);
     const ids = (await sub.next(419 + 30 + 20 + 1)).map((e) => e.settlementId);

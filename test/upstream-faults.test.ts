@@ -4,6 +4,7 @@ import type { NotificationStore } from '../src/store/types.ts';
 import { basicAuthorization } from '../src/upstream/http.ts';
 import { notificationBody, startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
+import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
@@ -135,11 +136,11 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
 
   it('answers a resolver\'s unexpected Error with a bare INTERNAL_SERVER_ERROR, none of its message', async () => {
     const store = await realStore();
-    const broken = withMethod(store, 'listNewestFirst', async () => {
+    const broken = withMethod(store, 'getMany', async () => {
       throw new Error('connect ECONNREFUSED postgres://app:hunter2-pw@db.internal:5432/collections');
     });
     const app = await startApp(env, { store: broken });
-    const { response, text } = await queryText(app, '{ collectionNotifications { nodes { settlementId } } }');
+    const { response, text } = await queryText(app, '{ collectionNotification(settlementId: "STL-1") { settlementId } }');
     expect(response.errors).toHaveLength(1);
     expect(response.errors![0]!.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR' });
     expect(response.errors![0]!.message).toBe('Internal server error.');
@@ -148,14 +149,15 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
   });
 
   it('answers a subscription\'s unexpected Error over WebSocket with a bare INTERNAL_SERVER_ERROR', async () => {
+    // Two stored before the app starts, so resuming after the first needs a replay query, which fails.
     const store = await realStore();
+    const [first] = [await store.insert(newNotification()), await store.insert(newNotification())];
     const broken = withMethod(store, 'listAfter', async () => {
       throw new Error('connect ECONNREFUSED postgres://app:hunter2-pw@db.internal:5432/collections');
     });
     const app = await startApp(env, { store: broken });
-    const body = notificationBody();
-    await app.deliver(body);
-    const { data } = await app.query(`{ collectionNotification(settlementId: "${body.settlementId}") { cursor } }`);
+    const settlementId = first.status === 'inserted' ? first.notification.settlementId : '';
+    const { data } = await app.query(`{ collectionNotification(settlementId: "${settlementId}") { cursor } }`);
 
     const failed = Promise.withResolvers<unknown>();
     app.wsClient().subscribe(

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
+import { waitFor } from '../../test/helpers/wait.ts';
+import type { CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
@@ -8,70 +10,102 @@ import type { PubSub } from '../pubsub/types.ts';
 import { createNotificationStore } from '../store/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { streamIncomingTransfers } from './incoming-transfers.ts';
+import { startNotificationLog, type NotificationLog } from './notification-log.ts';
 
 const logger = createLogger('silent');
-/** A real store and memory pub/sub (closed after the test), with the pub/sub's interruption under the test's control. */
-async function setUp() {
-  const store: NotificationStore = await createNotificationStore('sqlite::memory:', { logger });
-  onCleanup(() => store.close());
+const ACCOUNT = '0123456789';
+
+/**
+ * A real store, memory pub/sub and log (closed after the test). `beforeRead` runs before each
+ * account-filtered `listAfter`: only a replay filters, so the log's own reads are never held.
+ */
+async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
+  const raw: NotificationStore = await createNotificationStore('sqlite::memory:', { logger });
+  onCleanup(() => raw.close());
+  const store = new Proxy(raw, {
+    get(target, property) {
+      if (property !== 'listAfter') return Reflect.get(target, property, target);
+      return async (query: Parameters<NotificationStore['listAfter']>[0]) => {
+        if (query.accountNumber !== undefined) await options.beforeRead?.();
+        return target.listAfter(query);
+      };
+    },
+  });
   const memory = await createPubSub('memory:', { logger });
   onCleanup(() => memory.close());
   let interrupt = () => {};
-  const pubsub = new Proxy(memory, {
-    get(target, property) {
-      if (property === 'onInterruption') {
-        return (listener: () => void) => {
-          interrupt = listener;
-          return () => undefined;
-        };
-      }
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  }) as PubSub;
+  // The pub/sub's interruption under the test's control.
+  const pubsub: PubSub = Object.assign(Object.create(memory) as PubSub, {
+    onInterruption: (listener: () => void) => ((interrupt = listener), () => undefined),
+  });
   const metrics = createMetrics();
-  const deps = { store, pubsub, metrics, logger };
+  const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
+  onCleanup(() => notificationLog.close());
+  const deps = { store, notificationLog, metrics, logger };
   /** Stores and publishes one notification, as the webhook does. */
   const deliver = async () => {
-    const result = await store.insert(newNotification());
+    const result = await raw.insert(newNotification({ accountNumber: ACCOUNT }));
     if (result.status !== 'inserted') throw new Error('not inserted');
     await pubsub.publish('incomingTransfer', result.notification);
     return result.notification;
   };
   const live = async () => (await metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
-  return { deps, deliver, interrupt: () => interrupt(), live };
+  const untilLive = async () => {
+    while ((await live()) === 0) await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { deps, deliver, interrupt: () => interrupt(), live, untilLive, notificationLog };
+}
+
+/** Resolves once the log has handed out `seq`. */
+function logReached(log: NotificationLog, seq: number) {
+  return waitFor(() => (log.position >= seq ? true : undefined));
+}
+
+/** Pulls `count` notifications (fewer when the stream ends, or after 5 s without one); their seqs. */
+async function take(stream: AsyncIterator<CollectionNotificationRecord>, count: number): Promise<number[]> {
+  const seqs: number[] = [];
+  while (seqs.length < count) {
+    let timer: NodeJS.Timeout | undefined;
+    const quiet = new Promise<'quiet'>((resolve) => (timer = setTimeout(() => resolve('quiet'), 5_000)));
+    const next = await Promise.race([stream.next(), quiet]).finally(() => clearTimeout(timer));
+    if (next === 'quiet' || next.done) break;
+    seqs.push(next.value.seq);
+  }
+  return seqs;
 }
 
 describe('streamIncomingTransfers', () => {
   it('counts a subscriber as active only once it is live, and not after it ends', async () => {
-    const { deps, deliver, live } = await setUp();
+    const { deps, deliver, live, untilLive } = await setUp();
     const stream = streamIncomingTransfers(deps, {});
     expect(await live()).toBe(0);
     const first = stream.next();
     // The executor starts on the first pull; a delivery after the gauge rises is never missed.
-    while ((await live()) === 0) await new Promise((resolve) => setImmediate(resolve));
+    await untilLive();
     const delivered = await deliver();
     expect((await first).value).toEqual(delivered);
     await stream.return?.();
     expect(await live()).toBe(0);
   });
 
-  it('completes when live delivery is interrupted, so the client resumes from its cursor', async () => {
-    const { deps, deliver, interrupt, live } = await setUp();
+  it('stays open when pub/sub is interrupted, and delivers what is stored meanwhile', async () => {
+    const { deps, deliver, interrupt, untilLive } = await setUp();
     const stream = streamIncomingTransfers(deps, {});
     const first = stream.next();
-    while ((await live()) === 0) await new Promise((resolve) => setImmediate(resolve));
-    await deliver();
-    expect((await first).done).toBe(false);
+    await untilLive();
+    const before = await deliver();
+    expect((await first).value?.seq).toBe(before.seq);
     interrupt();
-    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    const after = await deliver();
+    expect(await take(stream, 1)).toEqual([after.seq]);
+    await stream.return?.();
   });
 
   it('completes a subscriber that stopped reading rather than drop notifications in between', async () => {
-    const { deps, deliver, live } = await setUp();
+    const { deps, deliver, untilLive } = await setUp();
     const stream = streamIncomingTransfers(deps, {});
     const first = stream.next();
-    while ((await live()) === 0) await new Promise((resolve) => setImmediate(resolve));
+    await untilLive();
     const sent = [];
     for (let i = 0; i < 2_100; i += 1) sent.push((await deliver()).settlementId);
 
@@ -81,5 +115,46 @@ describe('streamIncomingTransfers', () => {
     expect(received.length).toBeGreaterThan(1_000);
     expect(received.length).toBeLessThan(sent.length);
     expect(received).toEqual(sent.slice(0, received.length));
+    expect((await deps.metrics.subscriptionsEndedEarly.get()).values[0]?.value).toBe(1);
+  });
+
+  it('replays up to where the log stood, then hands on what the log buffered meanwhile, once each', async () => {
+    // The replay's query is held; deliveries land meanwhile. They are stored (so the replay's query
+    // reads them) and handed out by the log (so the subscriber buffers them): the replay must stop
+    // at the log's position, and the buffer must come after the replay.
+    const holdReplay = Promise.withResolvers<void>();
+    const replayWaiting = Promise.withResolvers<void>();
+    const { deps, deliver, notificationLog } = await setUp({
+      beforeRead: async () => {
+        replayWaiting.resolve();
+        await holdReplay.promise;
+      },
+    });
+    const stored = [await deliver(), await deliver(), await deliver()].map((n) => n.seq);
+    await logReached(notificationLog, stored[2]!);
+    const stream = streamIncomingTransfers(deps, { accountNumber: ACCOUNT, afterSeq: stored[0] });
+    const taking = take(stream, 3);
+    await replayWaiting.promise;
+    const during = (await deliver()).seq;
+    await logReached(notificationLog, during);
+    holdReplay.resolve();
+    expect(await taking).toEqual([stored[1], stored[2], during]);
+    const later = (await deliver()).seq;
+    expect(await take(stream, 1)).toEqual([later]);
+    await stream.return?.();
+  });
+
+  it('skips what the log hands out up to a cursor that is ahead of it', async () => {
+    const { deps, deliver, notificationLog } = await setUp();
+    await notificationLog.close(); // a log that has fallen behind the store
+    const lagging = await startNotificationLog({ ...deps, pubsub: await createPubSub('memory:', { logger }) }, { pollIntervalMs: 60_000 });
+    onCleanup(() => lagging.close());
+    const seen = [await deliver(), await deliver()].map((n) => n.seq);
+    const stream = streamIncomingTransfers({ ...deps, notificationLog: lagging }, { afterSeq: seen[1] });
+    const taking = take(stream, 1);
+    const next = (await deliver()).seq;
+    lagging.wake('timer');
+    expect(await taking).toEqual([next]);
+    await stream.return?.();
   });
 });

@@ -106,12 +106,12 @@ async function handle(
   deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
   if (result.status === 'duplicate') return respond('01', 'duplicate', { settlementId });
 
-  // Stored: the transfer is ours whatever happens next. A publish failure loses only the live push;
-  // subscribers resuming with `after` still get it from the store.
+  // Stored: the transfer is ours whatever happens next. The publish wakes every replica's log
+  // follower at once; when it fails, their safety-net timer reads the notification a moment later.
   try {
     await deps.pubsub.publish('incomingTransfer', result.notification);
   } catch (error) {
-    deps.logger.error({ err: error, settlementId }, 'stored notification could not be published live');
+    deps.logger.error({ err: error, settlementId }, 'stored notification could not be published; replicas will read it on their next tick');
   }
   return respond('00', 'accepted', { settlementId });
 }

@@ -1,9 +1,8 @@
-import { once } from 'node:events';
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { storedNotification } from '../../test/helpers/notifications.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
+import { startTcpProxy } from '../../test/helpers/tcp-proxy.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import type { CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
@@ -14,43 +13,6 @@ const redisUrl = serviceUrl('REDIS_URL');
 
 function notification(settlementId: string): CollectionNotificationRecord {
   return storedNotification({ settlementId });
-}
-
-/** A TCP relay to Redis that a test can cut and restore, to play an outage without touching Redis; cut after the test. */
-async function startRelay(target: URL) {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 6379), target.hostname.replace(/^\[|\]$/g, ''));
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  const url = new URL(target);
-  url.hostname = '127.0.0.1';
-  url.port = String(port);
-
-  const cut = async () => {
-    if (!server.listening) return;
-    const closed = once(server, 'close');
-    server.close();
-    for (const socket of sockets) socket.destroy();
-    await closed;
-  };
-  onCleanup(cut);
-  const restore = async () => {
-    server.listen(port, '127.0.0.1');
-    await once(server, 'listening');
-  };
-  return { url: url.toString(), cut, restore };
 }
 
 describe('createPubSub', () => {
@@ -69,7 +31,7 @@ describe('createPubSub', () => {
 
 describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () => {
   it('fails fast while Redis is unreachable and heals by itself when it returns', async () => {
-    const relay = await startRelay(new URL(redisUrl!));
+    const relay = await startTcpProxy(redisUrl!);
     const channelPrefix = uniqueChannelPrefix();
     const subscribed = await createPubSub(relay.url, { logger, channelPrefix });
     const fresh = await createPubSub(relay.url, { logger, channelPrefix });
@@ -81,7 +43,7 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     let interruptions = 0;
     subscribed.onInterruption(() => (interruptions += 1));
 
-    await relay.cut();
+    relay.cut();
     await waitFor(() => subscribed.ping().then(() => undefined, (error: unknown) => error));
     const started = performance.now();
     await expect(subscribed.ping()).rejects.toThrow();
@@ -92,7 +54,7 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     // Live subscribers are told of the loss, to catch up from the store.
     await waitFor(() => (interruptions === 1 ? true : undefined));
 
-    await relay.restore();
+    relay.restore();
     await waitFor(() => Promise.all([subscribed.ping(), fresh.ping()]).then(() => true), 10_000);
     // The old subscription is renewed by ioredis shortly after reconnecting; poll with new markers.
     let attempt = 0;

@@ -2,7 +2,11 @@ import type { CollectionNotificationRecord } from '../domain/index.ts';
 
 /** Every topic and the payload published on it. */
 export interface TopicMap {
-  /** Each newly stored collection notification, once, after its commit. */
+  /**
+   * Each newly stored collection notification, once, after its commit. Replicas read the store's log
+   * on it, so it is a wake-up hint (only `seq` is used); the whole record is kept so replicas of an
+   * older version, which deliver the payload itself, work beside newer ones during a rolling deploy.
+   */
   incomingTransfer: CollectionNotificationRecord;
 }
 
@@ -22,8 +26,8 @@ export interface PubSub {
   subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void): Promise<() => Promise<void>>;
   /**
    * Calls `listener` whenever live delivery may have been interrupted, i.e. a message published
-   * meanwhile may never arrive (Redis: the subscriber connection dropped). Memory never calls it.
-   * Returns the remover.
+   * meanwhile may never arrive (Redis: the subscriber connection dropped); the log follower then
+   * reads the store at once. Memory never calls it. Returns the remover.
    */
   onInterruption(listener: () => void): () => void;
   /** Rejects when the backend cannot be reached; for readiness. */

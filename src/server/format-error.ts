@@ -1,5 +1,5 @@
 import { unwrapResolverError } from '@apollo/server/errors';
-import type { GraphQLError, GraphQLFormattedError } from 'graphql';
+import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
 import { ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -37,6 +37,11 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
 /** `formatError` for a graphql-js error that never went through Apollo (WebSocket results). */
 export function formatGraphQLError(error: GraphQLError, logger: Logger): GraphQLFormattedError {
   return formatError(error.toJSON(), error, logger);
+}
+
+/** A subscription result as a client may see it: its errors through `formatGraphQLError`, the rest as is. */
+export function maskExecutionResult(result: ExecutionResult, logger: Logger): ExecutionResult | (Omit<ExecutionResult, 'errors'> & { errors: GraphQLFormattedError[] }) {
+  return result.errors ? { ...result, errors: result.errors.map((error) => formatGraphQLError(error, logger)) } : result;
 }
 
 /**

@@ -4,7 +4,8 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createContext, type Services } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
-import { formatGraphQLError, formatWebSocketError } from './format-error.ts';
+import { createSubscriptionFanout } from './fanout/index.ts';
+import { formatWebSocketError, maskExecutionResult } from './format-error.ts';
 import { GRAPHQL_PATH } from './graphql.ts';
 import { checkWebSocketOperation } from './operation-limits.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
@@ -18,6 +19,7 @@ export interface SubscriptionServer {
  * Subscriptions over the `graphql-transport-ws` protocol on the same port and path as HTTP
  * GraphQL (`GET /graphql` with an Upgrade). With ROUTER_SECRET set, a connection must carry it,
  * as the upgrade request's Router-Secret header or as `Router-Secret` in connectionParams.
+ * Subscribers of the same operation and variables share one execution (see ./fanout/).
  */
 export function attachSubscriptionServer(
   server: Server,
@@ -26,22 +28,23 @@ export function attachSubscriptionServer(
   limits: OperationLimits,
 ): SubscriptionServer {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
-  const { logger, config } = services;
+  const { logger, config, metrics } = services;
+  const fanout = createSubscriptionFanout({ logger, metrics });
   const disposable = useServer(
     {
       schema,
-      context: () => createContext(services),
       // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
       onSubscribe: (_ctx, _id, payload) => checkWebSocketOperation(schema, limits, payload),
+      context: ({ extra }, id, request) => fanout.bind(createContext(services), { socket: extra.socket, id, request }),
+      subscribe: (args) => fanout.subscribe(args),
       onConnect: ({ extra, connectionParams }) => {
         const provided =
           extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
         // false closes the socket with 4403 Forbidden.
         return routerSecretAccepted(config.routerSecret, provided);
       },
-      // Execution errors over WebSocket get the same masking as over HTTP.
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((error) => formatGraphQLError(error, logger)) } : result,
+      // Execution errors over WebSocket get the same masking as over HTTP (shared executions mask their own).
+      onNext: (_ctx, _id, _payload, _args, result) => maskExecutionResult(result, logger),
       // Validation errors, and errors thrown by a stream mid-way, which graphql-ws would send raw.
       onError: (_ctx, id, _payload, errors) => {
         const formatted = errors.map((error) => formatWebSocketError(error, logger));

@@ -1,8 +1,10 @@
 import type { Logger } from '../logger.ts';
+import type { BatchOptions } from './batch.ts';
 import { createPostgresStore } from './postgres.ts';
 import { openSqliteStore } from './sqlite.ts';
 import type { NotificationStore } from './types.ts';
 
+export type { BatchReport } from './batch.ts';
 export type { InsertResult, NotificationStore } from './types.ts';
 
 type StoreKind = NotificationStore['kind'];
@@ -31,13 +33,13 @@ export class StoreOpenError extends Error {
  * before resolving. A relative SQLite path is relative to the working directory; missing directories
  * are created.
  */
-export async function createNotificationStore(url: string, options: { logger: Logger }): Promise<NotificationStore> {
+export async function createNotificationStore(url: string, options: BatchOptions & { logger: Logger }): Promise<NotificationStore> {
   const kind = kindOf(url);
   const logger = options.logger.child({ store: kind });
   try {
     return kind === 'sqlite'
-      ? await openSqliteStore(url.slice('sqlite:'.length), { logger })
-      : await createPostgresStore(url, { logger });
+      ? await openSqliteStore(url.slice('sqlite:'.length), { ...options, logger })
+      : await createPostgresStore(url, { ...options, logger });
   } catch (error) {
     throw new StoreOpenError(kind, error, secretsOf(url));
   }

@@ -1,5 +1,7 @@
 import pg from 'pg';
+import type { NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
+import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
 import {
   INSERT_COLUMNS,
@@ -14,7 +16,7 @@ import {
 import type { NotificationStore } from './types.ts';
 
 const POOL_SETTINGS = {
-  // Inserts are serialised by one lock, so more connections would only queue on the server instead.
+  // Inserts go one batch at a time on one connection; the rest serve reads.
   max: 10,
   // Opening a connection, and waiting for a free one, fails after this rather than stalling a webhook.
   connectionTimeoutMillis: 5_000,
@@ -38,8 +40,10 @@ const INSERT_LOCK_KEY = 7_314_002;
 
 const FROM = `SELECT ${SELECT_LIST} FROM collection_notifications`;
 const QUERIES = {
+  // A whole batch in one statement: one text[] per column, so its parameters are 17 whatever the
+  // batch's size (PostgreSQL allows 65,535), and one prepared plan serves every batch.
   insert: `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
-    VALUES (${INSERT_COLUMNS.map((_, index) => `$${index + 1}`).join(', ')})
+    SELECT * FROM unnest(${INSERT_COLUMNS.map((_, index) => `$${index + 1}::text[]`).join(', ')})
     ON CONFLICT (settlement_id) DO NOTHING
     RETURNING ${SELECT_LIST}`,
   getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,
@@ -49,15 +53,19 @@ const QUERIES = {
   afterOfAccount: `${FROM} WHERE account_number = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
 };
 
-/** Connects to PostgreSQL at `url`, migrates the schema, and returns the store over a pool. */
-export async function createPostgresStore(url: string, options: { logger: Logger }): Promise<NotificationStore> {
+/**
+ * Connects to PostgreSQL at `url`, migrates the schema, and returns the store over a pool. Inserts
+ * are group-committed: one batch at a time, one statement and one commit per batch; while it is
+ * written, the next gathers.
+ */
+export async function createPostgresStore(url: string, options: BatchOptions & { logger: Logger }): Promise<NotificationStore> {
   const { logger } = options;
   await migrate(url, logger);
   const pool = new pg.Pool({ connectionString: url, ...POOL_SETTINGS });
   // Without a listener, an idle connection dropped by the server would crash the process.
   pool.on('error', (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed; the pool replaces it'));
   try {
-    return storeOver(pool, await beginInsertSql(pool, logger));
+    return storeOver(pool, await beginInsertSql(pool, logger), options);
   } catch (error) {
     await pool.end();
     throw error;
@@ -134,11 +142,35 @@ async function beginInsertSql(pool: pg.Pool, logger: Logger): Promise<string> {
   return `BEGIN; SET LOCAL synchronous_commit = on; ${lock}`;
 }
 
-function storeOver(pool: pg.Pool, beginSql: string): NotificationStore {
-  let closing: Promise<void> | undefined;
-  const select = async (name: keyof typeof QUERIES, values: unknown[]) => {
-    if (closing) throw new Error('The postgres store is closed');
+/** Writes one batch (distinct settlementIds) under the insert lock; commits only when it stored something. */
+async function writeBatch(pool: pg.Pool, beginSql: string, notifications: NewCollectionNotification[]) {
+  const rows = notifications.map(toInsertParams);
+  const columns = INSERT_COLUMNS.map((_, index) => rows.map((row) => row[index]));
+  const client = await pool.connect();
+  let result: pg.QueryResult<NotificationRow>;
+  try {
+    await client.query(beginSql);
     // Named: each connection parses and plans the statement once.
+    result = await client.query<NotificationRow>({ name: 'notifications-insert', text: QUERIES.insert, values: columns });
+    // All duplicates wrote nothing worth keeping: rolling back spares a WAL flush per bank retry.
+    await client.query(result.rows.length > 0 ? 'COMMIT' : 'ROLLBACK');
+  } catch (error) {
+    // Discarding the connection ends its session: the server rolls back and frees the lock, even
+    // when the failure was a time-out that left a statement running.
+    client.release(error instanceof Error ? error : true);
+    throw error;
+  }
+  client.release();
+  const stored = new Map(result.rows.map((row) => [row.settlement_id, toRecord(row)]));
+  return notifications.map((notification) => stored.get(notification.settlementId) ?? null);
+}
+
+function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): NotificationStore {
+  let closing: Promise<void> | undefined;
+  const batcher = createInsertBatcher((notifications) => writeBatch(pool, beginSql, notifications), options);
+  const select = async (name: Exclude<keyof typeof QUERIES, 'insert'>, values: unknown[]) => {
+    if (closing) throw new Error('The postgres store is closed');
+    // Named, as the insert: planned once per connection.
     const result = await pool.query<NotificationRow>({ name: `notifications-${name}`, text: QUERIES[name], values });
     return result.rows.map(toRecord);
   };
@@ -146,25 +178,7 @@ function storeOver(pool: pg.Pool, beginSql: string): NotificationStore {
     kind: 'postgres',
     async insert(notification) {
       if (closing) throw new Error('The postgres store is closed');
-      const client = await pool.connect();
-      try {
-        await client.query(beginSql);
-        const result = await client.query<NotificationRow>({
-          name: 'notifications-insert',
-          text: QUERIES.insert,
-          values: toInsertParams(notification),
-        });
-        const [row] = result.rows;
-        // A duplicate wrote nothing worth keeping: rolling back spares a WAL flush per bank retry.
-        await client.query(row ? 'COMMIT' : 'ROLLBACK');
-        client.release();
-        return row ? { status: 'inserted', notification: toRecord(row) } : { status: 'duplicate' };
-      } catch (error) {
-        // Discarding the connection ends its session: the server rolls back and frees the lock, even
-        // when the failure was a time-out that left a statement running.
-        client.release(error instanceof Error ? error : true);
-        throw error;
-      }
+      return batcher.insert(notification);
     },
     async getMany(settlementIds) {
       if (settlementIds.length === 0) return [];
@@ -186,7 +200,8 @@ function storeOver(pool: pg.Pool, beginSql: string): NotificationStore {
       await pool.query('SELECT 1');
     },
     close() {
-      closing ??= pool.end();
+      // Inserts already queued are written and answered first: a SIGTERM drain loses none.
+      closing ??= batcher.drain().then(() => pool.end());
       return closing;
     },
   };

@@ -3,8 +3,8 @@ import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import type { Logger } from '../logger.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
+import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import {
-  INSERT_COLUMNS,
   SELECT_LIST,
   checkLimit,
   inRequestedOrder,
@@ -13,14 +13,17 @@ import {
   upperSeqBound,
   type NotificationRow,
 } from './notification-row.ts';
+import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
+import { startSqliteWriter, type SqliteWriter } from './sqlite-writer.ts';
 import type { NotificationStore } from './types.ts';
 
-// How long a write waits for another process holding the file's write lock. node:sqlite blocks the
-// event loop meanwhile, but writes here last milliseconds, and failing at once would answer 03.
-const BUSY_TIMEOUT_MS = 5_000;
+/** What the SQLite store takes: its logger, and what to tell about each batch. */
+export interface SqliteStoreOptions extends BatchOptions {
+  logger: Logger;
+}
 
 /** Opens the SQLite database at `location` (a path, created with its directories, or `:memory:`) as a store. */
-export async function openSqliteStore(location: string, options: { logger: Logger }): Promise<NotificationStore> {
+export async function openSqliteStore(location: string, options: SqliteStoreOptions): Promise<NotificationStore> {
   let path = location;
   if (location !== ':memory:') {
     path = resolve(location);
@@ -29,28 +32,27 @@ export async function openSqliteStore(location: string, options: { logger: Logge
   return createSqliteStore(new DatabaseSync(path), options);
 }
 
-/** A store over an open database: sets its PRAGMAs and migrates it; the store owns and closes it. */
-export async function createSqliteStore(database: DatabaseSync, options: { logger: Logger }): Promise<NotificationStore> {
+/**
+ * A store over an open database: sets its PRAGMAs and migrates it; the store owns and closes it.
+ * Inserts are group-committed: on a file, by a writer thread with its own connection, so the
+ * fsync of a batch never holds this thread's event loop; in memory (one connection sees it), here.
+ */
+export async function createSqliteStore(database: DatabaseSync, options: SqliteStoreOptions): Promise<NotificationStore> {
+  let writer: SqliteWriter | undefined;
   try {
-    configure(database, options.logger);
+    const mode = configureConnection(database);
+    if (mode !== 'wal' && mode !== 'memory') {
+      options.logger.warn({ journalMode: mode }, 'SQLite could not switch to WAL; writers will block readers');
+    }
     await runMigrations(migrationTarget(database), await loadMigrations('sqlite'), options.logger);
-    return storeOver(database, prepareStatements(database));
+    const path = database.location();
+    if (path) writer = await startSqliteWriter(path);
+    return storeOver(database, prepareStatements(database), writer, options);
   } catch (error) {
+    await writer?.close();
     if (database.isOpen) database.close();
     throw error;
   }
-}
-
-function configure(database: DatabaseSync, logger: Logger): void {
-  // busy_timeout first: switching to WAL itself needs the lock another process may hold.
-  database.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  const mode = database.prepare('PRAGMA journal_mode = WAL').get()?.journal_mode;
-  if (mode !== 'wal' && mode !== 'memory') {
-    logger.warn({ journalMode: mode }, 'SQLite could not switch to WAL; writers will block readers');
-  }
-  // FULL: a commit returns only once the WAL is fsynced, so a 00 survives a power cut (the contract).
-  database.exec('PRAGMA synchronous = FULL');
-  database.exec('PRAGMA foreign_keys = ON');
 }
 
 function migrationTarget(database: DatabaseSync): MigrationTarget {
@@ -81,32 +83,12 @@ function migrationTarget(database: DatabaseSync): MigrationTarget {
   };
 }
 
-/** Runs `work` in a write transaction: committed when it returns, rolled back when anything throws. */
-function inTransaction<T>(database: DatabaseSync, work: () => T, keep: (result: T) => boolean = () => true): T {
-  // IMMEDIATE takes the write lock up front (waiting busy_timeout), instead of failing mid-way.
-  database.exec('BEGIN IMMEDIATE');
-  try {
-    const result = work();
-    // A failed COMMIT throws here, so the caller never reports a write that did not reach the disk.
-    database.exec(keep(result) ? 'COMMIT' : 'ROLLBACK');
-    return result;
-  } catch (error) {
-    if (database.isTransaction) database.exec('ROLLBACK');
-    throw error;
-  }
-}
-
 type Statements = ReturnType<typeof prepareStatements>;
 
 function prepareStatements(database: DatabaseSync) {
   const from = `SELECT ${SELECT_LIST} FROM collection_notifications`;
   return {
-    insert: database.prepare(
-      `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
-       VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
-       ON CONFLICT (settlement_id) DO NOTHING
-       RETURNING ${SELECT_LIST}`,
-    ),
+    insert: prepareInsert(database),
     // One statement for any number of ids: they travel as one JSON array.
     getMany: database.prepare(`${from} WHERE settlement_id IN (SELECT value FROM json_each(?))`),
     newest: database.prepare(`${from} WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
@@ -121,24 +103,24 @@ function records(statement: StatementSync, ...params: SQLInputValue[]) {
   return (statement.all(...params) as unknown as NotificationRow[]).map(toRecord);
 }
 
-function storeOver(database: DatabaseSync, statements: Statements): NotificationStore {
-  let closed = false;
+function storeOver(database: DatabaseSync, statements: Statements, writer: SqliteWriter | undefined, options: BatchOptions): NotificationStore {
+  let closing: Promise<void> | undefined;
   const assertOpen = () => {
-    if (closed) throw new Error('The sqlite store is closed');
+    if (closing) throw new Error('The sqlite store is closed');
   };
-  // Every method runs synchronously inside its async body: statements of one process never interleave.
+  const writeRows = writer
+    ? (rows: (string | null)[][]) => writer.write(rows)
+    : async (rows: (string | null)[][]) => insertRows(database, statements.insert, rows);
+  const batcher = createInsertBatcher(
+    async (notifications) => (await writeRows(notifications.map(toInsertParams))).map((row) => row && toRecord(row)),
+    options,
+  );
+  // Every read runs synchronously inside its async body: statements of one connection never interleave.
   return {
     kind: 'sqlite',
     async insert(notification) {
       assertOpen();
-      // A duplicate changed only the AUTOINCREMENT counter: rolled back, it costs no write and no
-      // fsync, so the bank's retries of a notification we already own stay cheap.
-      const [inserted] = inTransaction(
-        database,
-        () => records(statements.insert, ...toInsertParams(notification)),
-        (rows) => rows.length > 0,
-      );
-      return inserted ? { status: 'inserted', notification: inserted } : { status: 'duplicate' };
+      return batcher.insert(notification);
     },
     async getMany(settlementIds) {
       assertOpen();
@@ -162,10 +144,13 @@ function storeOver(database: DatabaseSync, statements: Statements): Notification
       assertOpen();
       statements.ping.get();
     },
-    async close() {
-      if (closed) return;
-      closed = true;
-      database.close();
+    close() {
+      // Inserts already queued are written and answered first: a SIGTERM drain loses none.
+      closing ??= batcher.drain().then(async () => {
+        await writer?.close();
+        database.close();
+      });
+      return closing;
     },
   };
 }

@@ -7,7 +7,8 @@ export type InsertResult =
 /**
  * Durable home of collection notifications. Every backend gives the same guarantees:
  * - `insert` resolves only after the row is durably committed, and rejects (storing nothing) when
- *   it cannot commit;
+ *   it cannot commit; concurrent inserts share one transaction and commit (group commit), each
+ *   still answered for itself, and a transaction that fails rejects every insert it held;
  * - `settlementId` is unique: of any number of concurrent inserts of one settlementId, on one
  *   process or many sharing the database, exactly one resolves `inserted`;
  * - `seq` increases in commit order, so "everything after seq N" read once, then live events with

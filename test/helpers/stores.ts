@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import type { Logger } from '../../src/logger.ts';
 import { createNotificationStore } from '../../src/store/index.ts';
 import { createSqliteStore } from '../../src/store/sqlite.ts';
+import type { BatchOptions } from '../../src/store/batch.ts';
 import type { NotificationStore } from '../../src/store/types.ts';
 import { onCleanup } from './cleanup.ts';
 import { serviceUrl } from './services.ts';
@@ -89,7 +90,7 @@ async function queryPostgres(url: string, sql: string): Promise<Record<string, u
 /** One fresh, empty database of a backend; it and every store opened on it go when the test ends. */
 export interface TestDatabase {
   /** A new store on this database (an in-memory database backs only one). */
-  open(logger?: Logger): Promise<NotificationStore>;
+  open(logger?: Logger, options?: BatchOptions): Promise<NotificationStore>;
   /** Runs SQL on the database beside the store, for inspection. */
   query(sql: string): Promise<Record<string, unknown>[]>;
   /** Makes every insert fail inside the database (as a full disk would), storing nothing. */
@@ -139,8 +140,8 @@ const POSTGRES_FAULT = {
 };
 
 /** Opens a store on `url` for the current test, closed when it finishes (before its database goes). */
-async function openOn(url: string, logger: Logger = silent): Promise<NotificationStore> {
-  const store = await createNotificationStore(url, { logger });
+async function openOn(url: string, logger: Logger = silent, options: BatchOptions = {}): Promise<NotificationStore> {
+  const store = await createNotificationStore(url, { ...options, logger });
   onCleanup(() => store.close());
   return store;
 }
@@ -153,7 +154,7 @@ const sqliteFile: StoreBackend<UrlTestDatabase> = {
     const path = tempSqlitePath();
     const storeUrl = `sqlite:${path}`;
     const query = async (sql: string) => queryFile(path, sql);
-    return { storeUrl, open: (logger) => openOn(storeUrl, logger), query, ...withFaultsAndCount(query, SQLITE_FAULT) };
+    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, ...withFaultsAndCount(query, SQLITE_FAULT) };
   },
 };
 
@@ -166,8 +167,8 @@ const sqliteMemory: StoreBackend = {
     const database = new DatabaseSync(':memory:');
     onCleanup(() => database.isOpen && database.close());
     const query = async (sql: string) => database.prepare(sql).all();
-    const open = async (logger: Logger = silent) => {
-      const store = await createSqliteStore(database, { logger });
+    const open = async (logger: Logger = silent, options: BatchOptions = {}) => {
+      const store = await createSqliteStore(database, { ...options, logger });
       onCleanup(() => store.close());
       return store;
     };
@@ -182,7 +183,7 @@ const postgres: StoreBackend<UrlTestDatabase> = {
   async create() {
     const storeUrl = await isolatedPostgresUrl(databaseUrl ?? '');
     const query = (sql: string) => queryPostgres(storeUrl, sql);
-    return { storeUrl, open: (logger) => openOn(storeUrl, logger), query, ...withFaultsAndCount(query, POSTGRES_FAULT) };
+    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, ...withFaultsAndCount(query, POSTGRES_FAULT) };
   },
 };
 

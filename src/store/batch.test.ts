@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { newNotification as notification } from '../../test/helpers/notifications.ts';
+import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
+import { createInsertBatcher, type BatchReport, type WriteBatch } from './batch.ts';
+
+/** A write that stores in memory, remembering each batch it was given. */
+function memoryWrite() {
+  const rows = new Map<string, CollectionNotificationRecord>();
+  const calls: NewCollectionNotification[][] = [];
+  const write: WriteBatch = async (notifications) => {
+    calls.push(notifications);
+    return notifications.map((one) => {
+      if (rows.has(one.settlementId)) return null;
+      const record = { ...one, seq: rows.size + 1 };
+      rows.set(one.settlementId, record);
+      return record;
+    });
+  };
+  return { write, calls };
+}
+
+describe('createInsertBatcher', () => {
+  it('sends a settlementId once per batch, answering its other copies duplicate', async () => {
+    const { write, calls } = memoryWrite();
+    const batcher = createInsertBatcher(write);
+    const one = notification();
+    const results = await Promise.all([batcher.insert(one), batcher.insert(one), batcher.insert({ ...one, narration: 'again' })]);
+    expect(results.map((result) => result.status)).toEqual(['inserted', 'duplicate', 'duplicate']);
+    expect(calls).toEqual([[one]]);
+  });
+
+  it('closes a batch once its raw bodies reach the character limit, but always takes at least one', async () => {
+    const { write, calls } = memoryWrite();
+    const batcher = createInsertBatcher(write, { limits: { maxItems: 4, maxChars: 25 } });
+    const big = notification({ rawBody: 'x'.repeat(150) });
+    const small = () => notification({ rawBody: 'y'.repeat(10) });
+    await Promise.all([big, small(), small(), small(), small(), small()].map((one) => batcher.insert(one)));
+    expect(calls.map((batch) => batch.length)).toEqual([1, 3, 2]);
+  });
+
+  it('answers as usual when the batch observer throws', async () => {
+    const { write } = memoryWrite();
+    const reports: BatchReport[] = [];
+    const batcher = createInsertBatcher(write, {
+      onBatch: (report) => {
+        reports.push(report);
+        throw new Error('observer failed');
+      },
+    });
+    expect(await batcher.insert(notification())).toMatchObject({ status: 'inserted' });
+    expect(reports).toEqual([{ size: 1, inserted: 1, outcome: 'committed' }]);
+  });
+
+  it('drains: resolves once the batch in flight and the ones queued behind it are answered', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { write, calls } = memoryWrite();
+    const batcher = createInsertBatcher(async (batch) => {
+      await gate;
+      return write(batch);
+    });
+    const answered: string[] = [];
+    const first = batcher.insert(notification()).then((result) => answered.push(result.status));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = batcher.insert(notification()).then((result) => answered.push(result.status));
+    const drained = batcher.drain().then(() => answered.push('drained'));
+    release();
+    await Promise.all([first, second, drained]);
+    expect(answered).toEqual(['inserted', 'inserted', 'drained']);
+    expect(calls.map((batch) => batch.length)).toEqual([1, 1]);
+  });
+});

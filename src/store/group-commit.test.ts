@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { newNotification as notification } from '../../test/helpers/notifications.ts';
+import type { BatchReport } from './batch.ts';
+import { storeBackends } from '../../test/helpers/stores.ts';
+import type { InsertResult } from './types.ts';
+
+/** Lets the store's batch, flushed on setImmediate, start (and on the main thread, finish). */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+const seqOf = (result: InsertResult) => (result.status === 'inserted' ? result.notification.seq : Number.NaN);
+
+describe.each(storeBackends)('group commit on $name', (backend) => {
+  const test = it.runIf(backend.enabled);
+
+  /** A fresh database and a store on it that reports every batch it writes. */
+  async function setup() {
+    const database = await backend.create();
+    const batches: BatchReport[] = [];
+    const store = await database.open(undefined, { onBatch: (report) => batches.push(report) });
+    return { database, store, batches };
+  }
+
+  test('answers each insert of one batch for itself: new, already stored, and one settlementId twice', async () => {
+    const { store, batches } = await setup();
+    const stored = notification();
+    await store.insert(stored);
+    batches.length = 0;
+
+    const fresh = notification();
+    const twice = notification();
+    const results = await Promise.all([
+      store.insert(fresh),
+      store.insert({ ...stored, transactionAmount: '9999.99' }),
+      store.insert(twice),
+      store.insert({ ...twice, sessionId: 'the-second-copy' }),
+    ]);
+
+    expect(results.map((result) => result.status)).toEqual(['inserted', 'duplicate', 'inserted', 'duplicate']);
+    expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, seq: expect.any(Number) } });
+    expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, seq: expect.any(Number) } });
+    // One batch, one commit, and seq in the order the inserts came.
+    expect(batches).toEqual([{ size: 4, inserted: 2, outcome: 'committed' }]);
+    expect(seqOf(results[2]!)).toBeGreaterThan(seqOf(results[0]!));
+    const all = await store.listAfter({ afterSeq: 0, limit: 10 });
+    expect(all.map((record) => [record.settlementId, record.sessionId, record.transactionAmount])).toEqual([
+      [stored.settlementId, stored.sessionId, '1500.00'],
+      [fresh.settlementId, fresh.sessionId, '1500.00'],
+      [twice.settlementId, twice.sessionId, '1500.00'],
+    ]);
+  });
+
+  test('rolls back a batch of duplicates only, instead of committing it', async () => {
+    const { store, batches } = await setup();
+    const stored = notification();
+    await store.insert(stored);
+    batches.length = 0;
+    const results = await Promise.all([store.insert(stored), store.insert(stored), store.insert({ ...stored, narration: 'retry' })]);
+    expect(results).toEqual([{ status: 'duplicate' }, { status: 'duplicate' }, { status: 'duplicate' }]);
+    expect(batches).toEqual([{ size: 3, inserted: 0, outcome: 'rolled-back' }]);
+  });
+
+  test('rejects every insert of a batch whose commit fails, stores nothing, and the retries are inserted', async () => {
+    const { database, store, batches } = await setup();
+    const stored = notification();
+    await store.insert(stored);
+    batches.length = 0;
+    await database.breakInserts();
+
+    const attempt = [notification(), notification(), notification()];
+    const failed = await Promise.allSettled([...attempt, stored].map((one) => store.insert(one)));
+    expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+    expect(failed.every((result) => result.status === 'rejected' && /disk full/.test(String(result.reason)))).toBe(true);
+    expect(batches).toEqual([{ size: 4, inserted: 0, outcome: 'failed' }]);
+    expect(await store.getMany(attempt.map((one) => one.settlementId))).toEqual([null, null, null]);
+
+    await database.repairInserts();
+    const retried = await Promise.all([...attempt, stored].map((one) => store.insert(one)));
+    expect(retried.map((result) => result.status)).toEqual(['inserted', 'inserted', 'inserted', 'duplicate']);
+    expect(batches.at(-1)).toEqual({ size: 4, inserted: 3, outcome: 'committed' });
+  });
+
+  test('gathers the inserts that arrive while a batch is being written into the next batch', async () => {
+    const { store, batches } = await setup();
+    const first = Array.from({ length: 3 }, () => store.insert(notification()));
+    await nextTurn();
+    const second = Array.from({ length: 5 }, () => store.insert(notification()));
+    const results = await Promise.all([...first, ...second]);
+    expect(results.every((result) => result.status === 'inserted')).toBe(true);
+    expect(batches).toEqual([
+      { size: 3, inserted: 3, outcome: 'committed' },
+      { size: 5, inserted: 5, outcome: 'committed' },
+    ]);
+    const seqs = results.map(seqOf);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+  });
+
+  test('splits a long queue into batches of at most 500, seq following the order of the inserts', async () => {
+    const { store, batches } = await setup();
+    const results = await Promise.all(Array.from({ length: 620 }, () => store.insert(notification())));
+    expect(batches.map((batch) => batch.size)).toEqual([500, 120]);
+    const seqs = results.map(seqOf);
+    expect(new Set(seqs).size).toBe(620);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+  });
+
+  test('answers every insert queued before close, and stores each of them', async () => {
+    const { database, store } = await setup();
+    const queued = Array.from({ length: 5 }, () => store.insert(notification()));
+    const closed = store.close();
+    await expect(store.insert(notification())).rejects.toThrow(/closed/);
+    const results = await Promise.all(queued);
+    await closed;
+    expect(results.every((result) => result.status === 'inserted')).toBe(true);
+    if (!backend.shared) return; // an in-memory database is gone with its store
+    const [{ n }] = (await database.query('SELECT count(*) AS n FROM collection_notifications')) as [{ n: unknown }];
+    expect(Number(n)).toBe(5);
+  });
+});

@@ -1,0 +1,58 @@
+// What every SQLite connection of the store does, on the main thread and in the writer thread:
+// its PRAGMAs, transactions, and the batch insert.
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { INSERT_COLUMNS, SELECT_LIST, type NotificationRow } from './notification-row.ts';
+
+// How long a write waits for another process holding the file's write lock, failing after that
+// rather than answering 03 at once. Writes here last milliseconds.
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** Sets the connection's PRAGMAs; returns the journal mode it got (`wal`, or `memory` in memory). */
+export function configureConnection(database: DatabaseSync): string {
+  // busy_timeout first: switching to WAL itself needs the lock another process may hold.
+  database.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  const mode = String(database.prepare('PRAGMA journal_mode = WAL').get()?.journal_mode);
+  // FULL: a commit returns only once the WAL is fsynced, so a 00 survives a power cut (the contract).
+  database.exec('PRAGMA synchronous = FULL');
+  database.exec('PRAGMA foreign_keys = ON');
+  return mode;
+}
+
+/** Runs `work` in a write transaction: committed when `keep` says so, rolled back otherwise or when anything throws. */
+export function inTransaction<T>(database: DatabaseSync, work: () => T, keep: (result: T) => boolean = () => true): T {
+  // IMMEDIATE takes the write lock up front (waiting busy_timeout), instead of failing mid-way.
+  database.exec('BEGIN IMMEDIATE');
+  try {
+    const result = work();
+    // A failed COMMIT throws here, so the caller never reports a write that did not reach the disk.
+    database.exec(keep(result) ? 'COMMIT' : 'ROLLBACK');
+    return result;
+  } catch (error) {
+    if (database.isTransaction) database.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+/** The insert of one notification: its row when stored, nothing when the settlementId already was. */
+export function prepareInsert(database: DatabaseSync): StatementSync {
+  return database.prepare(
+    `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
+     VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
+     ON CONFLICT (settlement_id) DO NOTHING
+     RETURNING ${SELECT_LIST}`,
+  );
+}
+
+/**
+ * Inserts rows (values in INSERT_COLUMNS order, distinct settlementIds) in one transaction, in
+ * order, and answers each one's stored row or null for a duplicate. When all were duplicates the
+ * transaction only changed the AUTOINCREMENT counter: it is rolled back, costing no fsync, so the
+ * bank's retries of notifications we already own stay cheap.
+ */
+export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly (string | null)[][]): (NotificationRow | null)[] {
+  return inTransaction(
+    database,
+    () => rows.map((values) => (insert.get(...values) as NotificationRow | undefined) ?? null),
+    (stored) => stored.some((row) => row !== null),
+  );
+}

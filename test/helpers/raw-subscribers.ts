@@ -1,0 +1,83 @@
+/**
+ * Cheap subscribers for fan-out tests: a bare `ws` socket per subscriber speaking graphql-transport-ws
+ * by hand (connection_init, subscribe), recording every message it receives. Hundreds fit where as
+ * many graphql-ws clients would be heavy, and the wire is seen exactly as a client sees it.
+ */
+import WebSocket from 'ws';
+import { onCleanup } from './cleanup.ts';
+
+/** One message of the protocol as received. */
+export interface ProtocolMessage {
+  id?: string;
+  type: string;
+  payload?: any;
+}
+
+export interface RawSubscriber {
+  socket: WebSocket;
+  /** The `id` its subscribe message used. */
+  id: string;
+  /** Every message after `connection_ack`, in arrival order. */
+  messages: ProtocolMessage[];
+  /** The payloads of its `next` messages, in order. */
+  nexts(): any[];
+  /** Resolves with the close code and reason once the socket has closed. */
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+/** The operation a raw subscriber sends; `keep` may shrink what it records of each message (large payloads). */
+export interface RawOperation {
+  query: string;
+  variables?: Record<string, unknown>;
+  id?: string;
+  keep?: (message: ProtocolMessage) => ProtocolMessage;
+}
+
+/** Opens a socket, waits for `connection_ack`, sends one `subscribe`; terminated after the test. */
+export async function openRawSubscriber(
+  graphqlUrl: string,
+  operation: RawOperation,
+): Promise<RawSubscriber> {
+  const socket = new WebSocket(graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+  onCleanup(() => socket.terminate());
+  const id = operation.id ?? '1';
+  const messages: ProtocolMessage[] = [];
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() }));
+  });
+  const acknowledged = Promise.withResolvers<void>();
+  // A listener for good: an 'error' with none would throw. Errors before the ack fail the open.
+  socket.on('error', acknowledged.reject);
+  void closed.then(({ code }) => acknowledged.reject(new Error(`closed with ${code} before connection_ack`)));
+  socket.on('message', (data) => {
+    const message = JSON.parse(data.toString()) as ProtocolMessage;
+    if (message.type === 'connection_ack') acknowledged.resolve();
+    else if (message.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }));
+    else messages.push(operation.keep ? operation.keep(message) : message);
+  });
+  socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
+  await acknowledged.promise;
+  socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: operation.query, variables: operation.variables ?? {} } }));
+  return {
+    socket,
+    id,
+    messages,
+    nexts: () => messages.filter((m) => m.type === 'next').map((m) => m.payload),
+    closed,
+  };
+}
+
+/** Opens `count` subscribers, `batch` at a time so the listen backlog never overflows. */
+export async function openRawSubscribers(
+  graphqlUrl: string,
+  count: number,
+  operationFor: (index: number) => RawOperation,
+  batch = 100,
+): Promise<RawSubscriber[]> {
+  const subscribers: RawSubscriber[] = [];
+  for (let start = 0; start < count; start += batch) {
+    const indexes = Array.from({ length: Math.min(batch, count - start) }, (_, i) => start + i);
+    subscribers.push(...(await Promise.all(indexes.map((index) => openRawSubscriber(graphqlUrl, operationFor(index))))));
+  }
+  return subscribers;
+}

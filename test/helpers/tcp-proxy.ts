@@ -1,0 +1,68 @@
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { onCleanup } from './cleanup.ts';
+
+const DEFAULT_PORTS: Record<string, number> = { 'redis:': 6379, 'rediss:': 6379, 'postgres:': 5432, 'postgresql:': 5432 };
+
+/** A TCP proxy in front of a service, whose link a test can cut and restore. */
+export interface TcpProxy {
+  /** `target` with its host and port replaced by the proxy's (credentials, path and query kept). */
+  url: string;
+  /** Drops every connection through the proxy and refuses new ones until `restore()`. */
+  cut(): void;
+  restore(): void;
+}
+
+/**
+ * Starts a proxy on a free loopback port to the host and port of `target` (a `redis://…` URL, say),
+ * to play a network outage between one client and a service without touching the service. Closed
+ * after the test. Cutting keeps the port: a refused connection is accepted and dropped at once.
+ */
+export async function startTcpProxy(target: string): Promise<TcpProxy> {
+  const upstream = new URL(target);
+  const port = Number(upstream.port || DEFAULT_PORTS[upstream.protocol]);
+  const sockets = new Set<Socket>();
+  let cut = false;
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  };
+  const server = createServer((client) => {
+    if (cut) return void client.destroy();
+    const service = connect(port, upstream.hostname.replace(/^\[|\]$/g, ''));
+    for (const socket of [client, service]) {
+      track(socket);
+      // Either side failing ends both, as a broken link would.
+      socket.on('error', () => {
+        client.destroy();
+        service.destroy();
+      });
+      socket.on('close', () => (socket === client ? service : client).destroy());
+    }
+    client.pipe(service).pipe(client);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const dropAll = () => {
+    for (const socket of sockets) socket.destroy();
+  };
+  onCleanup(async () => {
+    dropAll();
+    server.close();
+    await once(server, 'close');
+  });
+
+  const url = new URL(target);
+  url.hostname = '127.0.0.1';
+  url.port = String((server.address() as AddressInfo).port);
+  return {
+    url: url.toString(),
+    cut() {
+      cut = true;
+      dropAll();
+    },
+    restore() {
+      cut = false;
+    },
+  };
+}

@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import type { Socket } from 'node:net';
+import { createLogger } from '../src/logger.ts';
+import { createPubSub } from '../src/pubsub/index.ts';
+import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/index.ts';
+import type { NotificationStore } from '../src/store/types.ts';
+import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
+import { openRawSubscriber, openRawSubscribers, type RawSubscriber } from './helpers/raw-subscribers.ts';
+import { withMethod } from './helpers/proxy.ts';
+import { openMemoryStore } from './helpers/stores.ts';
+import { waitFor } from './helpers/wait.ts';
+
+const ALL = 'subscription All { incomingTransfer { settlementId accountNumber } }';
+const BY_ACCOUNT = `subscription ByAccount($account: String) {
+  incomingTransfer(accountNumber: $account) { settlementId transactionAmount }
+}`;
+const AMOUNTS = 'subscription Amounts { incomingTransfer { settlementId settledAmount } }';
+const ACCOUNT_A = '0123456789';
+const ACCOUNT_B = '2233445566';
+
+const gauge = async (app: TestApp) => (await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
+const counter = async (app: TestApp, name: 'subscriptionExecutions' | 'deliveredEvents' | 'subscriptionsEndedEarly', labels: Record<string, string>) =>
+  (await app.app.services.metrics[name].get()).values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k as never] === l))?.value ?? 0;
+
+/** Resolves once `count` incomingTransfer subscriptions are live on the app (none can miss a delivery). */
+async function subscribersLive(app: TestApp, count: number): Promise<void> {
+  await waitFor(async () => ((await gauge(app)) === count ? true : undefined), 15_000);
+}
+
+/** A store that keeps `settledAmount` unreadable (not a decimal) for the settlementIds in `corrupt`. */
+async function storeCorrupting(corrupt: Set<string>): Promise<NotificationStore> {
+  const store = await openMemoryStore();
+  const insert: NotificationStore['insert'] = (notification) =>
+    store.insert(corrupt.has(notification.settlementId) ? { ...notification, settledAmount: '1,489.25' } : notification);
+  return withMethod(store, 'insert', insert);
+}
+
+describe('incomingTransfer fan-out over WebSocket', () => {
+  it('gives 1,000 subscribers of 4 distinct operations their own masked payloads once, from one execution per operation', async () => {
+    const corrupt = new Set<string>();
+    const app = await startApp({}, { store: await storeCorrupting(corrupt) });
+    const kinds = [
+      { query: ALL, variables: {} },
+      { query: BY_ACCOUNT, variables: { account: ACCOUNT_A } },
+      { query: BY_ACCOUNT, variables: { account: ACCOUNT_B } },
+      { query: AMOUNTS, variables: {} },
+    ];
+    const subscribers = await openRawSubscribers(app.graphqlUrl, 1000, (i) => ({ ...kinds[i % 4]!, id: `sub-${i}` }));
+    await subscribersLive(app, 1000);
+
+    const bodies = [
+      notificationBody({ accountNumber: ACCOUNT_A, transactionAmount: '1500.00' }),
+      notificationBody({ accountNumber: ACCOUNT_B, transactionAmount: '250000.50' }),
+      notificationBody({ accountNumber: ACCOUNT_A, transactionAmount: '75.25' }),
+      notificationBody({ accountNumber: ACCOUNT_B, transactionAmount: '10.00' }),
+    ];
+    corrupt.add(String(bodies[2]!.settlementId));
+    for (const body of bodies) expect((await app.deliver(body)).reply.responseCode).toBe('00');
+
+    const [n1, n2, n3, n4] = bodies.map((b) => ({ settlementId: String(b.settlementId), accountNumber: String(b.accountNumber), transactionAmount: String(b.transactionAmount) }));
+    const amount = (n: typeof n1) => ({ data: { incomingTransfer: { settlementId: n!.settlementId, settledAmount: '1489.25' } } });
+    const expected = [
+      [n1, n2, n3, n4].map((n) => ({ data: { incomingTransfer: { settlementId: n!.settlementId, accountNumber: n!.accountNumber } } })),
+      [n1, n3].map((n) => ({ data: { incomingTransfer: { settlementId: n!.settlementId, transactionAmount: n!.transactionAmount } } })),
+      [n2, n4].map((n) => ({ data: { incomingTransfer: { settlementId: n!.settlementId, transactionAmount: n!.transactionAmount } } })),
+      [
+        amount(n1),
+        amount(n2),
+        {
+          data: { incomingTransfer: { settlementId: n3!.settlementId, settledAmount: null } },
+          errors: [
+            { message: 'Internal server error.', locations: expect.any(Array), path: ['incomingTransfer', 'settledAmount'], extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+          ],
+        },
+        amount(n4),
+      ],
+    ];
+    const allArrived = (s: RawSubscriber, i: number) => s.nexts().length >= expected[i % 4]!.length;
+    await waitFor(() => (subscribers.every(allArrived) ? true : undefined), 15_000);
+
+    subscribers.forEach((subscriber, i) => {
+      expect(subscriber.messages.every((m) => m.type === 'next' && m.id === subscriber.id)).toBe(true);
+      expect(subscriber.nexts()).toEqual(expected[i % 4]);
+    });
+    // One execution per operation and notification it matched, however many subscribers share it.
+    expect(await counter(app, 'subscriptionExecutions', { execution: 'shared' })).toBe(4 + 2 + 2 + 4);
+    expect(await counter(app, 'subscriptionExecutions', { execution: 'individual' })).toBe(0);
+    // Deliveries count per subscriber reached.
+    expect(await counter(app, 'deliveredEvents', { source: 'live' })).toBe(250 * (4 + 2 + 2 + 4));
+
+    // The last member out of each execution ends it: nothing stays subscribed.
+    for (const subscriber of subscribers) subscriber.socket.close();
+    await subscribersLive(app, 0);
+  });
+
+  it('stops writing to a subscriber that completes, keeps the others, and lets a late one join', async () => {
+    const app = await startApp();
+    const [first, second] = await openRawSubscribers(app.graphqlUrl, 2, () => ({ query: ALL }));
+    await subscribersLive(app, 2);
+    const n1 = notificationBody();
+    await app.deliver(n1);
+    await waitFor(() => (first!.nexts().length === 1 && second!.nexts().length === 1 ? true : undefined));
+
+    first!.socket.send(JSON.stringify({ id: first!.id, type: 'complete' }));
+    await subscribersLive(app, 1);
+    const late = await openRawSubscriber(app.graphqlUrl, { query: ALL });
+    await subscribersLive(app, 2);
+    const n2 = notificationBody();
+    await app.deliver(n2);
+
+    const ids = (s: RawSubscriber) => s.nexts().map((p) => p.data.incomingTransfer.settlementId);
+    await waitFor(() => (second!.nexts().length === 2 && late.nexts().length === 1 ? true : undefined));
+    expect(ids(second!)).toEqual([n1.settlementId, n2.settlementId]);
+    expect(ids(late)).toEqual([n2.settlementId]);
+    // Two deliveries of n1, two of n2: none went to the subscriber that completed.
+    expect(await counter(app, 'deliveredEvents', { source: 'live' })).toBe(4);
+    expect(ids(first!)).toEqual([n1.settlementId]);
+  });
+
+  it('completes every member when the shared stream ends early, counting each as ended early', async () => {
+    const memory = await createPubSub('memory:', { logger: createLogger('silent') });
+    onCleanup(() => memory.close());
+    const listeners = new Set<() => void>();
+    const onInterruption = (listener: () => void) => (listeners.add(listener), () => listeners.delete(listener));
+    const app = await startApp({}, { pubsub: withMethod(memory, 'onInterruption', onInterruption) });
+    const subscribers = await openRawSubscribers(app.graphqlUrl, 3, () => ({ query: ALL }));
+    await subscribersLive(app, 3);
+
+    for (const listener of listeners) listener();
+    await waitFor(() => (subscribers.every((s) => s.messages.some((m) => m.type === 'complete')) ? true : undefined));
+    for (const s of subscribers) expect(s.messages).toEqual([{ id: s.id, type: 'complete' }]);
+    expect(await counter(app, 'subscriptionsEndedEarly', {})).toBe(3);
+    await subscribersLive(app, 0);
+  });
+
+  it('runs each subscriber resuming with after on its own, beside a shared live one', async () => {
+    const app = await startApp();
+    const [n0, n1] = [notificationBody(), notificationBody()];
+    for (const body of [n0, n1]) await app.deliver(body);
+    const { data } = await app.query(`{ collectionNotification(settlementId: "${n0.settlementId}") { cursor } }`);
+    const resume = { query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }', variables: { after: data!.collectionNotification.cursor } };
+    const resumed = await openRawSubscribers(app.graphqlUrl, 2, () => resume);
+    const live = await openRawSubscribers(app.graphqlUrl, 2, () => ({ query: resume.query }));
+    await subscribersLive(app, 4);
+    const n2 = notificationBody();
+    await app.deliver(n2);
+
+    const ids = (s: RawSubscriber) => s.nexts().map((p) => p.data.incomingTransfer.settlementId);
+    await waitFor(() => ([...resumed, ...live].every((s) => ids(s).includes(n2.settlementId)) ? true : undefined));
+    for (const s of resumed) expect(ids(s)).toEqual([n1.settlementId, n2.settlementId]);
+    for (const s of live) expect(ids(s)).toEqual([n2.settlementId]);
+    expect(await counter(app, 'subscriptionExecutions', { execution: 'individual' })).toBe(2 * 2);
+    expect(await counter(app, 'subscriptionExecutions', { execution: 'shared' })).toBe(1);
+  });
+
+  it('closes a socket that stopped reading with 1013 while the others receive every event', async () => {
+    const app = await startApp();
+    // Record only the settlementId of each large payload.
+    const operation = {
+      query: 'subscription Large { incomingTransfer { settlementId rawBody } }',
+      keep: (m: { type: string; id?: string; payload?: any }) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
+    };
+    const healthy = await openRawSubscribers(app.graphqlUrl, 5, (i) => ({ ...operation, id: `healthy-${i}` }));
+    const stalled = await openRawSubscriber(app.graphqlUrl, { ...operation, id: 'stalled' });
+    await subscribersLive(app, 6);
+    // Stop reading: the kernel's buffers fill, then the server's queue for this socket grows.
+    const stalledTcp = (stalled.socket as unknown as { _socket: Socket })._socket;
+    stalledTcp.pause();
+
+    // 60 notifications of about 300 KB: far more than the kernel's buffers and the socket limit.
+    const bodies = Array.from({ length: 60 }, () => notificationBody({ padding: 'x'.repeat(300_000) }));
+    for (const body of bodies) expect((await app.deliver(body)).reply.responseCode).toBe('00');
+
+    const ids = bodies.map((b) => String(b.settlementId));
+    await waitFor(() => (healthy.every((s) => s.nexts().length === ids.length) ? true : undefined), 15_000);
+    for (const subscriber of healthy) expect(subscriber.nexts()).toEqual(ids);
+
+    // Reading again, the stalled client finds what was queued before the close, then the close.
+    stalledTcp.resume();
+    const { code, reason } = await stalled.closed;
+    expect({ code, reason }).toEqual(SLOW_SOCKET_CLOSE);
+    expect(await counter(app, 'subscriptionsEndedEarly', {})).toBe(1);
+    const received = stalled.nexts();
+    expect(received.length).toBeLessThan(ids.length);
+    expect(received).toEqual(ids.slice(0, received.length));
+    // The others stay subscribed.
+    await subscribersLive(app, 5);
+  });
+});
