@@ -4,6 +4,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
+import { recordWebhookReply, tracePublish, traceStoreWrite, traceWebhookDelivery } from '../telemetry/webhook.ts';
 import { parseNotification, readSessionId } from './notification.ts';
 import { verifySignature } from './signature.ts';
 
@@ -54,7 +55,9 @@ export async function registerCollectionWebhook(app: FastifyInstance, deps: Webh
       return reply.code(status === 413 ? 413 : 200).send(replyBody(sessionId, code));
     });
     for (const path of WEBHOOK_PATHS) {
-      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) => handle(deps, request, reply));
+      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) =>
+        traceWebhookDelivery(request, path, () => handle(deps, request, reply)),
+      );
     }
   });
 }
@@ -64,6 +67,7 @@ async function handle(deps: WebhookDeps, request: FastifyRequest, reply: Fastify
   const sessionId = readSessionId(rawBody);
   const respond = (code: ResponseCode, reason: string, extra: Record<string, unknown> = {}) => {
     deps.metrics.webhookReplies.inc({ response_code: code, reason });
+    recordWebhookReply(code, reason, typeof extra.settlementId === 'string' ? extra.settlementId : undefined);
     const level = code === '03' ? 'error' : code === '02' ? 'warn' : 'info';
     request.log[level]({ responseCode: code, reason, sessionId, ...extra }, `collection notification: ${MESSAGES[code]}`);
     return reply.code(200).send(replyBody(sessionId, code));
@@ -82,7 +86,7 @@ async function handle(deps: WebhookDeps, request: FastifyRequest, reply: Fastify
   const started = performance.now();
   let result;
   try {
-    result = await deps.store.insert(parsed.notification);
+    result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(parsed.notification));
   } catch (error) {
     deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
     return respond('03', 'store_failure', { settlementId, err: error });
@@ -93,7 +97,7 @@ async function handle(deps: WebhookDeps, request: FastifyRequest, reply: Fastify
   // Stored: the transfer is ours whatever happens next. A publish failure loses only the live push;
   // subscribers resuming with `after` still get it from the store.
   try {
-    await deps.pubsub.publish('incomingTransfer', result.notification);
+    await tracePublish(deps.pubsub.kind, 'incomingTransfer', () => deps.pubsub.publish('incomingTransfer', result.notification));
   } catch (error) {
     deps.logger.error({ err: error, settlementId }, 'stored notification could not be published live');
   }

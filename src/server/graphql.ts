@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
 import type { Logger } from '../logger.ts';
+import { graphqlOperationSpanPlugin, traceGraphQLHandler } from '../telemetry/graphql.ts';
 import { formatError } from './format-error.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
@@ -38,6 +39,7 @@ export async function registerGraphQL(
         : ApolloServerPluginLandingPageLocalDefault({ footer: false }),
       ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
       operationMetricsPlugin(services),
+      graphqlOperationSpanPlugin(),
     ],
   });
   await apollo.start();
@@ -51,7 +53,7 @@ export async function registerGraphQL(
         return reply.code(401).send(routerSecretRequiredBody);
       }
     },
-    handler: fastifyApolloHandler(apollo, { context: async () => createContext(services) }),
+    handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: async () => createContext(services) })),
   });
   return apollo;
 }

@@ -3,6 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createContext, type Services } from '../context.ts';
+import { traceSubscriptionEvent, tracedExecute, tracedSubscribe, withUpgradeTrace } from '../telemetry/websocket.ts';
 import { formatGraphQLError, formatWebSocketError } from './format-error.ts';
 import { GRAPHQL_PATH } from './graphql.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
@@ -23,7 +24,10 @@ export function attachSubscriptionServer(server: Server, schema: GraphQLSchema, 
   const disposable = useServer(
     {
       schema,
-      context: () => createContext(services),
+      // Each operation's spans are children of the upgrade request's traceparent (the router's).
+      context: (ctx, _id, _payload, args) => withUpgradeTrace(createContext(services), ctx.extra.request.headers, args),
+      execute: tracedExecute,
+      subscribe: tracedSubscribe,
       onConnect: ({ extra, connectionParams }) => {
         const provided =
           extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
@@ -31,8 +35,10 @@ export function attachSubscriptionServer(server: Server, schema: GraphQLSchema, 
         return routerSecretAccepted(config.routerSecret, provided);
       },
       // Execution errors over WebSocket get the same masking as over HTTP.
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors ? { ...result, errors: result.errors.map((error) => formatGraphQLError(error, logger)) } : result,
+      onNext: (_ctx, _id, _payload, args, result) =>
+        traceSubscriptionEvent(args, result.errors !== undefined, () =>
+          result.errors ? { ...result, errors: result.errors.map((error) => formatGraphQLError(error, logger)) } : result,
+        ),
       // Validation errors, and errors thrown by a stream mid-way, which graphql-ws would send raw.
       onError: (_ctx, id, _payload, errors) => {
         const formatted = errors.map((error) => formatWebSocketError(error, logger));
