@@ -10,6 +10,7 @@ import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
 import type { Logger } from '../logger.ts';
 import { graphqlOperationSpanPlugin, traceGraphQLHandler } from '../telemetry/graphql.ts';
+import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
@@ -40,6 +41,7 @@ export async function registerGraphQL(
       ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
       operationMetricsPlugin(services),
       graphqlOperationSpanPlugin(),
+      ...cacheHintPlugins<Context>(Math.floor(config.upstream.bankListTtlMs / 1000)),
     ],
   });
   await apollo.start();
