@@ -1,4 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createClient } from 'graphql-ws';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -99,6 +101,28 @@ describe('OpenTelemetry tracing', () => {
     const delivered = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription Transfers event');
     expect(ancestry(collector.spans, delivered)).toEqual([subscribed.spanId, router.spanId]);
     expect(delivered.attributes).toMatchObject({ 'graphql.operation.type': 'subscription', 'graphql.operation.name': 'Transfers' });
+  });
+
+  it("makes each event of a callback-protocol subscription a span under the router's subscribe request", async () => {
+    const collector = await startOtlpCollector();
+    const subgraph = await startTraced(collector);
+    // The router's callback endpoint: 200 to check, 204 to the rest.
+    const callbacks = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => res.writeHead((JSON.parse(body) as { action: string }).action === 'check' ? 200 : 204).end());
+    });
+    await new Promise<void>((resolve) => callbacks.listen(0, '127.0.0.1', resolve));
+    onCleanup(() => new Promise<void>((resolve) => (callbacks.closeAllConnections(), callbacks.close(() => resolve()))));
+    const router = routerSpan();
+    const subscription = { callbackUrl: `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback/1`, subscriptionId: randomUUID(), verifier: 'v', heartbeatIntervalMs: 0 };
+    const query = 'subscription Transfers { incomingTransfer { settlementId } }';
+    await post(`${subgraph.baseUrl}/graphql`, { query, extensions: { subscription } }, { traceparent: router.traceparent, accept: 'application/json;callbackSpec=1.0' });
+    const subscribed = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription Transfers');
+
+    await post(`${subgraph.baseUrl}/webhooks/collection`, notificationBody(), signedHeaders());
+    const event = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription event');
+    expect(ancestry(collector.spans, event)).toEqual([subscribed.spanId, router.spanId]);
   });
 
   it('exports no credential, token, password, BVN or account number in any byte', async () => {

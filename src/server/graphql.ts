@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
 import type { Logger } from '../logger.ts';
-import { graphqlOperationSpanPlugin, traceGraphQLHandler } from '../telemetry/graphql.ts';
+import { graphqlOperationSpanPlugin, traceCallbackMessage, traceGraphQLHandler } from '../telemetry/graphql.ts';
 import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
@@ -89,7 +89,8 @@ type CallbackFetcher = NonNullable<NonNullable<Parameters<typeof ApolloServerPlu
 function formattingCallbackFetcher(logger: Logger): CallbackFetcher {
   return async (url, init) => {
     if (typeof init?.body !== 'string') return fetch(url, init);
-    return fetch(url, { ...init, body: formatCallbackErrors(init.body, logger) });
+    const body = formatCallbackErrors(init.body, logger);
+    return traceCallbackMessage(body, () => fetch(url, { ...init, body }));
   };
 }
 

@@ -64,3 +64,17 @@ function rootFields(operation: OperationDefinitionNode): string {
   const names = operation.selectionSet.selections.flatMap((selection) => (selection.kind === Kind.FIELD ? [selection.name.value] : []));
   return [...new Set(names)].join(',');
 }
+
+/**
+ * A span for one message of Apollo Router's HTTP callback protocol that carries a subscription
+ * event (`next`), a child of the subscription request's span; `check`, heartbeats and `complete`
+ * are not events and are sent untraced.
+ */
+export function traceCallbackMessage<T>(body: string, send: () => Promise<T>): Promise<T> {
+  if (!/"action"\s*:\s*"next"/.test(body)) return send();
+  const span = tracer.startSpan('subscription event', {
+    kind: SpanKind.PRODUCER,
+    attributes: { 'graphql.operation.type': 'subscription', 'network.protocol.name': 'http' },
+  });
+  return inSpan(span, context.active(), send);
+}
