@@ -6,7 +6,7 @@ import { contextFromHeaders, inSpan, tracer, type Headers } from './tracer.ts';
  * it sends one, active while `handle` runs (so the store write and the publish are its children,
  * and its log lines carry its trace id). `recordWebhookReply` adds the reply code.
  */
-export function traceWebhookDelivery<T>(request: { method: string; url: string; headers: Headers }, route: string, handle: () => Promise<T>): Promise<T> {
+export function traceWebhookDelivery<T>(request: { method: string; headers: Headers }, route: string, handle: () => Promise<T>): Promise<T> {
   const parent = contextFromHeaders(request.headers);
   const span = tracer.startSpan(
     `${request.method} ${route}`,
