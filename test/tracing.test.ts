@@ -56,6 +56,20 @@ describe('OpenTelemetry tracing', () => {
     expect((await inTrace('GET account.lookupBvn')).parentSpanId).toBe(operation.spanId);
   });
 
+  it("records a refused bank call's contract code on its span and on the operation's", async () => {
+    const collector = await startOtlpCollector();
+    const subgraph = await startTraced(collector);
+    const router = routerSpan();
+    const { body } = await post(`${subgraph.baseUrl}/graphql`, { query: '{ account(accountNumber: "5555555555", bankCode: "000023") { accountName } }' }, { traceparent: router.traceparent });
+    const code = body.errors[0].extensions.code as string;
+    const bankCall = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'GET account.lookupAccount');
+    const operation = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'query');
+    for (const span of [bankCall, operation]) {
+      expect(span.attributes['error.type']).toBe(code);
+      expect(span.status).toMatchObject({ code: 2, message: code });
+    }
+  });
+
   it('traces a webhook delivery with its reply code, the store write and the publish; its log line carries the trace id', async () => {
     const collector = await startOtlpCollector();
     const subgraph = await startTraced(collector, { OTEL_SERVICE_NAME: 'bank-subgraph-test' });
