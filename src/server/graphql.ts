@@ -9,6 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
 import type { Logger } from '../logger.ts';
+import { graphqlOperationSpanPlugin, traceCallbackMessage, traceGraphQLHandler } from '../telemetry/graphql.ts';
+import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
@@ -38,6 +40,8 @@ export async function registerGraphQL(
         : ApolloServerPluginLandingPageLocalDefault({ footer: false }),
       ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
       operationMetricsPlugin(services),
+      graphqlOperationSpanPlugin(),
+      ...cacheHintPlugins<Context>(Math.floor(config.upstream.bankListTtlMs / 1000)),
     ],
   });
   await apollo.start();
@@ -51,7 +55,7 @@ export async function registerGraphQL(
         return reply.code(401).send(routerSecretRequiredBody);
       }
     },
-    handler: fastifyApolloHandler(apollo, { context: async () => createContext(services) }),
+    handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: async () => createContext(services) })),
   });
   return apollo;
 }
@@ -85,7 +89,8 @@ type CallbackFetcher = NonNullable<NonNullable<Parameters<typeof ApolloServerPlu
 function formattingCallbackFetcher(logger: Logger): CallbackFetcher {
   return async (url, init) => {
     if (typeof init?.body !== 'string') return fetch(url, init);
-    return fetch(url, { ...init, body: formatCallbackErrors(init.body, logger) });
+    const body = formatCallbackErrors(init.body, logger);
+    return traceCallbackMessage(body, () => fetch(url, { ...init, body }));
   };
 }
 

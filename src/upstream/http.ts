@@ -9,6 +9,7 @@ import { Agent, request } from 'undici';
 import { ErrorCode, UpstreamError, codeForStatus } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { traceBankRequest, type BankSpan } from '../telemetry/bank.ts';
 import { AnswerRefused, type AnswerFailure } from './read.ts';
 
 export type BankArea = 'account' | 'transaction' | 'billing' | 'wallet' | 'posting';
@@ -103,7 +104,7 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
   });
   const breakerOptions = { ...defaultBreakerOptions, ...options.breaker };
   const breakers = new Map<BankArea, AreaBreaker>();
-  const attempt = (call: BankCall<unknown>) => sendOnce(agent, timeoutMs, call);
+  const attempt = (call: BankCall<unknown>) => traceBankRequest(call, 1, (span) => sendOnce(agent, timeoutMs, call, span));
   const breakerFor = (area: BankArea): AreaBreaker => {
     let breaker = breakers.get(area);
     if (breaker === undefined) {
@@ -177,7 +178,7 @@ function isUnavailability(error: unknown): boolean {
 }
 
 /** One request, body read whole as text, within one time budget; then its meaning. */
-async function sendOnce(agent: Agent, timeoutMs: number, call: BankCall<unknown>): Promise<unknown> {
+async function sendOnce(agent: Agent, timeoutMs: number, call: BankCall<unknown>, span: BankSpan): Promise<unknown> {
   let status: number;
   let headers: IncomingHttpHeaders;
   let text: string;
@@ -193,6 +194,7 @@ async function sendOnce(agent: Agent, timeoutMs: number, call: BankCall<unknown>
       bodyTimeout: timeoutMs,
     });
     status = response.statusCode;
+    span.responded(status);
     headers = response.headers;
     text = await response.body.text();
   } catch (error) {
