@@ -1,4 +1,4 @@
-// `npm run bench -- [--duration 10] [--connections 50] [--subscribers 500] [--events 200] [--only name] [--json]`
+// `npm run bench -- [--duration 10] [--connections 50] [--subscribers 500] [--events 200] [--only name] [--json] [--tracing]`
 // Starts the subgraph on its embedded default (sandbox bank, in-memory pub/sub, a SQLite file in a temp
 // dir), drives it scenario by scenario from a separate load process (autocannon for HTTP, graphql-ws
 // clients for the fan-out), and prints throughput, latency and memory. Exits 1 when a scenario saw errors.
@@ -11,7 +11,8 @@ import { cpus, loadavg } from 'node:os';
 import { startMonitors, sampleMemory, type Monitors } from './bench/monitors.ts';
 import { readOptions, UsageError, USAGE, type BenchOptions } from './bench/options.ts';
 import type { LoadJob, LoadResult, ScenarioName } from './bench/protocol.ts';
-import { clientTable, LEGEND, memoryTable, serverTable, type MemoryReport, type ScenarioReport } from './bench/report.ts';
+import { clientTable, LEGEND, memoryTable, serverTable, table, type MemoryReport, type ScenarioReport } from './bench/report.ts';
+import { startBenchTracing, tracingCostTable } from './bench/tracing.ts';
 import { activeSubscriptions, killLoadProcess, runInLoadProcess, startBenchApp, waitForSubscriptions, type BenchApp } from './bench/server.ts';
 
 /** How long the fan-out's subscribers may take to be counted live by the app. */
@@ -85,6 +86,26 @@ async function memoryAfter(): Promise<{ sample: ReturnType<typeof sampleMemory>;
   return { sample: sampleMemory(), forcedGc: gc !== undefined };
 }
 
+/** The same scenarios again with tracing on; rows labelled "<scenario> +tracing". */
+async function runTraced(options: BenchOptions, bench: BenchApp, monitors: Monitors): Promise<{ reports: ScenarioReport[]; note: string }> {
+  const tracing = await startBenchTracing();
+  const reports: ScenarioReport[] = [];
+  let sink: { requests: number; bytes: number };
+  try {
+    for (const scenario of options.scenarios) {
+      process.stderr.write(`${progressLine(scenario, options)} (tracing on)\n`);
+      const report = await runScenario(scenario, options, bench, monitors);
+      process.stderr.write(`${describeDone(report)}\n`);
+      // The label is for the tables only; the scenario run was the named one.
+      reports.push({ ...report, scenario: `${scenario} +tracing` as ScenarioName });
+    }
+  } finally {
+    sink = await tracing.stop();
+  }
+  const received = `the sink received ${sink.requests} exports, ${(sink.bytes / 1024 / 1024).toFixed(1)} MiB`;
+  return { reports, note: `+tracing: ${tracing.description}; ${received}` };
+}
+
 async function main(options: BenchOptions): Promise<number> {
   const bench = await startBenchApp(options.dir);
   const stop = () => {
@@ -103,10 +124,13 @@ async function main(options: BenchOptions): Promise<number> {
       process.stderr.write(`${describeDone(report)}\n`);
       reports.push(report);
     }
+    const tracing = options.tracing ? await runTraced(options, bench, monitors) : undefined;
+    if (tracing) reports.push(...tracing.reports);
     const after = await memoryAfter();
     const memory: MemoryReport = { before, peak: monitors.peak(), after: after.sample, forcedGc: after.forcedGc };
     monitors.stop();
     print(options, reports, memory, bench);
+    if (tracing) console.log(`\n${tracingCostTable(reports, table)}\n${tracing.note}`);
     return reports.some((report) => report.errors > 0) ? 1 : 0;
   } finally {
     process.off('SIGINT', stop);

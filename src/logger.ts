@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from './config.ts';
+import { activeTraceIds } from './telemetry/tracer.ts';
 
 export type { Logger };
 
@@ -20,11 +21,13 @@ const REDACT_PATHS = [
   '*.secret',
 ];
 
-/** The process logger: JSON lines on stdout, secrets censored. */
+/** The process logger: JSON lines on stdout, secrets censored, the active trace's ids on each line. */
 export function createLogger(level: LogLevel): Logger {
   return pino({
     level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: { service: 'bank-subgraph' },
+    // trace_id/span_id of the active span; nothing while tracing is off (no span is ever active then).
+    mixin: activeTraceIds,
   });
 }

@@ -3,11 +3,16 @@ import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { closeOnSignal, exitOnConfigError, exitOnStartFailure } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
+import { startTracing } from './telemetry/sdk.ts';
 
 // The only reader of process.env: `.env` first (variables already set win), then validation.
 if (existsSync('.env')) process.loadEnvFile('.env');
 const config = exitOnConfigError(() => loadConfig(process.env));
 const logger = createLogger(config.logLevel);
+// Before the app, so its first request is traced; the SDK reads the OTEL_* variables itself.
+const tracing = await startTracing(process.env);
 const app = await exitOnStartFailure(logger, () => createApp(config, { logger }));
 await exitOnStartFailure(logger, () => app.listen());
-closeOnSignal(app, logger);
+logger.info({ tracing: tracing?.description ?? 'off' }, `tracing: ${tracing?.description ?? 'off (no OTEL_EXPORTER_OTLP_ENDPOINT set)'}`);
+// Spans of the drained requests are flushed last, after the app has finished them.
+closeOnSignal({ close: () => app.close().finally(() => tracing?.shutdown()) }, logger);

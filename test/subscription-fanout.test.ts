@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Socket } from 'node:net';
-import { createLogger } from '../src/logger.ts';
-import { createPubSub } from '../src/pubsub/index.ts';
 import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
-import { onCleanup } from './helpers/cleanup.ts';
 import { openRawSubscriber, openRawSubscribers, type RawSubscriber } from './helpers/raw-subscribers.ts';
 import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore } from './helpers/stores.ts';
@@ -116,22 +113,6 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     // Two deliveries of n1, two of n2: none went to the subscriber that completed.
     expect(await counter(app, 'deliveredEvents', { source: 'live' })).toBe(4);
     expect(ids(first!)).toEqual([n1.settlementId]);
-  });
-
-  it('completes every member when the shared stream ends early, counting each as ended early', async () => {
-    const memory = await createPubSub('memory:', { logger: createLogger('silent') });
-    onCleanup(() => memory.close());
-    const listeners = new Set<() => void>();
-    const onInterruption = (listener: () => void) => (listeners.add(listener), () => listeners.delete(listener));
-    const app = await startApp({}, { pubsub: withMethod(memory, 'onInterruption', onInterruption) });
-    const subscribers = await openRawSubscribers(app.graphqlUrl, 3, () => ({ query: ALL }));
-    await subscribersLive(app, 3);
-
-    for (const listener of listeners) listener();
-    await waitFor(() => (subscribers.every((s) => s.messages.some((m) => m.type === 'complete')) ? true : undefined));
-    for (const s of subscribers) expect(s.messages).toEqual([{ id: s.id, type: 'complete' }]);
-    expect(await counter(app, 'subscriptionsEndedEarly', {})).toBe(3);
-    await subscribersLive(app, 0);
   });
 
   it('runs each subscriber resuming with after on its own, beside a shared live one', async () => {

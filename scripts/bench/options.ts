@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util';
 import { SCENARIOS, type ScenarioName } from './protocol.ts';
+import { TRACING_SCENARIOS } from './tracing.ts';
 
 export const USAGE = `usage: npm run bench -- [--duration 10] [--warmup 1] [--connections 50] [--subscribers 500]
-       [--events 200] [--only <scenario>] [--json] [--dir <parent of the temp dir>]
+       [--events 200] [--only <scenario>] [--json] [--dir <parent of the temp dir>] [--tracing]
 Scenarios: ${SCENARIOS.join(', ')}.
+--tracing runs query-banks and webhook-00 with tracing off, then on (OpenTelemetry, every span sampled).
 Run with node --expose-gc (NODE_OPTIONS=--expose-gc npm run bench) to measure memory after a forced GC.`;
 
 export interface BenchOptions {
@@ -16,6 +18,8 @@ export interface BenchOptions {
   events: number;
   scenarios: readonly ScenarioName[];
   json: boolean;
+  /** Run the tracing scenarios twice: tracing off, then on. */
+  tracing: boolean;
   /** Where the temp dir for the SQLite file is made; the OS's temp dir by default. */
   dir: string | undefined;
   help: boolean;
@@ -38,6 +42,7 @@ export function readOptions(args: string[]): BenchOptions {
         events: { type: 'string', default: '200' },
         only: { type: 'string' },
         json: { type: 'boolean', default: false },
+        tracing: { type: 'boolean', default: false },
         dir: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
@@ -46,8 +51,12 @@ export function readOptions(args: string[]): BenchOptions {
     throw new UsageError((error as Error).message);
   }
   const only = values.only;
+  const all: readonly ScenarioName[] = values.tracing ? TRACING_SCENARIOS : SCENARIOS;
   if (only !== undefined && !(SCENARIOS as readonly string[]).includes(only)) {
     throw new UsageError(`--only must name a scenario (${SCENARIOS.join(', ')}), got "${only}"`);
+  }
+  if (values.tracing && only !== undefined && !(TRACING_SCENARIOS as readonly string[]).includes(only)) {
+    throw new UsageError(`with --tracing, --only must name ${TRACING_SCENARIOS.join(' or ')}, got "${only}"`);
   }
   return {
     durationS: seconds('--duration', values.duration, 0.1),
@@ -55,8 +64,9 @@ export function readOptions(args: string[]): BenchOptions {
     connections: count('--connections', values.connections),
     subscribers: count('--subscribers', values.subscribers),
     events: count('--events', values.events),
-    scenarios: only === undefined ? SCENARIOS : [only as ScenarioName],
+    scenarios: only === undefined ? all : all.filter((scenario) => scenario === only),
     json: values.json,
+    tracing: values.tracing,
     dir: values.dir,
     help: values.help,
   };

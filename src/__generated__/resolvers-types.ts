@@ -92,6 +92,16 @@ export type BvnDetails = {
   raw: Scalars['JSON']['output'];
 };
 
+/**
+ * Who may cache a response: any cache (a CDN, the router's entity cache), or only the caller's own.
+ * Apollo Server's cache-control plugin reads it.
+ */
+export type CacheControlScope =
+  /** Only the caller's own cache may keep it. */
+  | 'PRIVATE'
+  /** Any cache may keep it: the same for every caller. */
+  | 'PUBLIC';
+
 /** An incoming transfer, as the bank's collection service notified it and we stored it. */
 export type CollectionNotification = {
   __typename?: 'CollectionNotification';
@@ -561,10 +571,10 @@ export type ResolversTypes = ResolversObject<{
   Account: ResolverTypeWrapper<AccountRecord>;
   Bank: ResolverTypeWrapper<BankRecord>;
   Bill: ResolverTypeWrapper<BillRecord>;
-  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   BillCategory: ResolverTypeWrapper<BillCategoryRecord>;
   BvnDetails: ResolverTypeWrapper<BvnRecord>;
+  CacheControlScope: CacheControlScope;
   CollectionNotification: ResolverTypeWrapper<CollectionNotificationRecord>;
   CollectionNotificationConnection: ResolverTypeWrapper<CollectionNotificationPage>;
   CollectionNotificationEdge: ResolverTypeWrapper<CollectionNotificationRecord>;
@@ -572,7 +582,6 @@ export type ResolversTypes = ResolversObject<{
   Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
   Merchant: ResolverTypeWrapper<MerchantRecord>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   MerchantSession: ResolverTypeWrapper<MerchantSessionRecord>;
   MerchantTokens: ResolverTypeWrapper<MerchantTokensRecord>;
   MerchantUser: ResolverTypeWrapper<MerchantUserRecord>;
@@ -583,6 +592,8 @@ export type ResolversTypes = ResolversObject<{
   Subscription: ResolverTypeWrapper<Record<PropertyKey, never>>;
   TransactionAuthorization: ResolverTypeWrapper<AuthorizationCodeRecord>;
   TransactionToken: ResolverTypeWrapper<TransactionTokenRecord>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
 }>;
 
@@ -591,7 +602,6 @@ export type ResolversParentTypes = ResolversObject<{
   Account: AccountRecord;
   Bank: BankRecord;
   Bill: BillRecord;
-  Int: Scalars['Int']['output'];
   ID: Scalars['ID']['output'];
   BillCategory: BillCategoryRecord;
   BvnDetails: BvnRecord;
@@ -602,7 +612,6 @@ export type ResolversParentTypes = ResolversObject<{
   Decimal: Scalars['Decimal']['output'];
   JSON: Scalars['JSON']['output'];
   Merchant: MerchantRecord;
-  Boolean: Scalars['Boolean']['output'];
   MerchantSession: MerchantSessionRecord;
   MerchantTokens: MerchantTokensRecord;
   MerchantUser: MerchantUserRecord;
@@ -613,8 +622,18 @@ export type ResolversParentTypes = ResolversObject<{
   Subscription: Record<PropertyKey, never>;
   TransactionAuthorization: AuthorizationCodeRecord;
   TransactionToken: TransactionTokenRecord;
+  Boolean: Scalars['Boolean']['output'];
+  Int: Scalars['Int']['output'];
   String: Scalars['String']['output'];
 }>;
+
+export type CacheControlDirectiveArgs = {
+  inheritMaxAge?: Maybe<Scalars['Boolean']['input']>;
+  maxAge?: Maybe<Scalars['Int']['input']>;
+  scope?: Maybe<CacheControlScope>;
+};
+
+export type CacheControlDirectiveResolver<Result, Parent, ContextType = Context, Args = CacheControlDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export type ContactDirectiveArgs = {
   description?: Maybe<Scalars['String']['input']>;
@@ -825,5 +844,6 @@ export type Resolvers<ContextType = Context> = ResolversObject<{
 }>;
 
 export type DirectiveResolvers<ContextType = Context> = ResolversObject<{
+  cacheControl?: CacheControlDirectiveResolver<any, any, ContextType>;
   contact?: ContactDirectiveResolver<any, any, ContextType>;
 }>;

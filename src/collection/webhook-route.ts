@@ -5,6 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
+import { recordWebhookReply, tracePublish, traceStoreWrite, traceWebhookDelivery } from '../telemetry/webhook.ts';
 import { parseNotification, readSessionId } from './notification.ts';
 import { expectedSignature, verifySignature, type ExpectedSignature } from './signature.ts';
 
@@ -61,7 +62,9 @@ export async function registerCollectionWebhook(app: FastifyInstance, deps: Webh
       return reply.code(status === 413 ? 413 : 200).send(replyBody(sessionId, code));
     });
     for (const path of WEBHOOK_PATHS) {
-      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) => handle(deps, { expected, allowed }, request, reply));
+      scope.post(path, { bodyLimit: WEBHOOK_BODY_LIMIT }, (request, reply) =>
+        traceWebhookDelivery(request, path, () => handle(deps, { expected, allowed }, request, reply)),
+      );
     }
   });
 }
@@ -76,6 +79,7 @@ async function handle(
   const sessionId = readSessionId(rawBody);
   const respond = (code: ResponseCode, reason: string, extra: Record<string, unknown> = {}) => {
     deps.metrics.webhookReplies.inc({ response_code: code, reason });
+    recordWebhookReply(code, reason, typeof extra.settlementId === 'string' ? extra.settlementId : undefined);
     const level = code === '03' ? 'error' : code === '02' ? 'warn' : 'info';
     request.log[level]({ responseCode: code, reason, sessionId, ...extra }, `collection notification: ${MESSAGES[code]}`);
     return reply.code(200).send(replyBody(sessionId, code));
@@ -98,7 +102,7 @@ async function handle(
   const started = performance.now();
   let result;
   try {
-    result = await deps.store.insert(parsed.notification);
+    result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(parsed.notification));
   } catch (error) {
     deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
     return respond('03', 'store_failure', { settlementId, err: error });
@@ -109,7 +113,7 @@ async function handle(
   // Stored: the transfer is ours whatever happens next. The publish wakes every replica's log
   // follower at once; when it fails, their safety-net timer reads the notification a moment later.
   try {
-    await deps.pubsub.publish('incomingTransfer', result.notification);
+    await tracePublish(deps.pubsub.kind, 'incomingTransfer', () => deps.pubsub.publish('incomingTransfer', result.notification));
   } catch (error) {
     deps.logger.error({ err: error, settlementId }, 'stored notification could not be published; replicas will read it on their next tick');
   }

@@ -10,6 +10,8 @@ import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 import type { Logger } from '../logger.ts';
+import { graphqlOperationSpanPlugin, traceCallbackMessage, traceGraphQLHandler } from '../telemetry/graphql.ts';
+import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
 import { operationCostPlugin } from './operation-limits.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
@@ -46,6 +48,8 @@ export async function registerGraphQL(
         : ApolloServerPluginLandingPageLocalDefault({ footer: false }),
       ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
       operationMetricsPlugin(services),
+      graphqlOperationSpanPlugin(),
+      ...cacheHintPlugins<Context>(Math.floor(config.upstream.bankListTtlMs / 1000)),
       operationCostPlugin(limits),
     ],
   });
@@ -60,7 +64,7 @@ export async function registerGraphQL(
         return reply.code(401).send(routerSecretRequiredBody);
       }
     },
-    handler: fastifyApolloHandler(apollo, { context: async () => createContext(services) }),
+    handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: async () => createContext(services) })),
   });
   return apollo;
 }
@@ -94,7 +98,8 @@ type CallbackFetcher = NonNullable<NonNullable<Parameters<typeof ApolloServerPlu
 function formattingCallbackFetcher(logger: Logger): CallbackFetcher {
   return async (url, init) => {
     if (typeof init?.body !== 'string') return fetch(url, init);
-    return fetch(url, { ...init, body: formatCallbackErrors(init.body, logger) });
+    const body = formatCallbackErrors(init.body, logger);
+    return traceCallbackMessage(body, () => fetch(url, { ...init, body }));
   };
 }
 

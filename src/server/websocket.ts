@@ -4,6 +4,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createContext, type Services } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
+import { traceSubscriptionEvent, traced, tracedExecute, withUpgradeTrace } from '../telemetry/websocket.ts';
 import { createSubscriptionFanout } from './fanout/index.ts';
 import { formatWebSocketError, maskExecutionResult } from './format-error.ts';
 import { GRAPHQL_PATH } from './graphql.ts';
@@ -35,8 +36,11 @@ export function attachSubscriptionServer(
       schema,
       // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
       onSubscribe: (_ctx, _id, payload) => checkWebSocketOperation(schema, limits, payload),
-      context: ({ extra }, id, request) => fanout.bind(createContext(services), { socket: extra.socket, id, request }),
-      subscribe: (args) => fanout.subscribe(args),
+      // Each operation's spans are children of the upgrade request's traceparent (the router's).
+      context: ({ extra }, id, request, args) =>
+        withUpgradeTrace(fanout.bind(createContext(services), { socket: extra.socket, id, request }), extra.request.headers, args),
+      execute: tracedExecute,
+      subscribe: traced((args) => fanout.subscribe(args)),
       onConnect: ({ extra, connectionParams }) => {
         const provided =
           extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
@@ -44,7 +48,8 @@ export function attachSubscriptionServer(
         return routerSecretAccepted(config.routerSecret, provided);
       },
       // Execution errors over WebSocket get the same masking as over HTTP (shared executions mask their own).
-      onNext: (_ctx, _id, _payload, _args, result) => maskExecutionResult(result, logger),
+      onNext: (_ctx, _id, _payload, args, result) =>
+        traceSubscriptionEvent(args, result.errors !== undefined, () => maskExecutionResult(result, logger)),
       // Validation errors, and errors thrown by a stream mid-way, which graphql-ws would send raw.
       onError: (_ctx, id, _payload, errors) => {
         const formatted = errors.map((error) => formatWebSocketError(error, logger));

@@ -8,6 +8,7 @@ import { Agent, request } from 'undici';
 import { ErrorCode, UpstreamError, codeForStatus } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import { traceBankRequest, type BankSpan } from '../telemetry/bank.ts';
 import { AnswerRefused, type AnswerFailure } from './read.ts';
 import {
   createAreaBreaker,
@@ -93,9 +94,10 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
     maxResponseSize: MAX_RESPONSE_BYTES,
   });
   const breakerOptions = { ...defaultBreakerOptions, ...options.breaker };
-  const breakers = new Map<BankArea, AreaBreaker<[BankCall<unknown>, number]>>();
-  // Each attempt gets what is left of the call's one time budget.
-  const attempt = (call: BankCall<unknown>, remainingMs: number) => sendOnce(agent, remainingMs, call);
+  const breakers = new Map<BankArea, AreaBreaker<[BankCall<unknown>, number, number]>>();
+  // Each attempt is its own request (and span), given what is left of the call's one time budget.
+  const attempt = (call: BankCall<unknown>, remainingMs: number, number: number) =>
+    traceBankRequest(call, number, (span) => sendOnce(agent, remainingMs, call, span));
   const breakerFor = (area: BankArea) => {
     let breaker = breakers.get(area);
     if (breaker === undefined) {
@@ -123,7 +125,7 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
       let attempts = 0;
       const once = (remainingMs: number) => {
         attempts += 1;
-        return breaker.fire(call, remainingMs);
+        return breaker.fire(call, remainingMs, attempts);
       };
       try {
         const result = (await retrier.run({ ...labels, idempotent: call.idempotent === true }, once, isTransient)) as T;
@@ -160,7 +162,7 @@ function isTransient(error: unknown): boolean {
 }
 
 /** One request, body read whole as text, within what is left of the call's time budget; then its meaning. */
-async function sendOnce(agent: Agent, timeoutMs: number, call: BankCall<unknown>): Promise<unknown> {
+async function sendOnce(agent: Agent, timeoutMs: number, call: BankCall<unknown>, span: BankSpan): Promise<unknown> {
   let status: number;
   let headers: IncomingHttpHeaders;
   let text: string;
@@ -176,6 +178,7 @@ async function sendOnce(agent: Agent, timeoutMs: number, call: BankCall<unknown>
       bodyTimeout: timeoutMs,
     });
     status = response.statusCode;
+    span.responded(status);
     headers = response.headers;
     text = await response.body.text();
   } catch (error) {

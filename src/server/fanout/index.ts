@@ -2,6 +2,7 @@ import { subscribe, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type WebSocket from 'ws';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../metrics.ts';
+import { traceSubscriptionEvent } from '../../telemetry/websocket.ts';
 import { maskExecutionResult } from '../format-error.ts';
 import { sharedExecutionKey, type SubscribeRequest } from './shareable.ts';
 import { SharedSubscription, type SharedSubscriptionHooks } from './shared-subscription.ts';
@@ -36,7 +37,7 @@ export function createSubscriptionFanout(options: { logger: Logger; metrics: Met
     const entry: Promise<SharedSubscription | ExecutionResult> = (async () => {
       try {
         const result = await subscribe(args);
-        if (Symbol.asyncIterator in result) return new SharedSubscription(result, perSubscriberHooks({ logger, metrics, writer }, forget));
+        if (Symbol.asyncIterator in result) return new SharedSubscription(result, perSubscriberHooks({ logger, metrics, writer }, args, forget));
         // A refusal (BAD_USER_INPUT, say): every subscriber already waiting on it gets the same answer.
         forget();
         return result;
@@ -90,13 +91,15 @@ function slowSocketClosingWriter(logger: Logger, metrics: Metrics): SocketWriter
  */
 function perSubscriberHooks(
   { logger, metrics, writer }: { logger: Logger; metrics: Metrics; writer: SocketWriter },
+  args: ExecutionArgs,
   forget: () => void,
 ): SharedSubscriptionHooks {
   return {
     writer,
+    // One event span per shared result (not per member), a child of the first member's operation span.
     serialise: (result) => {
       metrics.subscriptionExecutions.inc({ execution: 'shared' });
-      return JSON.stringify(maskExecutionResult(result, logger));
+      return traceSubscriptionEvent(args, result.errors !== undefined, () => JSON.stringify(maskExecutionResult(result, logger)));
     },
     onResult: (delivered) => {
       if (delivered > 1) metrics.deliveredEvents.inc({ source: 'live' }, delivered - 1);
