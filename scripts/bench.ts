@@ -37,6 +37,11 @@ function printHeader(disk: DiskReport): void {
   console.log('Compare within one run (the ratios): the machine is shared and noisy.\n');
 }
 
+/** The environment of our server process: the sandbox bank, the given store and pub/sub, no logs. */
+function appEnv(storeUrl: string, pubsubUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { UPSTREAM_MODE: 'sandbox', STORE_URL: storeUrl, PUBSUB_URL: pubsubUrl, LOG_LEVEL: 'silent', ...extra };
+}
+
 /** The floors the selected scenarios need. */
 function floorsNeeded(options: BenchOptions): FloorKind[] {
   const kinds = SCENARIOS.filter((scenario) => options.selected.includes(scenario)).map((scenario) => FLOOR_OF[scenario]);
@@ -63,8 +68,7 @@ async function sqliteRun(options: BenchOptions, parentDir: string): Promise<Scen
   try {
     return await onTargets(
       async () => {
-        const env = { UPSTREAM_MODE: 'sandbox', STORE_URL: `sqlite:${join(dir, 'collections.db')}`, PUBSUB_URL: 'memory:', LOG_LEVEL: 'silent' };
-        const ours = [await startTarget('app', 'ours', env)];
+        const ours = [await startTarget('app', 'ours', appEnv(`sqlite:${join(dir, 'collections.db')}`, 'memory:'))];
         const floors: SuiteTargets['floors'] = {};
         for (const kind of floorsNeeded(options)) floors[kind] = await startTarget(kind, FLOOR_LABELS[kind], { BENCH_DIR: dir });
         return { ours, floors };
@@ -80,7 +84,7 @@ async function sqliteRun(options: BenchOptions, parentDir: string): Promise<Scen
 async function replicaRun(options: BenchOptions, databaseUrl: string, redisUrl: string): Promise<ScenarioReport[]> {
   const services = await isolatedServices(databaseUrl, redisUrl);
   try {
-    const env = { UPSTREAM_MODE: 'sandbox', STORE_URL: services.storeUrl, PUBSUB_URL: services.pubsubUrl, BENCH_CHANNEL_PREFIX: services.channelPrefix, LOG_LEVEL: 'silent' };
+    const env = appEnv(services.storeUrl, services.pubsubUrl, { BENCH_CHANNEL_PREFIX: services.channelPrefix });
     return await onTargets(
       // One after the other: the first migrates the schema.
       async () => ({ ours: [await startTarget('app', 'ours #1', env), await startTarget('app', 'ours #2', env)], floors: {} }),

@@ -136,7 +136,7 @@ export function comparisonTable(rows: ComparisonRow[], floorNote = ''): string {
 }
 
 export const FLOORS_LEGEND = `\
-Floors, each its own process on a loopback port, driven by the same load process as ours:
+Floors, each its own process on a loopback port, driven as ours is (a fresh load process per run):
   bare receiver: node:http + node:sqlite (WAL, synchronous=FULL): signature and Client-Id check, JSON
     parse, INSERT … ON CONFLICT (settlement_id) DO NOTHING, one commit per event-loop turn for every
     delivery that arrived in it (group commit), then the bank's JSON reply (00, or 01 for a duplicate).
@@ -145,4 +145,8 @@ Floors, each its own process on a loopback port, driven by the same load process
     bank, a static page of 20): the ratio is what our plugins, the sandbox call or the store read cost.
   broadcaster: a ws server speaking just enough graphql-transport-ws; on a webhook-shaped POST it
     answers 00, then writes one pre-serialised next frame (the id spliced in) to every subscription.
-ours/floor: above 1 is more for ours (faster for per s, slower for ms, bigger for KB).`;
+ours/floor: above 1 is more for ours (faster for per s, slower for ms, bigger for KB).
+KB per subscriber: the server's growth in RSS and in heap, each after a forced GC, from before the
+  subscribers connected to when all were live, divided by their number (summed over replicas). At
+  1,000 subscribers RSS moves less than the allocator's own noise; the heap figure is the steadier.
+The fan-out's load process receives every frame itself: its own work per frame bounds the floor.`;
