@@ -91,7 +91,8 @@ function row(
 ): ComparisonRow {
   const ours = mine.failure ? Number.NaN : value(mine);
   const theirs = floor && !floor.failure ? value(floor) : Number.NaN;
-  const ratio = ours / theirs;
+  // A ratio of a negative growth (memory given back) says nothing.
+  const ratio = ours >= 0 && theirs > 0 ? ours / theirs : Number.NaN;
   const show = (v: number, report: ScenarioReport | undefined) =>
     report === undefined ? '-' : report.failure ? 'failed' : Number.isFinite(v) ? format(v) : '-';
   const judged = target?.on === 'ratio' ? ratio : ours;

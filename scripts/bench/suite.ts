@@ -1,5 +1,6 @@
 // One bench run: every selected scenario against the project's process(es), each followed by the
 // same scenario against its floor (when the run has one), every run driven by its own load process.
+import { loadavg } from 'node:os';
 import { runInLoadProcess } from './load-process.ts';
 import type { MemorySample, ServerSide } from './monitors.ts';
 import type { BenchOptions } from './options.ts';
@@ -59,7 +60,8 @@ export async function runSuite(options: BenchOptions, targets: SuiteTargets, tit
       for (const [side, servers] of sides) {
         // Replicas are named "ours #1", "ours #2": together, "ours ×2".
         const name = servers.length > 1 ? `${servers[0]!.name.replace(/ #\d+$/, '')} ×${servers.length}` : servers[0]!.name;
-        process.stderr.write(`${title} ${progressLine(scenario, options, subscribers)} against ${name}…\n`);
+        // The load average says when other processes competed for the cores during this one.
+        process.stderr.write(`${title} ${progressLine(scenario, options, subscribers)} against ${name} (load average ${loadavg()[0]!.toFixed(1)})…\n`);
         const report = await runScenario({ scenario, options, subscribers: subscribers ?? options.subscribers[0]!, side, name, servers });
         process.stderr.write(`  ${describeDone(report)}\n`);
         reports.push(report);
