@@ -1,154 +1,163 @@
-// `npm run bench -- [--duration 10] [--connections 50] [--subscribers 500] [--events 200] [--only name] [--json] [--tracing]`
-// Starts the subgraph on its embedded default (sandbox bank, in-memory pub/sub, a SQLite file in a temp
-// dir), drives it scenario by scenario from a separate load process (autocannon for HTTP, graphql-ws
-// clients for the fan-out), and prints throughput, latency and memory. Exits 1 when a scenario saw errors.
-//
-// Why a separate process for the load: in this process autocannon's clients would take turns on the
-// server's event loop, so every figure would be the server's cost plus the client's. A child process
-// has its own loop and heap: the memory figures are the server's alone, and the loop measurements see
-// only server work. On a 2-core machine the two still share the CPU, which the output says.
-import { cpus, loadavg } from 'node:os';
-import { startMonitors, sampleMemory, type Monitors } from './bench/monitors.ts';
+// `npm run bench -- [--duration 5] [--connections 100] [--subscribers 1000,10000] [--events 30] [--only …] [--quick] [--tracing] [--json]`
+// Measures the subgraph against floors, in the same run: a bare durable receiver for the webhook, a
+// bare Apollo subgraph for the queries and the cold start, a zero-work graphql-transport-ws
+// broadcaster for the fan-out. Ours and every floor run in their own process on a loopback port;
+// each scenario is driven by its own load process (autocannon; graphql-ws clients), so no figure
+// includes the load generator's work on the server's event loop. Prints one comparison table (ours,
+// floor, ratio, the issue's target), then the details. With DATABASE_URL and REDIS_URL set, a second
+// run on them with two replicas follows. Exits 1 when a scenario saw errors.
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { measureColdStarts, type ColdStart } from './bench/cold-start.ts';
+import { comparisonRows, comparisonTable, FLOORS_LEGEND, type ComparisonRow } from './bench/compare.ts';
+import { probeDisk, type DiskReport } from './bench/disk.ts';
+import { killLoadProcess } from './bench/load-process.ts';
 import { readOptions, UsageError, USAGE, type BenchOptions } from './bench/options.ts';
-import type { LoadJob, LoadResult, ScenarioName } from './bench/protocol.ts';
-import { clientTable, LEGEND, memoryTable, serverTable, table, type MemoryReport, type ScenarioReport } from './bench/report.ts';
-import { startBenchTracing, tracingCostTable } from './bench/tracing.ts';
-import { activeSubscriptions, killLoadProcess, runInLoadProcess, startBenchApp, waitForSubscriptions, type BenchApp } from './bench/server.ts';
+import { isolatedServices } from './bench/replicas.ts';
+import { clientTable, LEGEND, serverTable } from './bench/report.ts';
+import { FLOOR_OF, runSuite, type FloorKind, type ScenarioReport, type SuiteTargets } from './bench/suite.ts';
+import { killTargets, startTarget, type Target } from './bench/targets.ts';
+import { SCENARIOS } from './bench/protocol.ts';
+import { startTraceSink, TRACING_SCENARIOS, tracingCostTable } from './bench/tracing.ts';
 
-/** How long the fan-out's subscribers may take to be counted live by the app. */
-const SUBSCRIBE_TIMEOUT_MS = 60_000;
+const FLOOR_LABELS: Record<FloorKind, string> = { receiver: 'bare receiver', subgraph: 'bare Apollo', broadcaster: 'broadcaster' };
 
 function machine() {
   const list = cpus();
   return { cpus: list.length, model: list[0]?.model.trim() ?? 'unknown', node: process.version, platform: `${process.platform} ${process.arch}` };
 }
 
-function printHeader(options: BenchOptions, bench: BenchApp): void {
+function printHeader(disk: DiskReport): void {
   const m = machine();
-  console.log(`machine: ${m.cpus} × ${m.model}, ${m.platform}, Node ${m.node}`);
+  console.log(`machine: ${m.cpus} × ${m.model}, ${m.platform}, Node ${m.node}; ${new Date().toISOString().slice(0, 16)}Z`);
   const mode = process.env.NODE_ENV === 'production' ? 'NODE_ENV=production' : 'development (NODE_ENV is not production: graphql-js and Apollo add their checks)';
-  console.log(`subgraph: ${bench.baseUrl}, sandbox bank in the same process, in-memory pub/sub; ${mode}`);
-  const fsync = bench.fsyncMs;
-  console.log(`store: ${bench.storePath} on ${bench.filesystem} (SQLite WAL, synchronous=FULL)`);
-  console.log(`fsync of a 4 KiB write there: p50 ${fsync.p50.toFixed(2)} ms, p99 ${fsync.p99.toFixed(2)} ms, max ${fsync.max.toFixed(2)} ms (50 tries)`);
-  console.log(
-    `load: a separate process per scenario (autocannon; graphql-ws clients), sharing the ${m.cpus} cores with the server; ` +
-      (options.warmupS > 0 ? `not measured: the first ${options.warmupS} s of each HTTP run, the fan-out's first 10 events` : 'no warm-up'),
-  );
-  console.log(`load average before: ${loadavg()[0]!.toFixed(2)} (1 min; above 0, other processes want the cores too)`);
-  console.log('Figures are for comparing within one run (as ratios): the machine is shared and noisy.\n');
+  console.log(`ours: the subgraph (createApp) in its own process, sandbox bank in that process; ${mode}`);
+  console.log(`SQLite files on ${disk.filesystem} (WAL, synchronous=FULL); one fsync of a 4 KiB write there: p50 ${disk.fsyncMs.p50.toFixed(2)} ms, p99 ${disk.fsyncMs.p99.toFixed(2)} ms`);
+  console.log(`load: a separate process per run, sharing the ${m.cpus} cores with the server it drives; load average before: ${loadavg()[0]!.toFixed(2)}`);
+  console.log('Compare within one run (the ratios): the machine is shared and noisy.\n');
 }
 
-function progressLine(scenario: ScenarioName, options: BenchOptions): string {
-  return scenario === 'fanout'
-    ? `fanout: ${options.subscribers} subscribers × ${options.events} events…`
-    : `${scenario}: ${options.durationS} s at ${options.connections} connections…`;
+/** The environment of our server process: the sandbox bank, the given store and pub/sub, no logs. */
+function appEnv(storeUrl: string, pubsubUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return { UPSTREAM_MODE: 'sandbox', STORE_URL: storeUrl, PUBSUB_URL: pubsubUrl, LOG_LEVEL: 'silent', ...extra };
 }
 
-/** Runs one scenario in a load process, bracketing it with the server side's measurements. */
-async function runScenario(scenario: ScenarioName, options: BenchOptions, bench: BenchApp, monitors: Monitors): Promise<ScenarioReport> {
-  const { durationS, warmupS, connections, subscribers, events } = options;
-  const job: LoadJob = { scenario, baseUrl: bench.baseUrl, durationS, warmupS, connections, subscribers, events };
-  const baseline = await activeSubscriptions(bench.app);
-  monitors.begin();
+/** The floors the selected scenarios need. */
+function floorsNeeded(options: BenchOptions): FloorKind[] {
+  const kinds = SCENARIOS.filter((scenario) => options.selected.includes(scenario)).map((scenario) => FLOOR_OF[scenario]);
+  return [...new Set(kinds)];
+}
+
+/** Starts the targets, runs the suite on them, and stops them whatever happens. */
+async function onTargets(start: () => Promise<SuiteTargets>, run: (targets: SuiteTargets) => Promise<ScenarioReport[]>) {
+  const started: Target[] = [];
   try {
-    const result = await runInLoadProcess(job, {
-      onMeasuring: () => monitors.begin(),
-      awaitSubscribers: (count) => waitForSubscriptions(bench.app, baseline + count, SUBSCRIBE_TIMEOUT_MS),
-    });
-    return { ...result, server: monitors.end(), failure: undefined };
-  } catch (error) {
-    monitors.end();
-    return { ...failedResult(scenario), server: undefined, failure: (error as Error).message };
-  }
-}
-
-function failedResult(scenario: ScenarioName): LoadResult {
-  const latencyMs = { p50: 0, p90: 0, p99: 0, max: 0 };
-  return { scenario, load: '-', count: 0, seconds: 0, perSecond: 0, latencyMs, non2xx: 0, errors: 1, outcomes: {}, loadCpuCores: 0 };
-}
-
-function describeDone(report: ScenarioReport): string {
-  if (report.failure) return `  failed: ${report.failure}`;
-  const unit = report.scenario === 'fanout' ? 'deliveries/s' : 'req/s';
-  return `  ${report.perSecond.toFixed(0)} ${unit}, p99 ${report.latencyMs.p99.toFixed(2)} ms, ${report.errors} errors`;
-}
-
-/** Memory after the load: after a forced GC when node runs with --expose-gc, so leaks show. */
-async function memoryAfter(): Promise<{ sample: ReturnType<typeof sampleMemory>; forcedGc: boolean }> {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  // Let closing sockets and finished requests drop their last references first.
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  if (gc) {
-    gc();
-    gc();
-  }
-  return { sample: sampleMemory(), forcedGc: gc !== undefined };
-}
-
-/** The same scenarios again with tracing on; rows labelled "<scenario> +tracing". */
-async function runTraced(options: BenchOptions, bench: BenchApp, monitors: Monitors): Promise<{ reports: ScenarioReport[]; note: string }> {
-  const tracing = await startBenchTracing();
-  const reports: ScenarioReport[] = [];
-  let sink: { requests: number; bytes: number };
-  try {
-    for (const scenario of options.scenarios) {
-      process.stderr.write(`${progressLine(scenario, options)} (tracing on)\n`);
-      const report = await runScenario(scenario, options, bench, monitors);
-      process.stderr.write(`${describeDone(report)}\n`);
-      // The label is for the tables only; the scenario run was the named one.
-      reports.push({ ...report, scenario: `${scenario} +tracing` as ScenarioName });
-    }
+    const targets = await start();
+    started.push(...targets.ours, ...Object.values(targets.floors));
+    return await run(targets);
   } finally {
-    sink = await tracing.stop();
+    await Promise.all(started.map((target) => target.stop()));
+    killTargets();
   }
-  const received = `the sink received ${sink.requests} exports, ${(sink.bytes / 1024 / 1024).toFixed(1)} MiB`;
-  return { reports, note: `+tracing: ${tracing.description}; ${received}` };
+}
+
+/** The first run: ours on its embedded default (SQLite file, in-memory pub/sub) beside every floor. */
+async function sqliteRun(options: BenchOptions, parentDir: string): Promise<ScenarioReport[]> {
+  if (!SCENARIOS.some((scenario) => options.selected.includes(scenario))) return [];
+  const dir = mkdtempSync(join(parentDir, 'bank-subgraph-bench-'));
+  try {
+    return await onTargets(
+      async () => {
+        const ours = [await startTarget('app', 'ours', appEnv(`sqlite:${join(dir, 'collections.db')}`, 'memory:'))];
+        const floors: SuiteTargets['floors'] = {};
+        for (const kind of floorsNeeded(options)) floors[kind] = await startTarget(kind, FLOOR_LABELS[kind], { BENCH_DIR: dir });
+        return { ours, floors };
+      },
+      (targets) => runSuite(options, targets, '[sqlite]'),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The second run: two replicas on PostgreSQL + Redis (a schema and channel prefix of their own). */
+async function replicaRun(options: BenchOptions, databaseUrl: string, redisUrl: string): Promise<ScenarioReport[]> {
+  const services = await isolatedServices(databaseUrl, redisUrl);
+  try {
+    const env = appEnv(services.storeUrl, services.pubsubUrl, { BENCH_CHANNEL_PREFIX: services.channelPrefix });
+    return await onTargets(
+      // One after the other: the first migrates the schema.
+      async () => ({ ours: [await startTarget('app', 'ours #1', env), await startTarget('app', 'ours #2', env)], floors: {} }),
+      (targets) => runSuite(options, targets, '[postgres ×2]'),
+    );
+  } finally {
+    await services.drop();
+  }
+}
+
+/** With --tracing: query-banks and webhook-00 again, ours alone, with tracing on and exporting to a sink. */
+async function tracingRun(options: BenchOptions, parentDir: string, off: ScenarioReport[]): Promise<ScenarioReport[]> {
+  const sink = await startTraceSink();
+  const dir = mkdtempSync(join(parentDir, 'bank-subgraph-bench-'));
+  try {
+    process.stderr.write(`tracing on: ${TRACING_SCENARIOS.join(', ')} again, every span exported to a sink process…\n`);
+    const traced = { ...options, selected: TRACING_SCENARIOS.filter((scenario) => options.selected.includes(scenario)) };
+    const env = appEnv(`sqlite:${join(dir, 'collections.db')}`, 'memory:', sink.env);
+    const on = await onTargets(async () => ({ ours: [await startTarget('app', 'ours +tracing', env)], floors: {} }), (targets) =>
+      runSuite(traced, targets, '[tracing on]'),
+    );
+    const received = await sink.stop();
+    console.log(`\nTRACING ON against OFF (ours, SQLite; the sink received ${received.requests} exports, ${(received.bytes / 1024 / 1024).toFixed(1)} MiB)\n\n${tracingCostTable(off, on)}`);
+    return on;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printRun(title: string, reports: ScenarioReport[], comparison: ComparisonRow[], floorNote = ''): void {
+  console.log(`\n${title}\n\n${comparisonTable(comparison, floorNote)}`);
+  if (reports.length > 0) console.log(`\n${clientTable(reports)}\n\n${serverTable(reports)}`);
 }
 
 async function main(options: BenchOptions): Promise<number> {
-  const bench = await startBenchApp(options.dir);
-  const stop = () => {
-    killLoadProcess();
-    void bench.close().finally(() => process.exit(130));
-  };
-  process.once('SIGINT', stop);
-  try {
-    printHeader(options, bench);
-    const monitors = startMonitors(bench.timedStore);
-    const before = sampleMemory();
-    const reports: ScenarioReport[] = [];
-    for (const scenario of options.scenarios) {
-      process.stderr.write(`${progressLine(scenario, options)}\n`);
-      const report = await runScenario(scenario, options, bench, monitors);
-      process.stderr.write(`${describeDone(report)}\n`);
-      reports.push(report);
-    }
-    const tracing = options.tracing ? await runTraced(options, bench, monitors) : undefined;
-    if (tracing) reports.push(...tracing.reports);
-    const after = await memoryAfter();
-    const memory: MemoryReport = { before, peak: monitors.peak(), after: after.sample, forcedGc: after.forcedGc };
-    monitors.stop();
-    print(options, reports, memory, bench);
-    if (tracing) console.log(`\n${tracingCostTable(reports, table)}\n${tracing.note}`);
-    return reports.some((report) => report.errors > 0) ? 1 : 0;
-  } finally {
-    process.off('SIGINT', stop);
-    await bench.close();
+  const started = performance.now();
+  const parentDir = options.dir ?? tmpdir();
+  const disk = probeDisk(parentDir);
+  printHeader(disk);
+  const sqlite = await sqliteRun(options, parentDir);
+  let coldStart: ColdStart | undefined;
+  if (options.selected.includes('cold-start')) {
+    process.stderr.write(`cold start: node src/main.ts and the bare Apollo subgraph, ${options.coldStarts} × each…\n`);
+    coldStart = await measureColdStarts(options.coldStarts, parentDir);
+    process.stderr.write(`  ours ${coldStart.oursMs.toFixed(0)} ms, floor ${coldStart.floorMs.toFixed(0)} ms\n`);
   }
-}
+  const floors = sqlite.filter((report) => report.side === 'floor');
+  const runs = [{ name: 'sqlite', reports: sqlite, comparison: comparisonRows(sqlite.filter((r) => r.side === 'ours'), floors, coldStart) }];
+  printRun('ONE PROCESS, SQLite file + in-memory pub/sub (the embedded default)', sqlite, runs[0]!.comparison);
 
-function print(options: BenchOptions, reports: ScenarioReport[], memory: MemoryReport, bench: BenchApp): void {
-  console.log(`\n${clientTable(reports)}\n\n${serverTable(reports)}\n\n${memoryTable(memory)}\n\n${LEGEND}`);
-  const failed = reports.filter((report) => report.errors > 0).map((report) => report.scenario);
-  console.log(`\nload average after: ${loadavg()[0]!.toFixed(2)} (1 min; the bench alone adds about 1.5, more means other processes competed for the cores)`);
+  if (options.tracing) runs.push({ name: 'tracing-on', reports: await tracingRun(options, parentDir, sqlite), comparison: [] });
+
+  const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
+  if (databaseUrl && redisUrl && SCENARIOS.some((scenario) => options.selected.includes(scenario))) {
+    const replicas = await replicaRun(options, databaseUrl, redisUrl);
+    const comparison = comparisonRows(replicas, floors, undefined);
+    runs.push({ name: 'postgres-redis-2-replicas', reports: replicas, comparison });
+    printRun('TWO REPLICAS on PostgreSQL + Redis (HTTP load and subscribers spread over both; webhook posts for the fan-out to #1)', replicas, comparison, ' (1st run)');
+  }
+
+  const all = runs.flatMap((run) => run.reports);
+  const failed = [...new Set(all.filter((report) => report.errors > 0).map((report) => `${report.scenario} on ${report.target}`))];
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`\n${FLOORS_LEGEND}\n${LEGEND}`);
+  console.log(`\nload average after: ${loadavg()[0]!.toFixed(2)}; total time ${seconds.toFixed(0)} s`);
   console.log(failed.length > 0 ? `ERRORS in ${failed.join(', ')}` : 'no errors');
   if (options.json) {
     const { durationS, warmupS, connections, subscribers, events } = options;
-    const store = { filesystem: bench.filesystem, fsyncMs: bench.fsyncMs };
-    const settings = { durationS, warmupS, connections, subscribers, events };
-    console.log(JSON.stringify({ machine: machine(), options: settings, store, scenarios: reports, memory }));
+    const settings = { durationS, warmupS, connections, subscribers, events, quick: options.quick };
+    console.log(JSON.stringify({ machine: machine(), options: settings, disk, coldStart, runs, totalSeconds: seconds }));
   }
+  return failed.length > 0 ? 1 : 0;
 }
 
 let options: BenchOptions;
@@ -163,4 +172,9 @@ if (options.help) {
   console.log(USAGE);
   process.exit(0);
 }
+process.once('SIGINT', () => {
+  killLoadProcess();
+  killTargets();
+  process.exit(130);
+});
 process.exitCode = await main(options);

@@ -1,5 +1,7 @@
-// The fan-out scenario: N graphql-ws subscribers on incomingTransfer, M notifications posted one after
-// another, and the time from each POST's start to its arrival at every subscriber.
+// The fan-out scenario: N graphql-ws subscribers on incomingTransfer (spread over the replicas),
+// M notifications posted one after another, and the time from each webhook's 00 reply to the
+// notification's arrival at every subscriber, each subscriber's deliveries counted (none missed,
+// none doubled).
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createNotificationBodies, deliver } from './bank.ts';
@@ -7,14 +9,16 @@ import { GRAPHQL_PATH, INCOMING_TRANSFER_SUBSCRIPTION } from './graphql.ts';
 import { createLatencyRecorder } from './latency.ts';
 import { tally, type LoadJob, type ScenarioResult } from './protocol.ts';
 
-/** Sockets opened at once: a burst of hundreds would only measure the accept backlog. */
-const CONNECT_BATCH = 50;
+/** Sockets opened at once: a burst of thousands would only measure the accept backlog. */
+const CONNECT_BATCH = 100;
+/** A progress line per this many subscribers connected, for the large runs. */
+const PROGRESS_EVERY = 2_000;
 /** How long one event may take to reach every subscriber before the next is posted anyway. */
 const EVENT_TIMEOUT_MS = 10_000;
 /** A pause after the last event, so a late duplicate is still seen. */
 const SETTLE_MS = 250;
 /** Events posted before measuring (when --warmup is not 0), so the JIT has seen the delivery path. */
-const WARMUP_EVENTS = 10;
+const WARMUP_EVENTS = 5;
 
 interface Subscriber {
   client: Client;
@@ -25,7 +29,10 @@ interface Subscriber {
 }
 
 interface PostedEvent {
-  startedAt: number;
+  /** When the webhook's 00 reply was read; undefined until then. */
+  repliedAt: number | undefined;
+  /** Measured first arrivals seen before the reply was read (a delivery can beat it): counted as 0 ms. */
+  early: number;
   /** False for warm-up events: checked for exactly-once delivery, left out of the figures. */
   measured: boolean;
   /** Subscribers it has reached (each counted once). */
@@ -41,15 +48,23 @@ function createTracker(subscriberCount: number) {
   const posted = new Map<string, PostedEvent>();
   const latency = createLatencyRecorder();
   let lastArrival = 0;
+  let early = 0;
   return {
     posted,
     latency,
     lastArrival: () => lastArrival,
+    early: () => early,
     /** Registers an event before its POST (a delivery may beat the webhook's reply); resolves once it reached everyone. */
     expect(settlementId: string, measured: boolean): Promise<void> {
-      const { promise, resolve } = Promise.withResolvers<void>();
-      posted.set(settlementId, { startedAt: performance.now(), measured, reached: 0, done: resolve });
-      return promise;
+      return new Promise((done) => posted.set(settlementId, { repliedAt: undefined, early: 0, measured, reached: 0, done }));
+    },
+    /** The webhook answered 00 for the event: arrivals from now are timed from here. */
+    onReply(settlementId: string): void {
+      const event = posted.get(settlementId);
+      if (!event) return;
+      event.repliedAt = performance.now();
+      for (let i = 0; i < event.early; i += 1) latency.record(0);
+      early += event.early;
     },
     onDelivery(subscriber: Subscriber, settlementId: string): void {
       const at = performance.now();
@@ -60,7 +75,8 @@ function createTracker(subscriberCount: number) {
       if (!event || times > 1) return;
       event.reached += 1;
       if (event.measured) {
-        latency.record(at - event.startedAt);
+        if (event.repliedAt === undefined) event.early += 1;
+        else latency.record(at - event.repliedAt);
         lastArrival = at;
       }
       if (event.reached === subscriberCount) event.done();
@@ -76,8 +92,8 @@ export async function runFanout(
 ): Promise<ScenarioResult> {
   const tracker = createTracker(job.subscribers);
   const outcomes: Record<string, number> = {};
-  const wsUrl = `${job.baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`;
-  const subscribers = await openSubscribers(wsUrl, job.subscribers, tracker.onDelivery);
+  const wsUrls = job.baseUrls.map((baseUrl) => `${baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`);
+  const subscribers = await openSubscribers(wsUrls, job.subscribers, tracker.onDelivery);
   try {
     const { live, active } = await awaitLive(job.subscribers);
     if (!live) throw new Error(`only ${active} of ${job.subscribers} subscriptions became live`);
@@ -90,11 +106,12 @@ export async function runFanout(
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
 
     const errors = countDeliveries(subscribers, tracker.posted, outcomes);
+    if (tracker.early() > 0) tally(outcomes, 'arrived before the reply (0 ms)', tracker.early());
     const seconds = Math.max(tracker.lastArrival() - firstStart, 1) / 1000;
     const postsNot2xx = Object.entries(outcomes).filter(([key]) => key.startsWith('post http'));
     return {
       scenario: 'fanout',
-      load: `${job.subscribers} subs × ${job.events} events${warmupEvents ? ` (+${warmupEvents})` : ''}`,
+      load: `${job.subscribers} subs × ${job.events} events${warmupEvents ? ` (+${warmupEvents})` : ''}${job.baseUrls.length > 1 ? ` on ${job.baseUrls.length}` : ''}`,
       count: tracker.latency.count,
       seconds,
       perSecond: tracker.latency.count / seconds,
@@ -122,10 +139,10 @@ function postEvents(baseUrl: string, tracker: Tracker, outcomes: Record<string, 
         tracker.posted.delete(settlementId);
         continue;
       }
+      tracker.onReply(settlementId);
+      let timer: NodeJS.Timeout | undefined;
       // Missing deliveries are counted at the end; after the time-out the next event goes anyway.
-      const timedOut = Promise.withResolvers<void>();
-      const timer = setTimeout(timedOut.resolve, EVENT_TIMEOUT_MS);
-      await Promise.race([reachedAll, timedOut.promise]);
+      await Promise.race([reachedAll, new Promise((resolve) => (timer = setTimeout(resolve, EVENT_TIMEOUT_MS)))]);
       clearTimeout(timer);
     }
   };
@@ -159,16 +176,26 @@ function countDeliveries(subscribers: Subscriber[], posted: Map<string, PostedEv
   return missing + duplicate + unexpected + failedSubscribers + failedPosts.reduce((sum, [, n]) => sum + n, 0);
 }
 
-/** Opens `count` subscribers, CONNECT_BATCH at a time; resolves once every socket is acknowledged. */
-async function openSubscribers(wsUrl: string, count: number, onDelivery: (subscriber: Subscriber, settlementId: string) => void) {
+/**
+ * Opens `count` subscribers, CONNECT_BATCH at a time, round-robin over `wsUrls`; resolves once every
+ * socket is acknowledged. Large runs print a progress line now and then.
+ */
+async function openSubscribers(wsUrls: string[], count: number, onDelivery: (subscriber: Subscriber, settlementId: string) => void) {
   const subscribers: Subscriber[] = [];
+  const started = performance.now();
   try {
     while (subscribers.length < count) {
       const batch = Math.min(CONNECT_BATCH, count - subscribers.length);
-      const opened = await Promise.allSettled(Array.from({ length: batch }, () => openSubscriber(wsUrl, onDelivery)));
+      const first = subscribers.length;
+      const opened = await Promise.allSettled(
+        Array.from({ length: batch }, (_, i) => openSubscriber(wsUrls[(first + i) % wsUrls.length]!, onDelivery)),
+      );
       for (const result of opened) if (result.status === 'fulfilled') subscribers.push(result.value);
       const failed = opened.find((result) => result.status === 'rejected');
       if (failed) throw new Error(`a subscriber could not connect: ${String(failed.reason)}`);
+      if (count >= PROGRESS_EVERY * 2 && (subscribers.length % PROGRESS_EVERY === 0 || subscribers.length === count)) {
+        process.stderr.write(`    ${subscribers.length} of ${count} subscribers connected (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
+      }
     }
     return subscribers;
   } catch (error) {

@@ -112,7 +112,7 @@ export async function runHttpScenario(job: LoadJob, onMeasuring: () => void): Pr
   const wrong = Object.entries(outcomes).reduce((sum, [key, n]) => (key === scenario.expected ? sum : sum + n), 0);
   return {
     scenario: job.scenario,
-    load: `${job.connections} conn × ${job.durationS} s`,
+    load: `${job.connections} conn × ${job.durationS} s${job.baseUrls.length > 1 ? ` on ${job.baseUrls.length}` : ''}`,
     count: latency.count,
     seconds,
     perSecond: seconds > 0 ? latency.count / seconds : 0,
@@ -141,9 +141,14 @@ function cannon(job: LoadJob, scenario: HttpScenario, onReply: (status: number, 
   const duration = job.warmupS + job.durationS;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
-      { url: job.baseUrl, connections: job.connections, duration, requests: [request] },
+      { url: urlOption(job), connections: job.connections, duration, requests: [request] },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
     instance.on('response', (_client, _status, _bytes, ms) => onReply(replied.status, replied.body, ms));
   });
+}
+
+/** More than one origin (replicas): autocannon spreads the connections over them (lib/url.js takes an array; its typings say string). */
+function urlOption(job: LoadJob): string {
+  return (job.baseUrls.length > 1 ? job.baseUrls : job.baseUrl) as unknown as string;
 }

@@ -1,5 +1,5 @@
-// What the server side watches in its own process while a scenario runs: memory, the event loop,
-// and the webhook's store writes (the synchronous SQLite commit runs on the event loop).
+// What a server process (the project's or a floor) watches in itself while a scenario runs: memory,
+// the event loop, and for the project the webhook's store writes (node:sqlite runs on the event loop).
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { InsertTimes, TimedStore } from './timed-store.ts';
 
@@ -22,8 +22,8 @@ export interface ServerSide {
   cpuCores: number;
   /** Highest memory seen (each figure on its own). */
   peak: MemorySample;
-  /** Store inserts and how long each held the event loop (on SQLite: all of it, fsync included). */
-  inserts: InsertTimes;
+  /** Store inserts and how long each held the event loop (on SQLite: all of it, fsync included); none for a floor. */
+  inserts: InsertTimes | undefined;
 }
 
 const SAMPLE_MS = 100;
@@ -41,7 +41,7 @@ function higher(a: MemorySample, b: MemorySample): MemorySample {
 }
 
 /** Starts sampling memory every 100 ms and watching the event loop; `begin()`/`end()` bracket a scenario. */
-export function startMonitors(store: TimedStore) {
+export function startMonitors(store?: TimedStore) {
   const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   loop.enable();
   let overall = sampleMemory();
@@ -54,13 +54,14 @@ export function startMonitors(store: TimedStore) {
     overall = higher(overall, now);
     scenario = higher(scenario, now);
   }, SAMPLE_MS);
+  timer.unref();
 
   const lateMs = (ns: number) => Math.max(ns / 1e6 - LOOP_RESOLUTION_MS, 0);
   return {
     /** Starts a scenario's measurements afresh (called again when its warm-up ends). */
     begin(): void {
       loop.reset();
-      store.reset();
+      store?.reset();
       scenario = sampleMemory();
       utilizationAtStart = performance.eventLoopUtilization();
       cpuAtStart = process.cpuUsage();
@@ -75,7 +76,7 @@ export function startMonitors(store: TimedStore) {
         loopUtilization: performance.eventLoopUtilization(utilizationAtStart).utilization,
         cpuCores: (cpu.user + cpu.system) / 1000 / (performance.now() - startedAt),
         peak: scenario,
-        inserts: store.read(),
+        inserts: store?.read(),
       };
     },
     /** The highest memory seen since the start. */

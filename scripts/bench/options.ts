@@ -1,32 +1,41 @@
 import { parseArgs } from 'node:util';
-import { SCENARIOS, type ScenarioName } from './protocol.ts';
-import { TRACING_SCENARIOS } from './tracing.ts';
+import { SELECTABLE, type Selectable } from './protocol.ts';
 
-export const USAGE = `usage: npm run bench -- [--duration 10] [--warmup 1] [--connections 50] [--subscribers 500]
-       [--events 200] [--only <scenario>] [--json] [--dir <parent of the temp dir>] [--tracing]
-Scenarios: ${SCENARIOS.join(', ')}.
---tracing runs query-banks and webhook-00 with tracing off, then on (OpenTelemetry, every span sampled).
-Run with node --expose-gc (NODE_OPTIONS=--expose-gc npm run bench) to measure memory after a forced GC.`;
+export const USAGE = `usage: npm run bench -- [--duration 5] [--warmup 1] [--connections 100] [--subscribers 1000,10000]
+       [--events 30] [--only <name>[,<name>…]] [--quick] [--tracing] [--json] [--dir <parent of the temp dirs>]
+Names for --only: ${SELECTABLE.join(', ')}.
+--quick: a run of seconds that checks every scenario and floor works (0.5 s, 10 connections, 50
+  subscribers, 5 events, one cold start); figures from it mean nothing. Options given win over it.
+Fan-out runs post --events notifications, fewer when subscribers × events would pass 200,000.
+With DATABASE_URL and REDIS_URL set, a second run on them with two replicas follows the first.`;
 
 export interface BenchOptions {
   /** Seconds of measured load per HTTP scenario. */
   durationS: number;
-  /** Seconds of unmeasured load before each HTTP scenario. */
+  /** Seconds of unmeasured load before each HTTP scenario (and 5 unmeasured fan-out events when > 0). */
   warmupS: number;
   connections: number;
-  subscribers: number;
+  /** One fan-out run per count. */
+  subscribers: number[];
+  /** Events per fan-out run; fewer for many subscribers (at most 200,000 deliveries a run). */
   events: number;
-  scenarios: readonly ScenarioName[];
-  json: boolean;
-  /** Run the tracing scenarios twice: tracing off, then on. */
+  /** How many times each cold start is measured (the median is shown). */
+  coldStarts: number;
+  selected: readonly Selectable[];
+  quick: boolean;
+  /** After the first run, query-banks and webhook-00 again with tracing on (every span sampled). */
   tracing: boolean;
-  /** Where the temp dir for the SQLite file is made; the OS's temp dir by default. */
+  json: boolean;
+  /** Where the temp dirs for the SQLite files are made; the OS's temp dir by default. */
   dir: string | undefined;
   help: boolean;
 }
 
 /** A mistake in the command line; the message says which option. */
 export class UsageError extends Error {}
+
+const DEFAULTS = { duration: '5', warmup: '1', connections: '100', subscribers: '1000,10000', events: '30' };
+const QUICK = { duration: '0.5', warmup: '0', connections: '10', subscribers: '50', events: '5' };
 
 /** Reads the command line; throws a UsageError naming the first bad option. */
 export function readOptions(args: string[]): BenchOptions {
@@ -35,14 +44,15 @@ export function readOptions(args: string[]): BenchOptions {
     ({ values } = parseArgs({
       args,
       options: {
-        duration: { type: 'string', default: '10' },
-        warmup: { type: 'string', default: '1' },
-        connections: { type: 'string', default: '50' },
-        subscribers: { type: 'string', default: '500' },
-        events: { type: 'string', default: '200' },
+        duration: { type: 'string' },
+        warmup: { type: 'string' },
+        connections: { type: 'string' },
+        subscribers: { type: 'string' },
+        events: { type: 'string' },
         only: { type: 'string' },
-        json: { type: 'boolean', default: false },
+        quick: { type: 'boolean', default: false },
         tracing: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
         dir: { type: 'string' },
         help: { type: 'boolean', default: false },
       },
@@ -50,26 +60,29 @@ export function readOptions(args: string[]): BenchOptions {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const only = values.only;
-  const all: readonly ScenarioName[] = values.tracing ? TRACING_SCENARIOS : SCENARIOS;
-  if (only !== undefined && !(SCENARIOS as readonly string[]).includes(only)) {
-    throw new UsageError(`--only must name a scenario (${SCENARIOS.join(', ')}), got "${only}"`);
-  }
-  if (values.tracing && only !== undefined && !(TRACING_SCENARIOS as readonly string[]).includes(only)) {
-    throw new UsageError(`with --tracing, --only must name ${TRACING_SCENARIOS.join(' or ')}, got "${only}"`);
-  }
+  const defaults = values.quick ? QUICK : DEFAULTS;
   return {
-    durationS: seconds('--duration', values.duration, 0.1),
-    warmupS: seconds('--warmup', values.warmup, 0),
-    connections: count('--connections', values.connections),
-    subscribers: count('--subscribers', values.subscribers),
-    events: count('--events', values.events),
-    scenarios: only === undefined ? all : all.filter((scenario) => scenario === only),
-    json: values.json,
+    durationS: seconds('--duration', values.duration ?? defaults.duration, 0.1),
+    warmupS: seconds('--warmup', values.warmup ?? defaults.warmup, 0),
+    connections: count('--connections', values.connections ?? defaults.connections),
+    subscribers: (values.subscribers ?? defaults.subscribers).split(',').map((raw) => count('--subscribers', raw.trim())),
+    events: count('--events', values.events ?? defaults.events),
+    coldStarts: values.quick ? 1 : 3,
+    selected: selection(values.only),
+    quick: values.quick,
     tracing: values.tracing,
+    json: values.json,
     dir: values.dir,
     help: values.help,
   };
+}
+
+function selection(only: string | undefined): readonly Selectable[] {
+  if (only === undefined) return SELECTABLE;
+  const names = only.split(',').map((name) => name.trim());
+  const unknown = names.find((name) => !(SELECTABLE as readonly string[]).includes(name));
+  if (unknown !== undefined) throw new UsageError(`--only must name scenarios among ${SELECTABLE.join(', ')}; got "${unknown}"`);
+  return SELECTABLE.filter((name) => names.includes(name));
 }
 
 function seconds(name: string, raw: string, min: number): number {

@@ -1,16 +1,23 @@
-// What the bench's two processes say to each other: the server side (scripts/bench.ts) hands a job
-// to a load process (scripts/bench/load.ts), which answers with a result. Plain JSON over the IPC
-// channel, so only data crosses, never functions.
+// What the bench's processes say to each other. The orchestrator (scripts/bench.ts) hands a job to a
+// load process (scripts/bench/load.ts), which answers with a result; and it asks each server process
+// (the project's, scripts/bench/app-host.ts, or a floor, scripts/bench/floors/*) for its measurements.
+// Plain JSON over the IPC channels, so only data crosses, never functions.
+import type { MemorySample, ServerSide } from './monitors.ts';
 
-/** The scenarios, in the order they run: each is one row of the table. */
+/** The load scenarios, in the order they run: each is one or more rows of the tables. */
 export const SCENARIOS = ['webhook-00', 'webhook-01', 'query-banks', 'query-account', 'query-notifications', 'fanout'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+/** What `--only` may name: a load scenario, or the cold start. */
+export const SELECTABLE = [...SCENARIOS, 'cold-start'] as const;
+export type Selectable = (typeof SELECTABLE)[number];
 
 /** One scenario for one load process. */
 export interface LoadJob {
   scenario: ScenarioName;
-  /** The subgraph's origin, e.g. http://127.0.0.1:41234 (no path). */
+  /** The origin that takes the webhook posts and preparation, e.g. http://127.0.0.1:41234 (no path). */
   baseUrl: string;
+  /** Every origin the load is spread over (replicas); HTTP load and subscribers go round-robin. */
+  baseUrls: string[];
   durationS: number;
   warmupS: number;
   connections: number;
@@ -29,7 +36,7 @@ export interface LatencySummary {
 /** What the load side measured for one scenario. */
 export interface LoadResult {
   scenario: ScenarioName;
-  /** What drove it, e.g. "50 conn × 10 s" or "500 subs × 200 events". */
+  /** What drove it, e.g. "100 conn × 5 s" or "1000 subs × 30 events". */
   load: string;
   /** Replies (HTTP) or deliveries (fan-out) counted. */
   count: number;
@@ -51,19 +58,46 @@ export interface LoadResult {
 /** What a scenario's runner returns; the load process adds its own CPU use. */
 export type ScenarioResult = Omit<LoadResult, 'loadCpuCores'>;
 
-/** Load process → server side. */
+/** Load process → orchestrator. */
 export type ChildMessage =
   /** The warm-up is over: the server side starts its per-scenario measurements now. */
   | { type: 'measuring' }
-  /** Fan-out: the subscribers are connected; answer once the server counts them live. */
+  /** Fan-out: the subscribers are connected; answer once the servers count them live. */
   | { type: 'await-subscribers'; count: number }
   | { type: 'result'; result: LoadResult }
   | { type: 'failed'; message: string };
 
-/** Server side → load process. */
+/** Orchestrator → load process. */
 export type ParentMessage =
   | { type: 'run'; job: LoadJob }
   | { type: 'subscribers-live'; live: boolean; active: number };
+
+/** What the orchestrator may ask a server process, and what each answers. */
+export interface HostCalls {
+  /** Starts the per-scenario measurements afresh. */
+  begin: null;
+  /** Ends them: the server side of the scenario. */
+  end: ServerSide;
+  /** Memory after a forced GC (the process runs with --expose-gc). */
+  memory: MemorySample;
+  /** Subscriptions live in the process now. */
+  subscriptions: number;
+  /** Closes the server; the process exits after answering. */
+  close: null;
+}
+export type HostCall = keyof HostCalls;
+
+/** Orchestrator → server process. */
+export interface HostRequest {
+  id: number;
+  call: HostCall;
+}
+
+/** Server process → orchestrator. */
+export type HostMessage =
+  | { type: 'listening'; baseUrl: string }
+  | { type: 'reply'; id: number; value: unknown }
+  | { type: 'reply'; id: number; error: string };
 
 /** Adds `n` to `outcomes[key]`. */
 export function tally(outcomes: Record<string, number>, key: string, n = 1): void {

@@ -1,21 +1,6 @@
-// Turns the measurements into the tables `npm run bench` prints.
-import type { MemorySample, ServerSide } from './monitors.ts';
-import type { LoadResult } from './protocol.ts';
-
-/** One scenario: what the load side measured, what the server side saw meanwhile, or why it failed. */
-export interface ScenarioReport extends LoadResult {
-  server: ServerSide | undefined;
-  /** Why the scenario could not run to the end; counted as an error. */
-  failure: string | undefined;
-}
-
-export interface MemoryReport {
-  before: MemorySample;
-  peak: MemorySample;
-  after: MemorySample;
-  /** Whether `after` followed a forced GC (node --expose-gc). */
-  forcedGc: boolean;
-}
+// The detail tables `npm run bench` prints under the comparison: every run as the load side saw it,
+// and what each server process did meanwhile.
+import type { ScenarioReport } from './suite.ts';
 
 /** Plain text columns: first and last left-aligned, the others right-aligned so numbers line up. */
 export function table(header: string[], rows: string[][]): string {
@@ -27,7 +12,7 @@ export function table(header: string[], rows: string[][]): string {
 }
 
 /** Milliseconds with the precision that matters at their size. */
-function ms(value: number): string {
+export function ms(value: number): string {
   return value < 10 ? value.toFixed(2) : value < 100 ? value.toFixed(1) : value.toFixed(0);
 }
 
@@ -43,11 +28,12 @@ function outcomes(counts: Record<string, number>): string {
     .join(', ');
 }
 
-/** What the clients saw: throughput, latency, errors and every outcome, one row per scenario. */
+/** What the clients saw: throughput, latency, errors and every outcome, one row per run. */
 export function clientTable(reports: ScenarioReport[]): string {
-  const header = ['scenario', 'load', 'per s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'count', 'non-2xx', 'errors', 'outcomes'];
+  const header = ['scenario', 'against', 'load', 'per s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'count', 'errors', 'outcomes'];
   const rows = reports.map((r) => [
     r.scenario,
+    r.target,
     r.load,
     r.perSecond.toFixed(0),
     ms(r.latencyMs.p50),
@@ -55,51 +41,41 @@ export function clientTable(reports: ScenarioReport[]): string {
     ms(r.latencyMs.p99),
     ms(r.latencyMs.max),
     String(r.count),
-    String(r.non2xx),
     String(r.errors),
     r.failure ? `FAILED: ${r.failure}` : outcomes(r.outcomes),
   ]);
   return table(header, rows);
 }
 
-/** What the server process did meanwhile: CPU, event loop, blocking store inserts, memory peaks. */
+/** What each server process did meanwhile: CPU, event loop, blocking store inserts, memory peaks. */
 export function serverTable(reports: ScenarioReport[]): string {
-  const header = ['scenario', 'server cpu', 'load cpu', 'loop busy', 'loop late p99/max ms', 'inserts', 'insert mean/p99/max ms', 'rss MiB', 'heap MiB'];
-  const rows = reports.flatMap((r) => {
-    const s = r.server;
-    if (!s) return [];
-    const inserts = s.inserts.count > 0 ? `${ms(s.inserts.mean)} / ${ms(s.inserts.p99)} / ${ms(s.inserts.max)}` : '-';
-    return [[
-      r.scenario,
-      percent(s.cpuCores),
-      percent(r.loadCpuCores),
-      percent(s.loopUtilization),
-      `${ms(s.loopDelayMs.p99)} / ${ms(s.loopDelayMs.max)}`,
-      String(s.inserts.count),
-      inserts,
-      s.peak.rss.toFixed(0),
-      s.peak.heapUsed.toFixed(0),
-    ]];
-  });
+  const header = ['scenario', 'process', 'server cpu', 'load cpu', 'loop busy', 'loop late p99/max ms', 'inserts', 'insert mean/p99/max ms', 'rss MiB', 'heap MiB'];
+  const rows = reports.flatMap((r) =>
+    r.servers.map(({ name, side: s }) => {
+      const inserts = s.inserts && s.inserts.count > 0 ? `${ms(s.inserts.mean)} / ${ms(s.inserts.p99)} / ${ms(s.inserts.max)}` : '-';
+      return [
+        r.subscribers === undefined ? r.scenario : `${r.scenario} ${r.subscribers}`,
+        name,
+        percent(s.cpuCores),
+        percent(r.loadCpuCores),
+        percent(s.loopUtilization),
+        `${ms(s.loopDelayMs.p99)} / ${ms(s.loopDelayMs.max)}`,
+        s.inserts ? String(s.inserts.count) : '-',
+        inserts,
+        s.peak.rss.toFixed(0),
+        s.peak.heapUsed.toFixed(0),
+      ];
+    }),
+  );
   return table(header, rows);
-}
-
-/** Memory of the server process before, at its peak during, and after the load. */
-export function memoryTable(memory: MemoryReport): string {
-  const row = (label: string, sample: MemorySample) => [label, sample.rss.toFixed(1), sample.heapUsed.toFixed(1)];
-  return table(['server process, MiB', 'rss', 'heap used'], [
-    row('before load', memory.before),
-    row('peak during load', memory.peak),
-    row(memory.forcedGc ? 'after load (forced GC)' : 'after load (no forced GC: run with --expose-gc)', memory.after),
-  ]);
 }
 
 export const LEGEND = `\
 per s: replies per second; fanout: deliveries per second (subscribers × events / time). Latency: from
-  sending a request to its whole reply; fanout: from the POST's start to the event's arrival at each
-  subscriber. errors: every outcome but the expected one (00, 01, ok, delivered once), non-2xx included.
+  sending a request to its whole reply; fanout: from reading the webhook's 00 reply to the event's
+  arrival at each subscriber (one arriving before the reply was read counts as 0 ms).
+errors: every outcome but the expected one (00, 01, ok, delivered once), non-2xx included.
 server cpu / load cpu: cores used by each process (100% = one core). loop busy: share of the time the
   server's event loop was working; loop late: how late it ran a timer (a stall shows here).
-inserts: store inserts (webhook deliveries that reached the store) and how long each held the event
-  loop: node:sqlite is synchronous, so the whole transaction, fsync included, blocks it. Peaks per
-  scenario are sampled every 100 ms.`;
+inserts: our store's inserts and how long each call held the event loop (node:sqlite is synchronous:
+  on SQLite a commit, fsync included, blocks it). Memory peaks are sampled every 100 ms.`;

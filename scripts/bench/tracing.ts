@@ -1,23 +1,22 @@
-// `npm run bench -- --tracing`: the cost of tracing. The same scenarios run with tracing off, then
-// with the OpenTelemetry SDK started in the server process the way main.ts starts it (OTLP
-// http/protobuf, every span sampled, the default batch settings), exporting to a sink process.
+// `npm run bench -- --tracing`: the cost of tracing. After the first run, `query-banks` and
+// `webhook-00` run again against our server with the OpenTelemetry SDK started the way main.ts starts
+// it (OTLP http/protobuf, every span sampled, default batching), exporting to a sink in its own
+// process, so receiving spans costs the measured server nothing.
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { context, propagation, trace } from '@opentelemetry/api';
-import { startTracing } from '../../src/telemetry/sdk.ts';
+import { table } from './report.ts';
+import type { ScenarioReport } from './suite.ts';
 
 /** The scenarios measured with and without tracing: a cached query and the webhook's durable path. */
 export const TRACING_SCENARIOS = ['query-banks', 'webhook-00'] as const;
 
-export interface BenchTracing {
-  /** e.g. "OTLP http/protobuf to 127.0.0.1:41234 (a sink process), sampler always_on". */
-  description: string;
-  /** Flushes, stops the SDK and the sink; resolves with what the sink received. */
+export interface TraceSink {
+  /** The OTEL_* variables that point our server at the sink, every span sampled. */
+  env: Record<string, string>;
+  /** Stops the sink; resolves with what it received. */
   stop(): Promise<{ requests: number; bytes: number }>;
 }
-
-const OTEL_ENV = { OTEL_TRACES_SAMPLER: 'always_on', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'bank-subgraph-bench' };
 
 async function message<T>(child: ChildProcess, type: string): Promise<T> {
   for (;;) {
@@ -26,24 +25,18 @@ async function message<T>(child: ChildProcess, type: string): Promise<T> {
   }
 }
 
-/** Starts the sink and the SDK in this process; the app's spans go to the sink from now on. */
-export async function startBenchTracing(): Promise<BenchTracing> {
+/** Starts the sink process (scripts/bench/trace-sink.ts). */
+export async function startTraceSink(): Promise<TraceSink> {
   const sink = fork(fileURLToPath(new URL('./trace-sink.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const { port } = await message<{ port: number }>(sink, 'listening');
-  // The SDK reads process.env, as it does in main.ts.
-  const saved = { ...process.env };
-  Object.assign(process.env, OTEL_ENV, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
-  const tracing = await startTracing(process.env);
-  if (!tracing) throw new Error('tracing did not start');
   return {
-    description: `${tracing.description} (a sink process), sampler always_on`,
+    env: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_TRACES_SAMPLER: 'always_on',
+      OTEL_SERVICE_NAME: 'bank-subgraph-bench',
+    },
     async stop() {
-      await tracing.shutdown();
-      // Back to the no-op API, so nothing measured after this is traced.
-      trace.disable();
-      context.disable();
-      propagation.disable();
-      process.env = saved;
       sink.send({ type: 'stats' });
       const stats = await message<{ requests: number; bytes: number }>(sink, 'stats');
       sink.disconnect();
@@ -52,37 +45,21 @@ export async function startBenchTracing(): Promise<BenchTracing> {
   };
 }
 
-/** The figures a comparison needs from one row of the report. */
-interface Measured {
-  scenario: string;
-  perSecond: number;
-  seconds: number;
-  count: number;
-  latencyMs: { p50: number; p99: number };
-  server: { cpuCores: number } | undefined;
-}
-
-/** Server CPU per reply in ms: less swayed than throughput when other processes share the cores. */
-function cpuMsPerReply(r: Measured): number {
-  return r.server && r.count > 0 ? (r.server.cpuCores * r.seconds * 1000) / r.count : Number.NaN;
-}
-
-/** Tracing off against on, scenario by scenario: throughput, latency, server CPU per reply, as on/off ratios. */
-export function tracingCostTable(reports: readonly Measured[], table: (header: string[], rows: string[][]) => string): string {
-  const ratio = (on: number, off: number) => (off > 0 && Number.isFinite(on / off) ? `${(on / off).toFixed(2)}×` : '-');
+/** Tracing on against off, per scenario: throughput and p99 side by side, and their ratios. */
+export function tracingCostTable(off: readonly ScenarioReport[], on: readonly ScenarioReport[]): string {
   const rows = TRACING_SCENARIOS.flatMap((scenario) => {
-    const off = reports.find((r) => r.scenario === scenario);
-    const on = reports.find((r) => r.scenario === `${scenario} +tracing`);
-    if (!off || !on) return [];
+    const a = off.find((report) => report.side === 'ours' && report.scenario === scenario);
+    const b = on.find((report) => report.scenario === scenario);
+    if (!a || !b) return [];
     return [[
       scenario,
-      `${off.perSecond.toFixed(0)} → ${on.perSecond.toFixed(0)}`,
-      ratio(on.perSecond, off.perSecond),
-      `${off.latencyMs.p50.toFixed(1)} → ${on.latencyMs.p50.toFixed(1)}`,
-      `${off.latencyMs.p99.toFixed(1)} → ${on.latencyMs.p99.toFixed(1)}`,
-      `${cpuMsPerReply(off).toFixed(3)} → ${cpuMsPerReply(on).toFixed(3)}`,
-      ratio(cpuMsPerReply(on), cpuMsPerReply(off)),
+      a.perSecond.toFixed(0),
+      b.perSecond.toFixed(0),
+      `${(b.perSecond / a.perSecond).toFixed(2)}×`,
+      a.latencyMs.p99.toFixed(1),
+      b.latencyMs.p99.toFixed(1),
+      `${(b.latencyMs.p99 / a.latencyMs.p99).toFixed(2)}×`,
     ]];
   });
-  return table(['tracing off → on', 'per s', 'ratio', 'p50 ms', 'p99 ms', 'server cpu ms/reply', 'ratio'], rows);
+  return table(['scenario', 'off /s', 'on /s', 'on/off', 'off p99 ms', 'on p99 ms', 'p99 on/off'], rows);
 }

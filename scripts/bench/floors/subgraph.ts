@@ -1,0 +1,72 @@
+// Floor for the queries: a bare Federation 2 subgraph served the way ours is (Fastify, Apollo Server
+// through @as-integrations/fastify, buildSubgraphSchema), Apollo's defaults and nothing of ours.
+// It answers the bench's three queries from memory, with the same shapes and sizes as ours: the
+// sandbox's bank list, a static account with its bank, and a static page of 20 notifications. So
+// each ratio is what our work behind the same query costs: plugins and the bank-list cache for
+// `banks`, the sandbox bank call for `account`, the store read for `collectionNotifications`.
+import { ApolloServer } from '@apollo/server';
+import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
+import { fastifyApolloHandler } from '@as-integrations/fastify';
+import Fastify from 'fastify';
+import { parse } from 'graphql';
+import { sandboxAccounts, sandboxBanks } from '../../../src/sandbox/data.ts';
+import { hostForBench } from '../host.ts';
+
+const typeDefs = parse(`
+  extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key"])
+  type Query {
+    banks: [Bank!]!
+    account(accountNumber: String!, bankCode: String): Account
+    collectionNotifications(first: Int): CollectionNotificationConnection!
+  }
+  type Bank @key(fields: "code") { code: String! name: String! }
+  type Account @key(fields: "accountNumber bankCode") { accountNumber: String! bankCode: String! accountName: String! bank: Bank }
+  type CollectionNotificationConnection { edges: [CollectionNotificationEdge!]! }
+  type CollectionNotificationEdge { cursor: String! node: CollectionNotification! }
+  type CollectionNotification @key(fields: "settlementId") { settlementId: ID! transactionAmount: String! }
+`);
+
+interface Bank {
+  code: string;
+  name: string;
+}
+const banks: Bank[] = sandboxBanks.map((bank) => ({ code: bank.bankCode, name: bank.bankName }));
+const bankByCode = new Map(banks.map((bank) => [bank.code, bank]));
+const account = sandboxAccounts[0]!;
+const page = {
+  edges: Array.from({ length: 20 }, (_, i) => ({
+    cursor: Buffer.from(`position:${1000 - i}`).toString('base64url'),
+    node: { settlementId: `17${String(1000 - i).padStart(16, '0')}`, transactionAmount: '1500.00' },
+  })),
+};
+
+const resolvers: GraphQLResolverMap<unknown> = {
+  Query: {
+    banks: () => banks,
+    account: () => account,
+    collectionNotifications: () => page,
+  },
+  Account: { bank: (parent: { bankCode: string }) => bankByCode.get(parent.bankCode) ?? null },
+};
+const schema = buildSubgraphSchema([{ typeDefs, resolvers }]);
+
+// Apollo's defaults, but its info line ("Enabling inline tracing…") would land in the bench's table.
+const quiet = { debug() {}, info() {}, warn: console.warn, error: console.error };
+const apollo = new ApolloServer({ schema, logger: quiet });
+await apollo.start();
+const fastify = Fastify();
+fastify.route({ url: '/graphql', method: ['GET', 'POST'], handler: fastifyApolloHandler(apollo) });
+fastify.get('/health/ready', async () => ({ status: 'ready' }));
+
+await hostForBench({
+  async listen(port) {
+    await fastify.listen({ port, host: '127.0.0.1' });
+    const address = fastify.server.address();
+    return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`;
+  },
+  subscriptions: () => 0,
+  async close() {
+    await fastify.close();
+    await apollo.stop();
+  },
+});
