@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { inspect } from 'node:util';
 
 const REDACTED = '[redacted]';
@@ -10,6 +10,8 @@ const REDACTED = '[redacted]';
  */
 export class Secret {
   readonly #value: string;
+  /** The value's SHA-256, made on first comparison: the webhook compares on every delivery. */
+  #digest: Buffer | undefined;
 
   constructor(value: string) {
     this.#value = value;
@@ -26,7 +28,8 @@ export class Secret {
    * its length. The subgraph's one constant-time comparison: every secret comparison comes here.
    */
   equals(candidate: string): boolean {
-    return timingSafeEqual(sha256(candidate), sha256(this.#value));
+    this.#digest ??= sha256(this.#value);
+    return timingSafeEqual(sha256(candidate), this.#digest);
   }
 
   toString(): string {
@@ -43,5 +46,6 @@ export class Secret {
 }
 
 function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  // One-shot: no Hash object per call.
+  return hash('sha256', text, 'buffer');
 }

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { startApp } from './helpers/app.ts';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 
 const STUDIO = 'https://studio.apollographql.com';
 
@@ -27,5 +27,16 @@ describe('CORS on /graphql', () => {
     });
     expect(response.headers['access-control-allow-origin']).toBe(STUDIO);
     expect(await response.body.json()).toEqual({ data: { bank: { name: 'Providus Bank' } } });
+  });
+
+  it('sends no CORS headers from the webhook, which serves the bank and never a browser page', async () => {
+    const { baseUrl } = await startApp();
+    const response = await request(`${baseUrl}/webhooks/collection`, {
+      method: 'POST',
+      headers: { ...signedHeaders(), origin: STUDIO, 'content-type': 'application/json' },
+      body: JSON.stringify(notificationBody()),
+    });
+    expect(await response.body.json()).toMatchObject({ responseCode: '00' });
+    expect(response.headers['access-control-allow-origin']).toBeUndefined();
   });
 });

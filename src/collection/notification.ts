@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon';
+import { DateTime, FixedOffsetZone } from 'luxon';
 import type { NewCollectionNotification } from '../domain/index.ts';
 
 /** Every reason a body is refused (code 02); a closed set, fit for a metric label. */
@@ -25,22 +25,49 @@ type Body = Record<string, unknown>;
 const ACCOUNT_NUMBER = /^\d{10}$/;
 // Amounts are text in the spec: no sign, exponent, spaces or separators, so the value is exact.
 const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
-/** The bank's forms of `tranDateTime` (luxon tokens); `a` matches AM/PM in any case. */
-const BANK_TIME_FORMATS = ['yyyy-MM-dd HH:mm:ss', 'yyyy-MM-dd HH:mm:ss.SSS', 'M/d/yyyy h:mm:ss a'] as const;
+// en-US: the meridiem is AM/PM whatever the host's locale.
+const LOCALE = 'en-US';
+/**
+ * The bank's forms of `tranDateTime` (luxon tokens; `a` matches AM/PM in any case), each parser
+ * built once: building one per call was most of the webhook's CPU time.
+ */
+const BANK_TIME_FORMATS = [
+  { tokens: 'yyyy-MM-dd HH:mm:ss', milliseconds: false, twelveHour: false },
+  { tokens: 'yyyy-MM-dd HH:mm:ss.SSS', milliseconds: true, twelveHour: false },
+  { tokens: 'M/d/yyyy h:mm:ss a', milliseconds: false, twelveHour: true },
+].map((format) => ({ ...format, parser: DateTime.buildFormatParser(format.tokens, { locale: LOCALE }) }));
 // luxon's `h` takes any one or two digits; on a 12-hour clock only 1 to 12 are hours.
 const TWELVE_HOUR_CLOCK = / (?:[1-9]|1[0-2]):\d\d:\d\d [ap]m$/i;
+
+/** A webhook body read once: as sent, its JSON object (undefined when it is none) and its sessionId. */
+export interface NotificationBody {
+  raw: string;
+  fields: Body | undefined;
+  /** The sessionId to echo in the reply; `''` when the body has none it can read. */
+  sessionId: string;
+}
+
+/** Reads a body's JSON once, for the reply's sessionId and for parseNotification alike. */
+export function readNotificationBody(raw: string): NotificationBody {
+  const fields = readJsonObject(raw);
+  return { raw, fields, sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '' };
+}
+
+/** The body's sessionId, to echo in the reply; `''` when the body has none it can read. */
+export function readSessionId(rawBody: string): string {
+  return readNotificationBody(rawBody).sessionId;
+}
 
 /**
  * Reads a collection notification body (op 14): checks the fields the contract requires, then
  * normalises the rest. Optional fields never cause a refusal; what cannot be read becomes null.
  */
 export function parseNotification(
-  rawBody: string,
+  input: string | NotificationBody,
   options: { timezone: string; receivedAt: Date },
 ): ParsedNotification {
-  const body = readJsonObject(rawBody);
+  const { raw: rawBody, fields: body, sessionId } = typeof input === 'string' ? readNotificationBody(input) : input;
   if (!body) return { ok: false, sessionId: '', reason: 'body_not_json_object' };
-  const sessionId = typeof body.sessionId === 'string' ? body.sessionId : '';
   const required = readRequired(body);
   if ('reason' in required) return { ok: false, sessionId, reason: required.reason };
 
@@ -64,12 +91,6 @@ export function parseNotification(
       rawBody,
     },
   };
-}
-
-/** The body's sessionId, to echo in the reply; `''` when the body has none it can read. */
-export function readSessionId(rawBody: string): string {
-  const sessionId = readJsonObject(rawBody)?.sessionId;
-  return typeof sessionId === 'string' ? sessionId : '';
 }
 
 /**
@@ -118,7 +139,7 @@ function optionalAmount(value: unknown): string | null {
 function readJsonObject(rawBody: string): Body | undefined {
   try {
     // A leading byte-order mark is tolerated for parsing; rawBody itself is kept as sent.
-    const value: unknown = JSON.parse(rawBody.replace(/^\uFEFF/, ''));
+    const value: unknown = JSON.parse(rawBody.charCodeAt(0) === 0xfeff ? rawBody.slice(1) : rawBody);
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Body) : undefined;
   } catch {
     return undefined;
@@ -133,17 +154,39 @@ function readJsonObject(rawBody: string): Body | undefined {
 export function readBankTime(text: string | null, timezone: string): string | null {
   if (text === null) return null;
   for (const format of BANK_TIME_FORMATS) {
-    // The fields as written (read in UTC, where no time is skipped), then placed in the zone.
-    // en-US: the meridiem is AM/PM whatever the host's locale.
-    const wallClock = DateTime.fromFormat(text, format, { zone: 'utc', locale: 'en-US' });
+    // The fields as written, read in UTC (where no time is skipped), then given the zone's offset.
+    const wallClock = DateTime.fromFormatParser(text, format.parser, { zone: 'utc', locale: LOCALE });
     if (!wallClock.isValid) continue;
-    if (format.endsWith(' a') && !TWELVE_HOUR_CLOCK.test(text)) return null;
-    const time = DateTime.fromObject(wallClock.toObject(), { zone: timezone });
-    // A wall-clock time skipped by a DST change does not exist; luxon would move it silently.
-    if (!time.isValid || time.hour !== wallClock.hour || time.minute !== wallClock.minute) return null;
-    return time.toISO({ suppressMilliseconds: !format.endsWith('.SSS') });
+    if (format.twelveHour && !TWELVE_HOUR_CLOCK.test(text)) return null;
+    const offset = zoneOffsetAt(wallClock, timezone);
+    if (offset === null) return null;
+    return wallClock
+      .setZone(FixedOffsetZone.instance(offset), { keepLocalTime: true })
+      .toISO({ suppressMilliseconds: !format.milliseconds });
   }
   return null;
+}
+
+/** Offsets already worked out, by zone and wall-clock minute; null for a minute a DST change skips. */
+const offsetsByMinute = new Map<string, number | null>();
+/** Bank times cluster around now, so a few thousand minutes cover any real stream of deliveries. */
+const OFFSET_CACHE_LIMIT = 4_096;
+
+/**
+ * The zone's UTC offset in minutes at the wall-clock time `wallClock` (its fields read as local to
+ * `timezone`), or null when that time does not exist there. Asking the zone (Intl) is slow, and
+ * zones change offset only on a whole minute, so the answer is kept per wall-clock minute.
+ */
+function zoneOffsetAt(wallClock: DateTime<true>, timezone: string): number | null {
+  const key = `${timezone} ${Math.floor(wallClock.toMillis() / 60_000)}`;
+  const known = offsetsByMinute.get(key);
+  if (known !== undefined) return known;
+  const time = DateTime.fromObject(wallClock.toObject(), { zone: timezone });
+  // A wall-clock time skipped by a DST change does not exist; luxon would move it silently.
+  const offset = time.isValid && time.hour === wallClock.hour && time.minute === wallClock.minute ? time.offset : null;
+  if (offsetsByMinute.size >= OFFSET_CACHE_LIMIT) offsetsByMinute.clear();
+  offsetsByMinute.set(key, offset);
+  return offset;
 }
 
 /**

@@ -34,6 +34,18 @@ describe('parseNotification: tranDateTime', () => {
     expect(timeOf('7/4/2026 9:00:00 AM', newYork)).toBe('2026-07-04T09:00:00-04:00');
   });
 
+  it('keeps the offsets it has worked out apart by zone and by minute', () => {
+    // The offset is remembered per zone and wall-clock minute: the same minute in another zone, or
+    // the next seconds of a minute just read, must not borrow a wrong one.
+    expect(timeOf('2026-07-04 09:00:00', LAGOS)).toBe('2026-07-04T09:00:00+01:00');
+    expect(timeOf('2026-07-04 09:00:30', 'America/New_York')).toBe('2026-07-04T09:00:30-04:00');
+    expect(timeOf('2026-07-04 09:00:59.500', LAGOS)).toBe('2026-07-04T09:00:59.500+01:00');
+    expect(timeOf('2026-03-08 01:59:59', 'America/New_York')).toBe('2026-03-08T01:59:59-05:00');
+    expect(timeOf('2026-03-08 03:00:00', 'America/New_York')).toBe('2026-03-08T03:00:00-04:00');
+    expect(timeOf('2026-03-08 02:00:00', 'America/New_York')).toBeNull();
+    expect(timeOf('2026-03-08 02:00:00', LAGOS)).toBe('2026-03-08T02:00:00+01:00');
+  });
+
   it('gives null for a wall-clock time skipped by the DST change', () => {
     expect(timeOf('2026-03-08 02:30:00', 'America/New_York')).toBeNull();
   });

@@ -6,7 +6,7 @@ import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { recordWebhookReply, tracePublish, traceStoreWrite, traceWebhookDelivery } from '../telemetry/webhook.ts';
-import { parseNotification, readSessionId } from './notification.ts';
+import { parseNotification, readNotificationBody, readSessionId } from './notification.ts';
 import { expectedSignature, verifySignature, type ExpectedSignature } from './signature.ts';
 
 /** The webhook's paths: ours, and the one the bank's documentation shows under its test base. */
@@ -75,8 +75,8 @@ async function handle(
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
-  const rawBody = typeof request.body === 'string' ? request.body : '';
-  const sessionId = readSessionId(rawBody);
+  const body = readNotificationBody(typeof request.body === 'string' ? request.body : '');
+  const { sessionId } = body;
   const respond = (code: ResponseCode, reason: string, extra: Record<string, unknown> = {}) => {
     deps.metrics.webhookReplies.inc({ response_code: code, reason });
     recordWebhookReply(code, reason, typeof extra.settlementId === 'string' ? extra.settlementId : undefined);
@@ -95,7 +95,7 @@ async function handle(
   );
   if (!signed) return respond('02', 'bad_signature');
 
-  const parsed = parseNotification(rawBody, { timezone: deps.timezone, receivedAt: new Date() });
+  const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt: new Date() });
   if (!parsed.ok) return respond('02', parsed.reason);
   const { settlementId } = parsed.notification;
 

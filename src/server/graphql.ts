@@ -5,6 +5,7 @@ import {
 } from '@apollo/server/plugin/landingPage/default';
 import { ApolloServerPluginSubscriptionCallback } from '@apollo/server/plugin/subscriptionCallback';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
+import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
@@ -55,16 +56,22 @@ export async function registerGraphQL(
   });
   await apollo.start();
 
-  app.route({
-    url: GRAPHQL_PATH,
-    // OPTIONS (CORS preflight) is answered by @fastify/cors.
-    method: ['GET', 'POST'],
-    onRequest: async (request, reply) => {
-      if (!routerSecretAccepted(config.routerSecret, request.headers[ROUTER_SECRET_HEADER])) {
-        return reply.code(401).send(routerSecretRequiredBody);
-      }
-    },
-    handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: async () => createContext(services) })),
+  await app.register(async (scope) => {
+    // Browsers on another origin (Apollo Studio's Explorer, a local web app) may call /graphql, as
+    // Apollo's standalone server allows; no cookies are involved, so any origin is safe. Scoped to
+    // /graphql: the webhook, health and metrics serve the bank and operators, never a browser page.
+    await scope.register(cors, { origin: true, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 });
+    scope.route({
+      url: GRAPHQL_PATH,
+      // OPTIONS (CORS preflight) is answered by @fastify/cors.
+      method: ['GET', 'POST'],
+      onRequest: async (request, reply) => {
+        if (!routerSecretAccepted(config.routerSecret, request.headers[ROUTER_SECRET_HEADER])) {
+          return reply.code(401).send(routerSecretRequiredBody);
+        }
+      },
+      handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: async () => createContext(services) })),
+    });
   });
   return apollo;
 }

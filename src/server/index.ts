@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import { registerCollectionWebhook } from '../collection/webhook-route.ts';
@@ -42,9 +41,6 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     if (draining) setImmediate(() => fastify.server.closeIdleConnections());
   });
 
-  // Browsers on another origin (Apollo Studio's Explorer, a local web app) may call /graphql, as
-  // Apollo's standalone server allows; no cookies are involved, so any origin is safe.
-  await fastify.register(cors, { origin: true, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 });
   registerMetricsRoute(fastify, services.metrics);
   registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, metrics: services.metrics, isDraining: () => draining });
   await registerCollectionWebhook(fastify, {
