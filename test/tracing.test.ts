@@ -84,7 +84,7 @@ describe('OpenTelemetry tracing', () => {
     expect(delivery.resource['service.name']).toBe('bank-subgraph-test');
     const write = await collector.waitForSpan((s) => s.name === 'INSERT collection_notifications' && s.parentSpanId === delivery.spanId);
     expect(write.attributes).toMatchObject({ 'db.system.name': 'sqlite', 'collection.store_outcome': 'inserted' });
-    const publish = await collector.waitForSpan((s) => s.name === 'send incomingTransfer' && s.parentSpanId === delivery.spanId);
+    const publish = await collector.waitForSpan((s) => s.name === 'send notificationsStored' && s.parentSpanId === delivery.spanId);
     expect(publish.kind).toBe(SpanKindNumber.PRODUCER);
 
     const line = subgraph.logs.find((entry) => entry.responseCode === '00');

@@ -42,11 +42,11 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
   onCleanup(() => notificationLog.close());
   const deps = { store, notificationLog, metrics, logger };
-  /** Stores and publishes one notification, as the webhook does. */
+  /** Stores one notification and announces it, as the webhook does. */
   const deliver = async () => {
     const result = await raw.insert(newNotification({ accountNumber: ACCOUNT }));
     if (result.status !== 'inserted') throw new Error('not inserted');
-    await pubsub.publish('incomingTransfer', result.notification);
+    notificationLog.announce(result.notification.seq);
     return result.notification;
   };
   const live = async () => (await metrics.activeSubscriptions.get()).values[0]?.value ?? 0;

@@ -28,6 +28,13 @@ function wrapListAfter(store: NotificationStore, wrap: (read: NotificationStore[
   });
 }
 
+/** Stores one new notification without telling anyone; its seq. */
+async function insertQuietly(store: NotificationStore): Promise<number> {
+  const result = await store.insert(newNotification());
+  if (result.status !== 'inserted') throw new Error('not inserted');
+  return result.notification.seq;
+}
+
 /** Everything a listener was handed, by seq and settlementId. */
 function recorder() {
   const received: CollectionNotificationRecord[] = [];
@@ -51,7 +58,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const deliver = async (into: NotificationStore = raw) => {
       const result = await into.insert(newNotification());
       if (result.status !== 'inserted') throw new Error('not inserted');
-      await pubsub.publish('incomingTransfer', result.notification);
+      await pubsub.publish('notificationsStored', { seq: result.notification.seq });
       return result.notification;
     };
     /** Reads counted by the log's metric, of one trigger and/or outcome. */
@@ -97,6 +104,71 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     await log.settled();
     expect(one.seqs()).toEqual(sent);
     expect(two.seqs()).toEqual(sent);
+  });
+
+  test('announces the commits of one event-loop turn as one message with the highest position', async () => {
+    const { store, open } = await setUp();
+    const log = await open();
+    const pubsub = await createPubSub('memory:', { logger: silent });
+    onCleanup(() => pubsub.close());
+    const published: unknown[] = [];
+    const spy: PubSub = Object.assign(Object.create(pubsub) as PubSub, {
+      publish: async (topic: string, payload: unknown) => void published.push({ topic, payload }),
+    });
+    const other = await startNotificationLog({ store, pubsub: spy, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
+    onCleanup(() => other.close());
+    const stored: number[] = [];
+    for (let i = 0; i < 5; i += 1) stored.push(await insertQuietly(store));
+    for (const seq of stored) other.announce(seq);
+    expect(published).toEqual([]); // not inside the turn that committed
+    await waitFor(() => (published.length > 0 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(published).toEqual([{ topic: 'notificationsStored', payload: { seq: stored[4] } }]);
+    expect(log.position).toBe(0); // its own pub/sub never carried the spy's message
+  });
+
+  test('moves its position to an announced one without reading while nobody listens', async () => {
+    const { deliver, open, reads } = await setUp();
+    const log = await open();
+    const skipped = await deliver();
+    await waitFor(() => (log.position === skipped.seq ? true : undefined));
+    expect(await reads({})).toBe(0);
+    const { listener, seqs } = recorder();
+    expect(log.follow(listener).position).toBe(skipped.seq);
+    const next = await deliver();
+    await waitFor(() => (seqs().length === 1 ? true : undefined));
+    expect(seqs()).toEqual([next.seq]);
+  });
+
+  test('answers an announcement it cannot publish with a log line, and the others read it on their timer', async () => {
+    const { store, open } = await setUp();
+    const log = await open();
+    const { listener, seqs } = recorder();
+    log.follow(listener);
+    const failing: PubSub = { ...deafPubSub, publish: async () => Promise.reject(new Error('redis down')) };
+    const lines: unknown[] = [];
+    const logger = Object.assign(Object.create(silent), { error: (fields: unknown) => void lines.push(fields) });
+    const replica = await startNotificationLog({ store, pubsub: failing, metrics: createMetrics(), logger }, { pollIntervalMs: 60_000 });
+    onCleanup(() => replica.close());
+    const seq = await insertQuietly(store);
+    expect(() => replica.announce(seq)).not.toThrow();
+    await waitFor(() => (lines.length === 1 ? true : undefined));
+    expect(lines[0]).toMatchObject({ seq });
+    expect(seqs()).toEqual([]); // the message never came
+    log.wake('timer');
+    await log.settled();
+    expect(seqs()).toEqual([seq]);
+  });
+
+  test('sends an announcement still pending when it closes', async () => {
+    const { store } = await setUp();
+    const published: unknown[] = [];
+    const recording: PubSub = { ...deafPubSub, publish: async (_topic, payload) => void published.push(payload) };
+    const log = await startNotificationLog({ store, pubsub: recording, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
+    const seq = await insertQuietly(store);
+    log.announce(seq);
+    await log.close();
+    expect(published).toEqual([{ seq }]);
   });
 
   test('reads page by page until caught up, from one wake', async () => {

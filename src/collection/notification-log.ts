@@ -1,13 +1,17 @@
+import type { Link } from '@opentelemetry/api';
 import type { CollectionNotificationRecord } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
+import { linkToActiveSpan, tracePublish } from '../telemetry/webhook.ts';
 
 /** How often a replica reads the log unwoken: the most a lost pub/sub message delays live delivery. */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** Notifications per read; a read goes on page by page until one comes back short. */
 const DEFAULT_PAGE_SIZE = 500;
+/** Deliveries a publish span links to at most; one busy turn can hold thousands. */
+const MAX_PUBLISH_LINKS = 128;
 
 /** Why a read ran: a pub/sub wake-up (or loss of the link), or the safety-net timer. */
 export type ReadTrigger = 'wake' | 'timer';
@@ -34,6 +38,12 @@ export interface NotificationLog {
   follow(listener: LogListener): LogFollowing;
   /** Asks for a read; a wake while one runs causes one more read after it, however many arrive. */
   wake(trigger: ReadTrigger): void;
+  /**
+   * Says that this replica committed notifications up to `seq`: wakes this replica's reader at once
+   * and, once per event-loop turn whatever the number of commits in it, every replica's through
+   * pub/sub. Never fails: a lost message only leaves the others to their safety-net timer.
+   */
+  announce(seq: number): void;
   /** Resolves once no read is running or asked for. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -60,11 +70,11 @@ export interface NotificationLogOptions {
 export async function startNotificationLog(deps: NotificationLogDeps, options: NotificationLogOptions = {}): Promise<NotificationLog> {
   const { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, pageSize = DEFAULT_PAGE_SIZE } = options;
   const reader = createLogReader(deps, await newestSeq(deps.store), pageSize);
-  const unsubscribe = await deps.pubsub.subscribe('incomingTransfer', (message) => {
-    // Only a hint: the store says what is new. A message already read past needs no read.
-    const seq = (message as { seq?: unknown }).seq;
-    if (typeof seq === 'number' && seq <= reader.position) return;
-    reader.wake('wake');
+  const announcer = createAnnouncer(deps);
+  const unsubscribe = await deps.pubsub.subscribe('notificationsStored', (message) => {
+    // Only a hint: the store says what is new. Anything but a position asks for a read.
+    if (typeof message.seq === 'number') reader.reached(message.seq);
+    else reader.wake('wake');
   });
   // Messages may have been lost just before the link dropped: read at once, not at the next tick.
   const stopWatching = deps.pubsub.onInterruption(() => reader.wake('wake'));
@@ -78,14 +88,53 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
     },
     follow: reader.follow,
     wake: reader.wake,
+    announce(seq) {
+      reader.reached(seq);
+      if (!closing) announcer.announce(seq);
+    },
     settled: reader.settled,
     close: () =>
       (closing ??= (async () => {
         clearInterval(timer);
         stopWatching();
+        // The last turn's commits still reach the other replicas.
+        await announcer.flush();
         await unsubscribe().catch((error: unknown) => deps.logger.debug({ err: error }, 'log follower unsubscribe failed'));
         await reader.close();
       })()),
+  };
+}
+
+/**
+ * The publishing half: positions announced in one event-loop turn (every commit of a busy webhook)
+ * go out as one `notificationsStored` message with the highest of them.
+ */
+function createAnnouncer({ pubsub, logger }: NotificationLogDeps) {
+  let highest = 0;
+  let links: Link[] = [];
+  let sending: Promise<void> | undefined;
+
+  async function send() {
+    const seq = highest;
+    const linked = links;
+    links = [];
+    try {
+      await tracePublish(pubsub.kind, 'notificationsStored', () => pubsub.publish('notificationsStored', { seq }), linked);
+    } catch (error) {
+      logger.error({ err: error, seq }, 'stored notifications could not be announced; other replicas will read them on their next tick');
+    }
+  }
+
+  return {
+    announce(seq: number) {
+      highest = Math.max(highest, seq);
+      const link = linkToActiveSpan();
+      if (link && links.length < MAX_PUBLISH_LINKS) links.push(link);
+      sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(send).finally(() => (sending = undefined));
+    },
+    async flush() {
+      while (sending) await sending;
+    },
   };
 }
 
@@ -99,6 +148,9 @@ async function newestSeq(store: NotificationStore): Promise<number> {
 function createListeners(logger: Logger) {
   const listeners = new Set<LogListener>();
   return {
+    get size() {
+      return listeners.size;
+    },
     add: (listener: LogListener) => void listeners.add(listener),
     remove: (listener: LogListener) => void listeners.delete(listener),
     clear: () => listeners.clear(),
@@ -187,6 +239,16 @@ function createLogReader(deps: NotificationLogDeps, start: number, pageSize: num
     },
     wake(trigger: ReadTrigger) {
       if (!closed) reads.request(trigger);
+    },
+    /**
+     * A commit reached `seq`. Seq order is commit order, so nothing at or below it can appear later:
+     * with nobody listening the position moves there without reading a row.
+     */
+    reached(seq: number) {
+      if (closed || seq <= position) return;
+      if (listeners.size > 0) return reads.request('wake');
+      position = seq;
+      metrics.logPosition.set(position);
     },
     settled: () => reads.settled(),
     async close() {

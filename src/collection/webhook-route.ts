@@ -3,9 +3,9 @@ import type { WebhookCredentials } from '../config.ts';
 import { createIpMatcher, type IpRange } from '../ip-ranges.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
-import { recordWebhookReply, tracePublish, traceStoreWrite, traceWebhookDelivery } from '../telemetry/webhook.ts';
+import type { NotificationLog } from './notification-log.ts';
+import { recordWebhookReply, traceStoreWrite, traceWebhookDelivery } from '../telemetry/webhook.ts';
 import { parseNotification, readNotificationBody, readSessionId } from './notification.ts';
 import { expectedSignature, verifySignature, type ExpectedSignature } from './signature.ts';
 
@@ -28,7 +28,8 @@ export interface WebhookDeps {
   allowedSources?: readonly IpRange[] | undefined;
   timezone: string;
   store: NotificationStore;
-  pubsub: PubSub;
+  /** This replica's follower of the log: told of each commit, it wakes every replica's. */
+  notificationLog: Pick<NotificationLog, 'announce'>;
   metrics: Metrics;
   logger: Logger;
 }
@@ -110,13 +111,9 @@ async function handle(
   deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
   if (result.status === 'duplicate') return respond('01', 'duplicate', { settlementId });
 
-  // Stored: the transfer is ours whatever happens next. The publish wakes every replica's log
-  // follower at once; when it fails, their safety-net timer reads the notification a moment later.
-  try {
-    await tracePublish(deps.pubsub.kind, 'incomingTransfer', () => deps.pubsub.publish('incomingTransfer', result.notification));
-  } catch (error) {
-    deps.logger.error({ err: error, settlementId }, 'stored notification could not be published; replicas will read it on their next tick');
-  }
+  // Stored: the transfer is ours whatever happens next. Every replica's log follower is woken (one
+  // pub/sub message per event-loop turn); if that message is lost, their safety-net timer reads it.
+  deps.notificationLog.announce(result.notification.seq);
   return respond('00', 'accepted', { settlementId });
 }
 

@@ -1,11 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
-import { storedNotification } from '../../test/helpers/notifications.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
-import type { CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createPubSub } from './index.ts';
-import type { PubSub } from './types.ts';
+import type { PubSub, TopicMap } from './types.ts';
 
 const logger = createLogger('silent');
 
@@ -17,43 +15,32 @@ const BACKENDS: Array<{ kind: PubSub['kind']; url: string | undefined }> = [
 
 let counter = 0;
 
-/** A record whose every kind of value must survive the trip: big integer, nulls, escapes, non-ASCII. */
-function notification(overrides: Partial<CollectionNotificationRecord> = {}): CollectionNotificationRecord {
+type Message = TopicMap['notificationsStored'];
+
+/** A message with a position never used before; large, so it must survive as an exact integer. */
+function notification(): Message {
   counter += 1;
-  return storedNotification({
-    seq: Number.MAX_SAFE_INTEGER - counter,
-    settlementId: `STL-${counter}`,
-    sessionId: '',
-    transactionAmount: '1500.10',
-    settledAmount: '1490.100',
-    feeAmount: '0',
-    vatAmount: null,
-    narration: 'Rent “May” – café ₦ 😀 \u0000 line\nbreak',
-    sourceBankName: null,
-    channelId: '1',
-    rawBody: '{"settlementId":"x","tranRemarks":"a\\"b"}',
-    ...overrides,
-  });
+  return { seq: Number.MAX_SAFE_INTEGER - counter };
 }
 
-/** A listener that records what arrives and lets a test wait for one settlementId. */
+/** A listener that records what arrives and lets a test wait for one position. */
 function createInbox() {
-  const received: CollectionNotificationRecord[] = [];
-  const waiting = new Map<string, (payload: CollectionNotificationRecord) => void>();
+  const received: Message[] = [];
+  const waiting = new Map<number, (payload: Message) => void>();
   return {
     received,
-    ids: () => received.map((payload) => payload.settlementId),
-    listener(payload: CollectionNotificationRecord) {
+    ids: () => received.map((payload) => payload.seq),
+    listener(payload: Message) {
       received.push(payload);
-      waiting.get(payload.settlementId)?.(payload);
+      waiting.get(payload.seq)?.(payload);
     },
-    /** Resolves when the settlementId arrives; fails after `expireMs` so a lost message fails fast. */
-    receive(settlementId: string, expireMs = 5_000): Promise<CollectionNotificationRecord> {
-      const found = received.find((payload) => payload.settlementId === settlementId);
+    /** Resolves when the position arrives; fails after `expireMs` so a lost message fails fast. */
+    receive(seq: number, expireMs = 5_000): Promise<Message> {
+      const found = received.find((payload) => payload.seq === seq);
       if (found) return Promise.resolve(found);
-      const arrived = Promise.withResolvers<CollectionNotificationRecord>();
-      const timer = setTimeout(() => arrived.reject(new Error(`${settlementId} did not arrive`)), expireMs);
-      waiting.set(settlementId, (payload) => {
+      const arrived = Promise.withResolvers<Message>();
+      const timer = setTimeout(() => arrived.reject(new Error(`${seq} did not arrive`)), expireMs);
+      waiting.set(seq, (payload) => {
         clearTimeout(timer);
         arrived.resolve(payload);
       });
@@ -83,12 +70,12 @@ describe.each(BACKENDS)('PubSub over $kind', ({ kind, url }) => {
   test('delivers a payload published after subscribe resolves, exactly as sent, once', async () => {
     const pubsub = await open();
     const inbox = createInbox();
-    await pubsub.subscribe('incomingTransfer', inbox.listener);
+    await pubsub.subscribe('notificationsStored', inbox.listener);
     const sent = notification();
     const marker = notification();
-    await pubsub.publish('incomingTransfer', sent);
-    await pubsub.publish('incomingTransfer', marker);
-    await inbox.receive(marker.settlementId);
+    await pubsub.publish('notificationsStored', sent);
+    await pubsub.publish('notificationsStored', marker);
+    await inbox.receive(marker.seq);
     expect(inbox.received).toStrictEqual([sent, marker]);
     expect(JSON.stringify(inbox.received[0])).toBe(JSON.stringify(sent));
   });
@@ -96,21 +83,21 @@ describe.each(BACKENDS)('PubSub over $kind', ({ kind, url }) => {
   test('gives each listener its own copy, never the publisher’s object', async () => {
     const pubsub = await open();
     const inbox = createInbox();
-    await pubsub.subscribe('incomingTransfer', inbox.listener);
+    await pubsub.subscribe('notificationsStored', inbox.listener);
     const sent = notification();
-    await pubsub.publish('incomingTransfer', sent);
-    expect(await inbox.receive(sent.settlementId)).not.toBe(sent);
+    await pubsub.publish('notificationsStored', sent);
+    expect(await inbox.receive(sent.seq)).not.toBe(sent);
   });
 
   test('delivers to every subscriber, once each, when they subscribed concurrently', async () => {
     const pubsub = await open();
     const inboxes = [createInbox(), createInbox(), createInbox()];
-    await Promise.all(inboxes.map((inbox) => pubsub.subscribe('incomingTransfer', inbox.listener)));
+    await Promise.all(inboxes.map((inbox) => pubsub.subscribe('notificationsStored', inbox.listener)));
     const sent = notification();
     const marker = notification();
-    await pubsub.publish('incomingTransfer', sent);
-    await pubsub.publish('incomingTransfer', marker);
-    await Promise.all(inboxes.map((inbox) => inbox.receive(marker.settlementId)));
+    await pubsub.publish('notificationsStored', sent);
+    await pubsub.publish('notificationsStored', marker);
+    await Promise.all(inboxes.map((inbox) => inbox.receive(marker.seq)));
     for (const inbox of inboxes) expect(inbox.received).toStrictEqual([sent, marker]);
   });
 
@@ -118,57 +105,57 @@ describe.each(BACKENDS)('PubSub over $kind', ({ kind, url }) => {
     const pubsub = await open();
     const leaving = createInbox();
     const staying = createInbox();
-    const unsubscribe = await pubsub.subscribe('incomingTransfer', leaving.listener);
-    await pubsub.subscribe('incomingTransfer', staying.listener);
+    const unsubscribe = await pubsub.subscribe('notificationsStored', leaving.listener);
+    await pubsub.subscribe('notificationsStored', staying.listener);
     const first = notification();
-    await pubsub.publish('incomingTransfer', first);
-    await leaving.receive(first.settlementId);
+    await pubsub.publish('notificationsStored', first);
+    await leaving.receive(first.seq);
 
     await unsubscribe();
     await unsubscribe(); // a second call is harmless
     const marker = notification();
-    await pubsub.publish('incomingTransfer', marker);
-    await staying.receive(marker.settlementId);
-    expect(leaving.ids()).toEqual([first.settlementId]);
-    expect(staying.ids()).toEqual([first.settlementId, marker.settlementId]);
+    await pubsub.publish('notificationsStored', marker);
+    await staying.receive(marker.seq);
+    expect(leaving.ids()).toEqual([first.seq]);
+    expect(staying.ids()).toEqual([first.seq, marker.seq]);
   });
 
   test('a topic can be subscribed again after every listener left', async () => {
     const pubsub = await open();
-    const unsubscribe = await pubsub.subscribe('incomingTransfer', () => {});
+    const unsubscribe = await pubsub.subscribe('notificationsStored', () => {});
     await unsubscribe();
     const inbox = createInbox();
-    await pubsub.subscribe('incomingTransfer', inbox.listener);
+    await pubsub.subscribe('notificationsStored', inbox.listener);
     const sent = notification();
-    await pubsub.publish('incomingTransfer', sent);
-    expect(await inbox.receive(sent.settlementId)).toStrictEqual(sent);
+    await pubsub.publish('notificationsStored', sent);
+    expect(await inbox.receive(sent.seq)).toStrictEqual(sent);
   });
 
   test('publishes with no subscriber, and a later subscriber does not get that message', async () => {
     const pubsub = await open();
     const unheard = notification();
-    await expect(pubsub.publish('incomingTransfer', unheard)).resolves.toBeUndefined();
+    await expect(pubsub.publish('notificationsStored', unheard)).resolves.toBeUndefined();
     const inbox = createInbox();
-    await pubsub.subscribe('incomingTransfer', inbox.listener);
+    await pubsub.subscribe('notificationsStored', inbox.listener);
     const marker = notification();
-    await pubsub.publish('incomingTransfer', marker);
-    await inbox.receive(marker.settlementId);
-    expect(inbox.ids()).toEqual([marker.settlementId]);
+    await pubsub.publish('notificationsStored', marker);
+    await inbox.receive(marker.seq);
+    expect(inbox.ids()).toEqual([marker.seq]);
   });
 
   test('keeps delivering to the other listeners when one throws', async () => {
     const pubsub = await open();
-    await pubsub.subscribe('incomingTransfer', () => {
+    await pubsub.subscribe('notificationsStored', () => {
       throw new Error('listener failure');
     });
     const inbox = createInbox();
-    await pubsub.subscribe('incomingTransfer', inbox.listener);
+    await pubsub.subscribe('notificationsStored', inbox.listener);
     const first = notification();
     const second = notification();
-    await pubsub.publish('incomingTransfer', first);
-    await pubsub.publish('incomingTransfer', second);
-    await inbox.receive(second.settlementId);
-    expect(inbox.ids()).toEqual([first.settlementId, second.settlementId]);
+    await pubsub.publish('notificationsStored', first);
+    await pubsub.publish('notificationsStored', second);
+    await inbox.receive(second.seq);
+    expect(inbox.ids()).toEqual([first.seq, second.seq]);
   });
 
   test('pings while open, and rejects ping, publish and subscribe after close', async () => {
@@ -176,13 +163,13 @@ describe.each(BACKENDS)('PubSub over $kind', ({ kind, url }) => {
     await expect(pubsub.ping()).resolves.toBeUndefined();
     await pubsub.close();
     await expect(pubsub.ping()).rejects.toThrow(/closed/);
-    await expect(pubsub.publish('incomingTransfer', notification())).rejects.toThrow(/closed/);
-    await expect(pubsub.subscribe('incomingTransfer', () => {})).rejects.toThrow(/closed/);
+    await expect(pubsub.publish('notificationsStored', notification())).rejects.toThrow(/closed/);
+    await expect(pubsub.subscribe('notificationsStored', () => {})).rejects.toThrow(/closed/);
   });
 
   test('closes idempotently, with subscribers still attached', async () => {
     const pubsub = await open();
-    const unsubscribe = await pubsub.subscribe('incomingTransfer', () => {});
+    const unsubscribe = await pubsub.subscribe('notificationsStored', () => {});
     await Promise.all([pubsub.close(), pubsub.close()]);
     await expect(pubsub.close()).resolves.toBeUndefined();
     await expect(unsubscribe()).resolves.toBeUndefined();
@@ -194,24 +181,24 @@ describe.each(BACKENDS)('PubSub over $kind', ({ kind, url }) => {
       const publisher = await open();
       const subscriber = await open();
       const inbox = createInbox();
-      await subscriber.subscribe('incomingTransfer', inbox.listener);
+      await subscriber.subscribe('notificationsStored', inbox.listener);
       const sent = notification();
       const marker = notification();
-      await publisher.publish('incomingTransfer', sent);
-      await publisher.publish('incomingTransfer', marker);
-      await inbox.receive(marker.settlementId);
+      await publisher.publish('notificationsStored', sent);
+      await publisher.publish('notificationsStored', marker);
+      await inbox.receive(marker.seq);
       expect(inbox.received).toStrictEqual([sent, marker]);
     });
 
     test('delivers to the subscribers of every instance, the publisher’s own included', async () => {
       const replicas = [await open(), await open(), await open()];
       const inboxes = replicas.map(() => createInbox());
-      await Promise.all(replicas.map((replica, i) => replica.subscribe('incomingTransfer', inboxes[i]!.listener)));
+      await Promise.all(replicas.map((replica, i) => replica.subscribe('notificationsStored', inboxes[i]!.listener)));
       const sent = notification();
       const marker = notification();
-      await replicas[0]!.publish('incomingTransfer', sent);
-      await replicas[0]!.publish('incomingTransfer', marker);
-      await Promise.all(inboxes.map((inbox) => inbox.receive(marker.settlementId)));
+      await replicas[0]!.publish('notificationsStored', sent);
+      await replicas[0]!.publish('notificationsStored', marker);
+      await Promise.all(inboxes.map((inbox) => inbox.receive(marker.seq)));
       for (const inbox of inboxes) expect(inbox.received).toStrictEqual([sent, marker]);
     });
 
@@ -219,13 +206,13 @@ describe.each(BACKENDS)('PubSub over $kind', ({ kind, url }) => {
       const ours = await open();
       const theirs = await open(uniqueChannelPrefix());
       const inbox = createInbox();
-      await theirs.subscribe('incomingTransfer', inbox.listener);
-      await ours.publish('incomingTransfer', notification());
+      await theirs.subscribe('notificationsStored', inbox.listener);
+      await ours.publish('notificationsStored', notification());
       const marker = notification();
       // Published after ours was acknowledged: had ours leaked, it would arrive first.
-      await theirs.publish('incomingTransfer', marker);
-      await inbox.receive(marker.settlementId);
-      expect(inbox.ids()).toEqual([marker.settlementId]);
+      await theirs.publish('notificationsStored', marker);
+      await inbox.receive(marker.seq);
+      expect(inbox.ids()).toEqual([marker.seq]);
     });
   });
 });

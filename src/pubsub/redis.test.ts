@@ -1,19 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
-import { storedNotification } from '../../test/helpers/notifications.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
 import { startTcpProxy } from '../../test/helpers/tcp-proxy.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
-import type { CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createPubSub } from './index.ts';
 
 const logger = createLogger('silent');
 const redisUrl = serviceUrl('REDIS_URL');
 
-function notification(settlementId: string): CollectionNotificationRecord {
-  return storedNotification({ settlementId });
-}
+/** Positions of one test, told apart by what they stand for. */
+const SEQ = { duringOutage: 1, afterOutage: 1_000, subscribedAgain: 2 };
 
 describe('createPubSub', () => {
   it('refuses a URL that is neither memory: nor redis:, without repeating it', async () => {
@@ -37,9 +34,9 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     const fresh = await createPubSub(relay.url, { logger, channelPrefix });
     onCleanup(() => subscribed.close());
     onCleanup(() => fresh.close());
-    const received: string[] = [];
-    await subscribed.subscribe('incomingTransfer', (payload) => received.push(payload.settlementId));
-    const leaving = await subscribed.subscribe('incomingTransfer', () => {});
+    const received: number[] = [];
+    await subscribed.subscribe('notificationsStored', (payload) => received.push(payload.seq));
+    const leaving = await subscribed.subscribe('notificationsStored', () => {});
     let interruptions = 0;
     subscribed.onInterruption(() => (interruptions += 1));
 
@@ -47,8 +44,8 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     await waitFor(() => subscribed.ping().then(() => undefined, (error: unknown) => error));
     const started = performance.now();
     await expect(subscribed.ping()).rejects.toThrow();
-    await expect(subscribed.publish('incomingTransfer', notification('during-outage'))).rejects.toThrow();
-    await expect(fresh.subscribe('incomingTransfer', () => {})).rejects.toThrow();
+    await expect(subscribed.publish('notificationsStored', { seq: SEQ.duringOutage })).rejects.toThrow();
+    await expect(fresh.subscribe('notificationsStored', () => {})).rejects.toThrow();
     expect(performance.now() - started).toBeLessThan(1_000);
     await expect(leaving()).resolves.toBeUndefined(); // local: nothing to send, nothing to fail
     // Live subscribers are told of the loss, to catch up from the store.
@@ -59,15 +56,15 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     // The old subscription is renewed by ioredis shortly after reconnecting; poll with new markers.
     let attempt = 0;
     await waitFor(async () => {
-      await fresh.publish('incomingTransfer', notification(`after-outage-${(attempt += 1)}`));
+      await fresh.publish('notificationsStored', { seq: SEQ.afterOutage + (attempt += 1) });
       return received.length > 0 ? true : undefined;
     }, 10_000);
-    expect(received.every((id) => id.startsWith('after-outage-'))).toBe(true);
+    expect(received.every((seq) => seq > SEQ.afterOutage)).toBe(true);
 
-    const inbox: string[] = [];
-    await fresh.subscribe('incomingTransfer', (payload) => inbox.push(payload.settlementId));
-    await subscribed.publish('incomingTransfer', notification('subscribed-again'));
-    await waitFor(() => (inbox.includes('subscribed-again') ? true : undefined));
+    const inbox: number[] = [];
+    await fresh.subscribe('notificationsStored', (payload) => inbox.push(payload.seq));
+    await subscribed.publish('notificationsStored', { seq: SEQ.subscribedAgain });
+    await waitFor(() => (inbox.includes(SEQ.subscribedAgain) ? true : undefined));
     expect(interruptions).toBe(1); // once per loss, not per reconnect attempt
   });
 });

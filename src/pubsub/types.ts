@@ -1,13 +1,11 @@
-import type { CollectionNotificationRecord } from '../domain/index.ts';
-
 /** Every topic and the payload published on it. */
 export interface TopicMap {
   /**
-   * Each newly stored collection notification, once, after its commit. Replicas read the store's log
-   * on it, so it is a wake-up hint (only `seq` is used); the whole record is kept so replicas of an
-   * older version, which deliver the payload itself, work beside newer ones during a rolling deploy.
+   * A replica committed notifications up to `seq` (the log's position). A wake-up for every
+   * replica's log follower, which reads what is new from the store: published at most once per
+   * event-loop turn, however many deliveries that turn's commits held.
    */
-  incomingTransfer: CollectionNotificationRecord;
+  notificationsStored: { seq: number };
 }
 
 export type Topic = keyof TopicMap;

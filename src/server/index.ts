@@ -48,7 +48,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     allowedSources: services.config.webhookAllowedSources,
     timezone: services.config.upstream.timezone,
     store: services.store,
-    pubsub: services.pubsub,
+    notificationLog: services.notificationLog,
     metrics: services.metrics,
     logger: services.logger,
   });

@@ -1,4 +1,4 @@
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, isSpanContextValid, trace, type Link } from '@opentelemetry/api';
 import { contextFromHeaders, inSpan, tracer, type Headers } from './tracer.ts';
 
 /**
@@ -49,11 +49,27 @@ export function traceStoreWrite<T extends { status: string }>(storeKind: string,
   });
 }
 
-/** A PRODUCER span around publishing one message on a pub/sub topic (`messaging.system`: memory or redis). */
-export function tracePublish<T>(backend: string, topic: string, publish: () => Promise<T>): Promise<T> {
-  const span = tracer.startSpan(`send ${topic}`, {
-    kind: SpanKind.PRODUCER,
-    attributes: { 'messaging.system': backend, 'messaging.destination.name': topic, 'messaging.operation.type': 'send' },
-  });
-  return inSpan(span, context.active(), publish);
+/** A link to the active span (a delivery), for a publish that serves many; undefined when none records. */
+export function linkToActiveSpan(): Link | undefined {
+  const spanContext = trace.getSpan(context.active())?.spanContext();
+  return spanContext !== undefined && isSpanContextValid(spanContext) ? { context: spanContext } : undefined;
+}
+
+/**
+ * A PRODUCER span around publishing one message on a pub/sub topic (`messaging.system`: memory or
+ * redis). One message may serve many deliveries: with one, the span is its child; with more, it
+ * starts a trace of its own linked to each, as OpenTelemetry's messaging conventions do for a batch.
+ */
+export function tracePublish<T>(backend: string, topic: string, publish: () => Promise<T>, links: Link[] = []): Promise<T> {
+  const parent = links.length === 1 ? trace.setSpanContext(ROOT_CONTEXT, links[0]!.context) : ROOT_CONTEXT;
+  const span = tracer.startSpan(
+    `send ${topic}`,
+    {
+      kind: SpanKind.PRODUCER,
+      attributes: { 'messaging.system': backend, 'messaging.destination.name': topic, 'messaging.operation.type': 'send' },
+      links: links.length > 1 ? links : [],
+    },
+    parent,
+  );
+  return inSpan(span, parent, publish);
 }
