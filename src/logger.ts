@@ -21,13 +21,25 @@ const REDACT_PATHS = [
   '*.secret',
 ];
 
-/** The process logger: JSON lines on stdout, secrets censored, the active trace's ids on each line. */
+/** Bytes of log lines gathered before one write to stdout; lines are never held longer than FLUSH_MS. */
+const BUFFER_BYTES = 4096;
+const FLUSH_MS = 100;
+
+/**
+ * The process logger: JSON lines on stdout, secrets censored, the active trace's ids on each line.
+ * Lines are written in batches off the request path (sonic-boom, asynchronously, at most 100 ms
+ * late) rather than one blocking write per line: at a busy webhook's rate the synchronous write was
+ * a tenth of the main thread. pino flushes what is buffered when the process exits, even on a crash;
+ * only a kill -9 can lose the last 100 ms of lines.
+ */
 export function createLogger(level: LogLevel): Logger {
-  return pino({
+  const options = {
     level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: { service: 'bank-subgraph' },
     // trace_id/span_id of the active span; nothing while tracing is off (no span is ever active then).
     mixin: activeTraceIds,
-  });
+  };
+  if (level === 'silent') return pino(options);
+  return pino(options, pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES, periodicFlush: FLUSH_MS }));
 }

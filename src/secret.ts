@@ -1,4 +1,4 @@
-import { hash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { inspect } from 'node:util';
 
 const REDACTED = '[redacted]';
@@ -10,8 +10,8 @@ const REDACTED = '[redacted]';
  */
 export class Secret {
   readonly #value: string;
-  /** The value's SHA-256, made on first comparison: the webhook compares on every delivery. */
-  #digest: Buffer | undefined;
+  /** The value's bytes, made on first comparison: the webhook compares on every delivery. */
+  #bytes: Buffer | undefined;
 
   constructor(value: string) {
     this.#value = value;
@@ -23,13 +23,16 @@ export class Secret {
   }
 
   /**
-   * Whether `candidate` is this secret, in constant time. Both sides are hashed to SHA-256 first,
-   * so the buffers compared are always the same length and the time reveals neither the value nor
-   * its length. The subgraph's one constant-time comparison: every secret comparison comes here.
+   * Whether `candidate` is this secret, in constant time: the time depends on the value's length
+   * only, never on the candidate or on how much of it is right. A candidate of another length is
+   * not compared at all; the value is compared with itself instead, so that case takes the same
+   * time. The subgraph's one constant-time comparison: every secret comparison comes here.
    */
   equals(candidate: string): boolean {
-    this.#digest ??= sha256(this.#value);
-    return timingSafeEqual(sha256(candidate), this.#digest);
+    const expected = (this.#bytes ??= Buffer.from(this.#value, 'utf8'));
+    const given = Buffer.from(candidate, 'utf8');
+    const sameLength = given.length === expected.length;
+    return timingSafeEqual(sameLength ? given : expected, expected) && sameLength;
   }
 
   toString(): string {
@@ -43,9 +46,4 @@ export class Secret {
   [inspect.custom](): string {
     return REDACTED;
   }
-}
-
-function sha256(text: string): Buffer {
-  // One-shot: no Hash object per call.
-  return hash('sha256', text, 'buffer');
 }

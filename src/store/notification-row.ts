@@ -76,6 +76,14 @@ export function toInsertParams(notification: NewCollectionNotification): (string
   return INSERT_COLUMNS.map((column) => row[column]);
 }
 
+/**
+ * The record of a notification just inserted: what was sent, with the seq the database drew. Every
+ * column is TEXT stored verbatim, so an insert returns only its seq, not the row back again.
+ */
+export function insertedRecord(notification: NewCollectionNotification, seq: number | string): CollectionNotificationRecord {
+  return { seq: Number(seq), ...notification };
+}
+
 /** The domain record of a stored row. */
 export function toRecord(row: NotificationRow): CollectionNotificationRecord {
   return {

@@ -8,6 +8,7 @@ import {
   SELECT_LIST,
   checkLimit,
   inRequestedOrder,
+  insertedRecord,
   toInsertParams,
   toRecord,
   upperSeqBound,
@@ -45,7 +46,7 @@ const QUERIES = {
   insert: `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
     SELECT * FROM unnest(${INSERT_COLUMNS.map((_, index) => `$${index + 1}::text[]`).join(', ')})
     ON CONFLICT (settlement_id) DO NOTHING
-    RETURNING ${SELECT_LIST}`,
+    RETURNING seq, settlement_id`,
   getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,
   newest: `${FROM} WHERE seq < $1 ORDER BY seq DESC LIMIT $2`,
   newestOfAccount: `${FROM} WHERE account_number = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
@@ -147,11 +148,11 @@ async function writeBatch(pool: pg.Pool, beginSql: string, notifications: NewCol
   const rows = notifications.map(toInsertParams);
   const columns = INSERT_COLUMNS.map((_, index) => rows.map((row) => row[index]));
   const client = await pool.connect();
-  let result: pg.QueryResult<NotificationRow>;
+  let result: pg.QueryResult<{ seq: string; settlement_id: string }>;
   try {
     await client.query(beginSql);
     // Named: each connection parses and plans the statement once.
-    result = await client.query<NotificationRow>({ name: 'notifications-insert', text: QUERIES.insert, values: columns });
+    result = await client.query<{ seq: string; settlement_id: string }>({ name: 'notifications-insert', text: QUERIES.insert, values: columns });
     // All duplicates wrote nothing worth keeping: rolling back spares a WAL flush per bank retry.
     await client.query(result.rows.length > 0 ? 'COMMIT' : 'ROLLBACK');
   } catch (error) {
@@ -161,8 +162,11 @@ async function writeBatch(pool: pg.Pool, beginSql: string, notifications: NewCol
     throw error;
   }
   client.release();
-  const stored = new Map(result.rows.map((row) => [row.settlement_id, toRecord(row)]));
-  return notifications.map((notification) => stored.get(notification.settlementId) ?? null);
+  const seqs = new Map(result.rows.map((row) => [row.settlement_id, row.seq]));
+  return notifications.map((notification) => {
+    const seq = seqs.get(notification.settlementId);
+    return seq === undefined ? null : insertedRecord(notification, seq);
+  });
 }
 
 function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): NotificationStore {

@@ -1,7 +1,7 @@
 // What every SQLite connection of the store does, on the main thread and in the writer thread:
 // its PRAGMAs, transactions, and the batch insert.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { INSERT_COLUMNS, SELECT_LIST, type NotificationRow } from './notification-row.ts';
+import { INSERT_COLUMNS } from './notification-row.ts';
 
 // How long a write waits for another process holding the file's write lock, failing after that
 // rather than answering 03 at once. Writes here last milliseconds.
@@ -33,26 +33,26 @@ export function inTransaction<T>(database: DatabaseSync, work: () => T, keep: (r
   }
 }
 
-/** The insert of one notification: its row when stored, nothing when the settlementId already was. */
+/** The insert of one notification: its seq when stored, nothing when the settlementId already was. */
 export function prepareInsert(database: DatabaseSync): StatementSync {
   return database.prepare(
     `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
      VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
      ON CONFLICT (settlement_id) DO NOTHING
-     RETURNING ${SELECT_LIST}`,
+     RETURNING seq`,
   );
 }
 
 /**
  * Inserts rows (values in INSERT_COLUMNS order, distinct settlementIds) in one transaction, in
- * order, and answers each one's stored row or null for a duplicate. When all were duplicates the
+ * order, and answers each one's seq, or null for a duplicate. When all were duplicates the
  * transaction only changed the AUTOINCREMENT counter: it is rolled back, costing no fsync, so the
  * bank's retries of notifications we already own stay cheap.
  */
-export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly (string | null)[][]): (NotificationRow | null)[] {
+export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly (string | null)[][]): (number | null)[] {
   return inTransaction(
     database,
-    () => rows.map((values) => (insert.get(...values) as NotificationRow | undefined) ?? null),
+    () => rows.map((values) => (insert.get(...values) as { seq: number } | undefined)?.seq ?? null),
     (stored) => stored.some((row) => row !== null),
   );
 }

@@ -18,7 +18,7 @@ port.on('message', (request: WriterRequest) => {
   }
   let reply: WriterReply;
   try {
-    reply = { type: 'written', id: request.id, rows: insertRows(database, insert, request.rows) };
+    reply = { type: 'written', id: request.id, seqs: insertRows(database, insert, request.rows) };
   } catch (error) {
     const { message, code, errcode } = error as { message?: string; code?: unknown; errcode?: unknown };
     reply = { type: 'failed', id: request.id, message: String(message ?? error), code, errcode };

@@ -2,7 +2,6 @@
 // their rows come back. The main thread keeps its own connection for reads; WAL lets both work at
 // once, and the writer's fsync no longer stalls every other request.
 import { Worker } from 'node:worker_threads';
-import type { NotificationRow } from './notification-row.ts';
 
 /** Main thread → writer thread. */
 export type WriterRequest = { type: 'write'; id: number; rows: (string | null)[][] } | { type: 'close' };
@@ -10,19 +9,19 @@ export type WriterRequest = { type: 'write'; id: number; rows: (string | null)[]
 /** Writer thread → main thread. */
 export type WriterReply =
   | { type: 'ready' }
-  | { type: 'written'; id: number; rows: (NotificationRow | null)[] }
+  | { type: 'written'; id: number; seqs: (number | null)[] }
   | { type: 'failed'; id: number; message: string; code: unknown; errcode: unknown };
 
 /** A writer thread with its own connection to one SQLite file. */
 export interface SqliteWriter {
   /** insertRows (sqlite-connection.ts) run in the writer thread. */
-  write(rows: (string | null)[][]): Promise<(NotificationRow | null)[]>;
+  write(rows: (string | null)[][]): Promise<(number | null)[]>;
   /** Closes the thread's connection and ends it; call once no write is outstanding. */
   close(): Promise<void>;
 }
 
 interface Outstanding {
-  resolve(rows: (NotificationRow | null)[]): void;
+  resolve(seqs: (number | null)[]): void;
   reject(error: Error): void;
 }
 
@@ -36,7 +35,7 @@ export async function startSqliteWriter(path: string): Promise<SqliteWriter> {
     if (reply.type === 'ready') return;
     const waiting = outstanding.get(reply.id);
     outstanding.delete(reply.id);
-    if (reply.type === 'written') waiting?.resolve(reply.rows);
+    if (reply.type === 'written') waiting?.resolve(reply.seqs);
     else waiting?.reject(Object.assign(new Error(reply.message), { code: reply.code, errcode: reply.errcode }));
   };
   const start = () => {
@@ -65,7 +64,7 @@ export async function startSqliteWriter(path: string): Promise<SqliteWriter> {
     async write(rows) {
       const thread = await (worker ??= start());
       const id = (nextId += 1);
-      const written = new Promise<(NotificationRow | null)[]>((resolve, reject) => outstanding.set(id, { resolve, reject }));
+      const written = new Promise<(number | null)[]>((resolve, reject) => outstanding.set(id, { resolve, reject }));
       // Referenced only while a write is out, so an idle store never keeps the process alive.
       thread.ref();
       thread.postMessage({ type: 'write', id, rows } satisfies WriterRequest);

@@ -8,6 +8,7 @@ import {
   SELECT_LIST,
   checkLimit,
   inRequestedOrder,
+  insertedRecord,
   toInsertParams,
   toRecord,
   upperSeqBound,
@@ -112,7 +113,8 @@ function storeOver(database: DatabaseSync, statements: Statements, writer: Sqlit
     ? (rows: (string | null)[][]) => writer.write(rows)
     : async (rows: (string | null)[][]) => insertRows(database, statements.insert, rows);
   const batcher = createInsertBatcher(
-    async (notifications) => (await writeRows(notifications.map(toInsertParams))).map((row) => row && toRecord(row)),
+    async (notifications) =>
+      (await writeRows(notifications.map(toInsertParams))).map((seq, index) => (seq === null ? null : insertedRecord(notifications[index]!, seq))),
     options,
   );
   // Every read runs synchronously inside its async body: statements of one connection never interleave.

@@ -1,0 +1,41 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { onCleanup } from '../test/helpers/cleanup.ts';
+
+const LOGGER = new URL('./logger.ts', import.meta.url).href;
+
+/** Runs `body` in a fresh Node process with `logger` made by createLogger('info'); its stdout, as it comes. */
+function runWithLogger(body: string) {
+  const script = `import { createLogger } from ${JSON.stringify(LOGGER)};\nconst logger = createLogger('info');\n${body}`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  onCleanup(() => void (child.exitCode === null && child.kill('SIGKILL')));
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  return { child, stdout: () => stdout, lines: () => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string }) };
+}
+
+// Lines are buffered and written off the request path; these are the promises that keeps.
+describe('the process logger', () => {
+  it('writes a line within a moment even when nothing else is logged', async () => {
+    const run = runWithLogger(`logger.info('alone'); setTimeout(() => {}, 10_000);`);
+    const started = performance.now();
+    while (!run.stdout().includes('alone') && performance.now() - started < 3_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(run.lines().map((line) => line.msg)).toEqual(['alone']);
+    expect(run.child.exitCode).toBeNull(); // written while the process still runs, not at its exit
+  });
+
+  it('loses no line when the process dies of an uncaught error right after logging', async () => {
+    const run = runWithLogger(`for (let i = 0; i < 3; i += 1) logger.info('line ' + i);\nlogger.error('last words');\nthrow new Error('crash');`);
+    const [code] = await once(run.child, 'exit');
+    expect(code).not.toBe(0);
+    expect(run.lines().map((line) => line.msg)).toEqual(['line 0', 'line 1', 'line 2', 'last words']);
+  });
+
+  it('loses no line on process.exit', async () => {
+    const run = runWithLogger(`logger.info('before exit'); process.exit(3);`);
+    const [code] = await once(run.child, 'exit');
+    expect(code).toBe(3);
+    expect(run.lines().map((line) => line.msg)).toEqual(['before exit']);
+  });
+});
