@@ -10,6 +10,7 @@ import { notificationBody, signedHeaders } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
 import { ancestry, SpanKindNumber, startOtlpCollector, type OtlpCollector } from './helpers/otlp-collector.ts';
 import { startSubgraphProcess, type SubgraphProcess } from './helpers/process.ts';
+import { waitFor } from './helpers/wait.ts';
 
 /** A router's span: a fresh trace id and span id, sampled, as Apollo Router would send them. */
 function routerSpan() {
@@ -87,7 +88,8 @@ describe('OpenTelemetry tracing', () => {
     const publish = await collector.waitForSpan((s) => s.name === 'send notificationsStored' && s.parentSpanId === delivery.spanId);
     expect(publish.kind).toBe(SpanKindNumber.PRODUCER);
 
-    const line = subgraph.logs.find((entry) => entry.responseCode === '00');
+    // Log lines are written in batches, at most 100 ms late.
+    const line = await waitFor(() => subgraph.logs.find((entry) => entry.responseCode === '00'));
     expect(line).toMatchObject({ trace_id: router.traceId, span_id: delivery.spanId });
   });
 
@@ -187,7 +189,7 @@ describe('OpenTelemetry tracing', () => {
     const collector = await startOtlpCollector();
     // Everything but an exporter: the SDK stays off, and the logs say so.
     const plain = await startSubgraphProcess({ OTEL_SERVICE_NAME: 'unused', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
-    expect(plain.logs.find((entry) => 'tracing' in entry)).toMatchObject({ tracing: 'off' });
+    expect(await waitFor(() => plain.logs.find((entry) => 'tracing' in entry))).toMatchObject({ tracing: 'off' });
     // An endpoint with the exporter switched off: the collector must hear nothing.
     const none = await startTraced(collector, { OTEL_TRACES_EXPORTER: 'none' });
     for (const subgraph of [plain, none]) {

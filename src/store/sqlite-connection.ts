@@ -1,5 +1,4 @@
-// What every SQLite connection of the store does, on the main thread and in the writer thread:
-// its PRAGMAs, transactions, and the batch insert.
+// What the store's SQLite connection does: its PRAGMAs, transactions, and the batch insert.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { INSERT_COLUMNS } from './notification-row.ts';
 
