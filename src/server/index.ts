@@ -37,8 +37,10 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   let draining = false;
   // A keep-alive connection busy when the drain began would otherwise stay open after its last
   // response until the client drops it or the deadline cuts it: close it as soon as it is idle.
-  fastify.addHook('onResponse', async () => {
+  // Callback style (not async) on every request's path: no promise per response.
+  fastify.addHook('onResponse', (_request, _reply, done) => {
     if (draining) setImmediate(() => fastify.server.closeIdleConnections());
+    done();
   });
 
   registerMetricsRoute(fastify, services.metrics);

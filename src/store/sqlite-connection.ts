@@ -32,13 +32,12 @@ export function inTransaction<T>(database: DatabaseSync, work: () => T, keep: (r
   }
 }
 
-/** The insert of one notification: its seq when stored, nothing when the settlementId already was. */
+/** The insert of one notification; it changes nothing when the settlementId is already stored. */
 export function prepareInsert(database: DatabaseSync): StatementSync {
   return database.prepare(
     `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
      VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
-     ON CONFLICT (settlement_id) DO NOTHING
-     RETURNING seq`,
+     ON CONFLICT (settlement_id) DO NOTHING`,
   );
 }
 
@@ -51,7 +50,12 @@ export function prepareInsert(database: DatabaseSync): StatementSync {
 export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly (string | null)[][]): (number | null)[] {
   return inTransaction(
     database,
-    () => rows.map((values) => (insert.get(...values) as { seq: number } | undefined)?.seq ?? null),
+    () =>
+      rows.map((values) => {
+        // seq is the rowid (INTEGER PRIMARY KEY), so the new row's seq comes back without a RETURNING row.
+        const { changes, lastInsertRowid } = insert.run(...values);
+        return changes === 1 ? Number(lastInsertRowid) : null;
+      }),
     (stored) => stored.some((row) => row !== null),
   );
 }
