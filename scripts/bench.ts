@@ -1,4 +1,4 @@
-// `npm run bench -- [--duration 5] [--connections 100] [--subscribers 1000,10000] [--events 30] [--only …] [--quick] [--tracing] [--json]`
+// `npm run bench -- [--duration 5] [--connections 100] [--rounds 3] [--subscribers 1000,10000] [--events 30] [--only …] [--quick] [--tracing] [--json]`
 // Measures the subgraph against floors, in the same run: a bare durable receiver for the webhook, a
 // bare Apollo subgraph for the queries and the cold start, a zero-work graphql-transport-ws
 // broadcaster for the fan-out. Ours and every floor run in their own process on a loopback port;
@@ -154,7 +154,7 @@ async function main(options: BenchOptions): Promise<number> {
   console.log(failed.length > 0 ? `ERRORS in ${failed.join(', ')}` : 'no errors');
   if (options.json) {
     const { durationS, warmupS, connections, subscribers, events } = options;
-    const settings = { durationS, warmupS, connections, subscribers, events, quick: options.quick };
+    const settings = { durationS, warmupS, connections, rounds: options.rounds, subscribers, events, quick: options.quick };
     console.log(JSON.stringify({ machine: machine(), options: settings, disk, coldStart, runs, totalSeconds: seconds }));
   }
   return failed.length > 0 ? 1 : 0;

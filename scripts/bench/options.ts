@@ -1,11 +1,13 @@
 import { parseArgs } from 'node:util';
 import { SELECTABLE, type Selectable } from './protocol.ts';
 
-export const USAGE = `usage: npm run bench -- [--duration 5] [--warmup 1] [--connections 100] [--subscribers 1000,10000]
+export const USAGE = `usage: npm run bench -- [--duration 5] [--warmup 1] [--connections 100] [--rounds 3] [--subscribers 1000,10000]
        [--events 30] [--only <name>[,<name>…]] [--quick] [--tracing] [--json] [--dir <parent of the temp dirs>]
 Names for --only: ${SELECTABLE.join(', ')}.
---quick: a run of seconds that checks every scenario and floor works (0.5 s, 10 connections, 50
-  subscribers, 5 events, one cold start); figures from it mean nothing. Options given win over it.
+--rounds: each HTTP scenario with a floor runs this many times, ours and the floor taking turns;
+  each side's median run is reported, so a slow moment of the shared machine lands on both sides.
+--quick: a run of seconds that checks every scenario and floor works (0.5 s, 10 connections, one
+  round, 50 subscribers, 5 events, one cold start); figures from it mean nothing. Options given win over it.
 Fan-out runs post --events notifications, fewer when subscribers × events would pass 200,000.
 With DATABASE_URL and REDIS_URL set, a second run on them with two replicas follows the first.`;
 
@@ -15,6 +17,8 @@ export interface BenchOptions {
   /** Seconds of unmeasured load before each HTTP scenario (and 5 unmeasured fan-out events when > 0). */
   warmupS: number;
   connections: number;
+  /** Runs per side of each HTTP scenario with a floor, interleaved; each side's median is reported. */
+  rounds: number;
   /** One fan-out run per count. */
   subscribers: number[];
   /** Events per fan-out run; fewer for many subscribers (at most 200,000 deliveries a run). */
@@ -34,8 +38,8 @@ export interface BenchOptions {
 /** A mistake in the command line; the message says which option. */
 export class UsageError extends Error {}
 
-const DEFAULTS = { duration: '5', warmup: '1', connections: '100', subscribers: '1000,10000', events: '30' };
-const QUICK = { duration: '0.5', warmup: '0', connections: '10', subscribers: '50', events: '5' };
+const DEFAULTS = { duration: '5', warmup: '1', connections: '100', rounds: '3', subscribers: '1000,10000', events: '30' };
+const QUICK = { duration: '0.5', warmup: '0', connections: '10', rounds: '1', subscribers: '50', events: '5' };
 
 /** Reads the command line; throws a UsageError naming the first bad option. */
 export function readOptions(args: string[]): BenchOptions {
@@ -47,6 +51,7 @@ export function readOptions(args: string[]): BenchOptions {
         duration: { type: 'string' },
         warmup: { type: 'string' },
         connections: { type: 'string' },
+        rounds: { type: 'string' },
         subscribers: { type: 'string' },
         events: { type: 'string' },
         only: { type: 'string' },
@@ -65,6 +70,7 @@ export function readOptions(args: string[]): BenchOptions {
     durationS: seconds('--duration', values.duration ?? defaults.duration, 0.1),
     warmupS: seconds('--warmup', values.warmup ?? defaults.warmup, 0),
     connections: count('--connections', values.connections ?? defaults.connections),
+    rounds: count('--rounds', values.rounds ?? defaults.rounds),
     subscribers: (values.subscribers ?? defaults.subscribers).split(',').map((raw) => count('--subscribers', raw.trim())),
     events: count('--events', values.events ?? defaults.events),
     coldStarts: values.quick ? 1 : 3,

@@ -48,7 +48,11 @@ export function eventsFor(subscribers: number, events: number): number {
   return Math.min(events, Math.max(5, Math.floor(MAX_DELIVERIES / subscribers)));
 }
 
-/** Runs every selected scenario, ours then its floor, printing a progress line for each. */
+/**
+ * Runs every selected scenario, ours then its floor, printing a progress line for each. An HTTP
+ * scenario with a floor runs `--rounds` times, the two sides taking turns, and each side's median
+ * run (by throughput) is kept: on a shared machine a slow moment then tends to hit both sides.
+ */
 export async function runSuite(options: BenchOptions, targets: SuiteTargets, title: string): Promise<ScenarioReport[]> {
   const reports: ScenarioReport[] = [];
   const scenarios = SCENARIOS.filter((scenario) => options.selected.includes(scenario));
@@ -57,18 +61,35 @@ export async function runSuite(options: BenchOptions, targets: SuiteTargets, tit
       const floor = targets.floors[FLOOR_OF[scenario]];
       const sides: ['ours' | 'floor', Target[]][] = [['ours', targets.ours]];
       if (floor) sides.push(['floor', [floor]]);
-      for (const [side, servers] of sides) {
-        // Replicas are named "ours #1", "ours #2": together, "ours ×2".
-        const name = servers.length > 1 ? `${servers[0]!.name.replace(/ #\d+$/, '')} ×${servers.length}` : servers[0]!.name;
-        // The load average says when other processes competed for the cores during this one.
-        process.stderr.write(`${title} ${progressLine(scenario, options, subscribers)} against ${name} (load average ${loadavg()[0]!.toFixed(1)})…\n`);
-        const report = await runScenario({ scenario, options, subscribers: subscribers ?? options.subscribers[0]!, side, name, servers });
-        process.stderr.write(`  ${describeDone(report)}\n`);
-        reports.push(report);
+      const rounds = scenario === 'fanout' || !floor ? 1 : options.rounds;
+      const runs = sides.map(() => [] as ScenarioReport[]);
+      for (let round = 1; round <= rounds; round += 1) {
+        for (const [index, [side, servers]] of sides.entries()) {
+          // Replicas are named "ours #1", "ours #2": together, "ours ×2".
+          const name = servers.length > 1 ? `${servers[0]!.name.replace(/ #\d+$/, '')} ×${servers.length}` : servers[0]!.name;
+          const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
+          // The load average says when other processes competed for the cores during this one.
+          process.stderr.write(`${title} ${progressLine(scenario, options, subscribers)} against ${name}${of} (load average ${loadavg()[0]!.toFixed(1)})…\n`);
+          const report = await runScenario({ scenario, options, subscribers: subscribers ?? options.subscribers[0]!, side, name, servers });
+          process.stderr.write(`  ${describeDone(report)}\n`);
+          runs[index]!.push(report);
+        }
       }
+      reports.push(...runs.map(median));
     }
   }
   return reports;
+}
+
+/**
+ * The run with the median throughput (the lower middle of an even count; a failed run counts as the
+ * slowest), carrying every round's errors and the first failure: a wrong reply in any round shows.
+ */
+export function median(runs: readonly ScenarioReport[]): ScenarioReport {
+  const speed = (run: ScenarioReport) => (run.failure ? -1 : run.perSecond);
+  const middle = [...runs].sort((a, b) => speed(a) - speed(b))[Math.floor((runs.length - 1) / 2)]!;
+  if (runs.length === 1) return middle;
+  return { ...middle, errors: runs.reduce((sum, run) => sum + run.errors, 0), failure: runs.find((run) => run.failure)?.failure };
 }
 
 function progressLine(scenario: ScenarioName, options: BenchOptions, subscribers: number | undefined): string {
