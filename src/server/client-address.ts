@@ -4,6 +4,8 @@
  * and stops at the first it does not trust, so `request.ip` is never a value a client made up,
  * unless it reached us through a trusted hop.
  */
+import type { IncomingMessage } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyServerOptions } from 'fastify';
 import type { TrustProxy } from '../config.ts';
 
@@ -14,4 +16,15 @@ export function fastifyTrustProxy(trust: TrustProxy): FastifyServerOptions['trus
   // here means what it means to proxy-addr and Express: the `trust` hops nearest to us are proxies.
   if (typeof trust === 'number') return (_address: string, hop: number) => hop < trust;
   return [...trust];
+}
+
+/**
+ * The client address of a request outside Fastify (the webhook's own route), exactly as Fastify's
+ * `request.ip` gives it for the same `TRUST_PROXY`: the same proxy-addr walk over the same trust.
+ */
+export function clientAddressResolver(trust: TrustProxy): (request: IncomingMessage) => string {
+  if (trust === false) return (request) => request.socket.remoteAddress ?? '';
+  const trusted =
+    trust === true ? () => true : typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : proxyAddr.compile([...trust]);
+  return (request) => proxyAddr(request, trusted);
 }

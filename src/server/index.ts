@@ -1,10 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
-import { registerCollectionWebhook } from '../collection/webhook-route.ts';
+import { createServer } from 'node:http';
+import { createWebhookRoute } from '../collection/webhook-route.ts';
 import type { Services } from '../context.ts';
 import { createOperationLimits } from '../limits/operation-limits.ts';
-import { fastifyTrustProxy } from './client-address.ts';
+import { clientAddressResolver, fastifyTrustProxy } from './client-address.ts';
 import { GRAPHQL_PATH, registerGraphQL } from './graphql.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
@@ -25,7 +26,28 @@ export interface HttpServer {
 
 /** One HTTP server for every route: GraphQL (HTTP and WebSocket), webhook, health, metrics. */
 export async function createHttpServer(services: Services, schema: GraphQLSchema): Promise<HttpServer> {
+  let draining = false;
+  // A keep-alive connection busy when the drain began would otherwise stay open after its last
+  // response until the client drops it or the deadline cuts it: close it as soon as it is idle.
+  const afterResponse = () => {
+    if (draining) setImmediate(() => fastify.server.closeIdleConnections());
+  };
+  // The webhook is answered by node:http before Fastify routes anything (collection/webhook-route.ts
+  // says why); every other request goes to Fastify.
+  const webhook = createWebhookRoute({
+    credentials: services.config.webhook,
+    allowedSources: services.config.webhookAllowedSources,
+    timezone: services.config.upstream.timezone,
+    store: services.store,
+    notificationLog: services.notificationLog,
+    metrics: services.metrics,
+    logger: services.logger,
+    clientAddress: clientAddressResolver(services.config.trustProxy),
+    isDraining: () => draining,
+    onResponse: afterResponse,
+  });
   const fastify = Fastify({
+    serverFactory: (handler) => createServer((request, response) => webhook(request, response) || handler(request, response)),
     // Our pino is a newer major than Fastify's typings name; the logger interface is the same.
     loggerInstance: services.logger as FastifyBaseLogger,
     // One line per webhook delivery is logged by the route; per-request access logs would drown it.
@@ -34,26 +56,14 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     // request.ip: the socket's address, or X-Forwarded-For through the proxies TRUST_PROXY names.
     trustProxy: fastifyTrustProxy(services.config.trustProxy),
   });
-  let draining = false;
-  // A keep-alive connection busy when the drain began would otherwise stay open after its last
-  // response until the client drops it or the deadline cuts it: close it as soon as it is idle.
   // Callback style (not async) on every request's path: no promise per response.
   fastify.addHook('onResponse', (_request, _reply, done) => {
-    if (draining) setImmediate(() => fastify.server.closeIdleConnections());
+    afterResponse();
     done();
   });
 
   registerMetricsRoute(fastify, services.metrics);
   registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, metrics: services.metrics, isDraining: () => draining });
-  await registerCollectionWebhook(fastify, {
-    credentials: services.config.webhook,
-    allowedSources: services.config.webhookAllowedSources,
-    timezone: services.config.upstream.timezone,
-    store: services.store,
-    notificationLog: services.notificationLog,
-    metrics: services.metrics,
-    logger: services.logger,
-  });
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
   const limits = createOperationLimits(schema, services.config.maxOperationCost, services.logger);
   const apollo = await registerGraphQL(fastify, schema, services, limits);

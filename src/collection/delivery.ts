@@ -1,0 +1,106 @@
+// One collection-notification delivery (op 14), whatever carried it: the checks in the contract's
+// order (source address, signature, body, duplicate, storage) and the reply code they come to.
+import type { WebhookCredentials } from '../config.ts';
+import { createIpMatcher, type IpRange } from '../ip-ranges.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import type { NotificationStore } from '../store/types.ts';
+import { recordWebhookReply, traceStoreWrite } from '../telemetry/webhook.ts';
+import type { NotificationLog } from './notification-log.ts';
+import { parseNotification, readNotificationBody } from './notification.ts';
+import { expectedSignature, verifySignature } from './signature.ts';
+
+export const RESPONSE_MESSAGES = {
+  '00': 'success',
+  '01': 'duplicate transaction',
+  '02': 'rejected transaction',
+  '03': 'the service failure, retry',
+} as const;
+export type ResponseCode = keyof typeof RESPONSE_MESSAGES;
+
+export interface DeliveryDeps {
+  credentials: WebhookCredentials;
+  /** `WEBHOOK_ALLOWED_IPS`: deliveries from elsewhere get `02`; `undefined` accepts any source. */
+  allowedSources?: readonly IpRange[] | undefined;
+  timezone: string;
+  store: NotificationStore;
+  /** This replica's follower of the log: told of each commit, it wakes every replica's. */
+  notificationLog: Pick<NotificationLog, 'announce'>;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** What the bank sent, as read off the request. */
+export interface Delivery {
+  rawBody: string;
+  clientId: string | undefined;
+  signature: string | undefined;
+  /** The client's address (through the proxies TRUST_PROXY names). */
+  sourceAddress: string;
+}
+
+/** The reply code, our reason for it (a metric label), the sessionId to echo, and what to log with it. */
+export interface Verdict {
+  code: ResponseCode;
+  reason: string;
+  sessionId: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * Makes the function that decides each delivery. The bank trusts the reply code: `00` means we own
+ * the transfer, so it comes only after the notification is durably stored; `03` stores nothing, so
+ * the bank's retry can succeed.
+ */
+export function createDeliveryHandler(deps: DeliveryDeps): (delivery: Delivery) => Promise<Verdict> {
+  const expected = expectedSignature(deps.credentials);
+  const allowed = deps.allowedSources === undefined ? () => true : createIpMatcher(deps.allowedSources);
+
+  return async (delivery) => {
+    const body = readNotificationBody(delivery.rawBody);
+    const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}): Verdict => ({
+      code,
+      reason,
+      sessionId: body.sessionId,
+      details,
+    });
+
+    // The signature is the same on every delivery, so it proves little once seen: where it comes
+    // from is checked first. The address is operational data, logged to find a misconfiguration.
+    if (!allowed(delivery.sourceAddress)) return verdict('02', 'source_not_allowed', { sourceAddress: delivery.sourceAddress });
+    if (!verifySignature(delivery, expected)) return verdict('02', 'bad_signature');
+
+    const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt: new Date() });
+    if (!parsed.ok) return verdict('02', parsed.reason);
+    const { settlementId } = parsed.notification;
+
+    const started = performance.now();
+    let result;
+    try {
+      result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(parsed.notification));
+    } catch (error) {
+      deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
+      return verdict('03', 'store_failure', { settlementId, err: error });
+    }
+    deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
+    if (result.status === 'duplicate') return verdict('01', 'duplicate', { settlementId });
+
+    // Stored: the transfer is ours whatever happens next. Every replica's log follower is woken (one
+    // pub/sub message per event-loop turn); if that message is lost, their safety-net timer reads it.
+    deps.notificationLog.announce(result.notification.seq);
+    return verdict('00', 'accepted', { settlementId });
+  };
+}
+
+/** Counts, traces and logs a verdict, as every reply of the webhook is. */
+export function recordVerdict(deps: Pick<DeliveryDeps, 'metrics'>, log: Logger, { code, reason, sessionId, details }: Verdict): void {
+  deps.metrics.webhookReplies.inc({ response_code: code, reason });
+  recordWebhookReply(code, reason, typeof details.settlementId === 'string' ? details.settlementId : undefined);
+  const level = code === '03' ? 'error' : code === '02' ? 'warn' : 'info';
+  log[level]({ responseCode: code, reason, sessionId, ...details }, `collection notification: ${RESPONSE_MESSAGES[code]}`);
+}
+
+/** The reply in the bank's shape (op 14). */
+export function replyBody(sessionId: string, code: ResponseCode) {
+  return { requestSuccessful: true, sessionId, responseMessage: RESPONSE_MESSAGES[code], responseCode: code };
+}

@@ -1,0 +1,113 @@
+// The webhook is answered by node:http ahead of Fastify (src/collection/webhook-route.ts). These are
+// the HTTP behaviours Fastify used to give it, checked on the wire.
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { pino } from 'pino';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { openMemoryStore } from './helpers/stores.ts';
+import { waitFor } from './helpers/wait.ts';
+
+/** Sends raw HTTP/1.1 on one connection; resolves with everything received once the server closes it. */
+async function rawExchange(port: number, text: string): Promise<string> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+  socket.on('error', () => undefined); // the server may close while we still write
+  socket.write(text);
+  await once(socket, 'close');
+  return received;
+}
+
+describe('the webhook on node:http', () => {
+  it('takes its paths with a query string too, and leaves other methods on them to Fastify (404)', async () => {
+    const app = await startApp();
+    const body = notificationBody();
+    expect((await app.deliver(body, undefined, '/webhooks/collection?source=bank')).reply.responseCode).toBe('00');
+    const get = await request(`${app.baseUrl}/webhooks/collection`);
+    await get.body.dump();
+    expect(get.statusCode).toBe(404);
+    const other = await request(`${app.baseUrl}/webhooks/collection/extra`, { method: 'POST', headers: signedHeaders(), body: '{}' });
+    await other.body.dump();
+    expect(other.statusCode).toBe(404);
+  });
+
+  it('refuses a chunked body once it passes 1 MiB with 413 and the 02 reply, closes the connection and stores nothing', async () => {
+    const store = await openMemoryStore();
+    const app = await startApp({}, { store });
+    const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const chunk = 'x'.repeat(256 * 1024);
+    const chunks = Array.from({ length: 6 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('');
+    const received = await rawExchange(
+      Number(new URL(app.baseUrl).port),
+      `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}transfer-encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`,
+    );
+    expect(received.slice(0, 12)).toBe('HTTP/1.1 413');
+    expect(received.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({ responseCode: '02', responseMessage: 'rejected transaction' });
+    expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
+  });
+
+  it('answers 503 and closes the connection to a delivery that arrives while the server drains', async () => {
+    const store = await openMemoryStore();
+    const insertStarted = Promise.withResolvers<void>();
+    const releaseInsert = Promise.withResolvers<void>();
+    const gated = Object.assign(Object.create(store) as typeof store, {
+      insert: async (notification: Parameters<typeof store.insert>[0]) => {
+        insertStarted.resolve();
+        await releaseInsert.promise;
+        return store.insert(notification);
+      },
+    });
+    const app = await startApp({}, { store: gated });
+    const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    const closed = once(socket, 'close');
+    const post = (body: Record<string, unknown>) => {
+      const payload = JSON.stringify(body);
+      const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+      return `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
+    };
+    const first = notificationBody();
+    const late = notificationBody();
+    socket.write(post(first));
+    await insertStarted.promise;
+    const draining = app.app.close();
+    // Pipelined behind the delivery still being written, on the connection that stayed open.
+    socket.write(post(late));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    releaseInsert.resolve();
+    await closed;
+    await draining;
+    const responses = received.split(/(?=HTTP\/1\.1 \d{3} )/);
+    expect(responses.map((r) => r.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 503']);
+    expect(responses[0]).toContain('"responseCode":"00"');
+    expect(responses[1]!.toLowerCase()).toContain('connection: close');
+    expect((await store.getMany([first.settlementId as string, late.settlementId as string])).map((n) => n?.settlementId ?? null)).toEqual([
+      first.settlementId,
+      null,
+    ]);
+  });
+
+  it('times each delivery under its route in http_request_duration_seconds, and logs it with a request id', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = await startApp({}, { logger });
+    const body = notificationBody();
+    await app.deliver(body);
+    await app.deliver({}, { 'client-id': 'someone-else' }, '/v1/webhook');
+    const { values } = await app.app.services.metrics.httpRequestDuration.get();
+    const counted = (route: string) =>
+      values.find((v) => v.labels.route === route && v.labels.status_code === '200' && v.metricName?.endsWith('_count'))?.value;
+    expect(counted('/webhooks/collection')).toBe(1);
+    expect(counted('/v1/webhook')).toBe(1);
+    const delivered = await waitFor(() => lines.find((line) => line.settlementId === body.settlementId));
+    expect(delivered).toMatchObject({ responseCode: '00', reason: 'accepted', reqId: expect.stringMatching(/^webhook-/) });
+    const refused = await waitFor(() => lines.find((line) => line.reason === 'bad_signature'));
+    expect(refused.reqId).not.toBe(delivered.reqId);
+  });
+});
