@@ -32,13 +32,30 @@ export function createBankBudget(bank: BankClients, max: number, onExhausted?: (
     }
     throw costActualTooExpensive(max);
   };
+  // Each client's view is made on first use: most operations touch one client, many (the cached
+  // bank list, the store's notifications) none.
+  let account: BankClients['account'] | undefined;
+  let transaction: BankClients['transaction'] | undefined;
+  let billing: BankClients['billing'] | undefined;
+  let wallet: BankClients['wallet'] | undefined;
+  let posting: BankClients['posting'] | undefined;
   return {
     bank: {
-      account: budgeted(bank.account, spend),
-      transaction: budgeted(bank.transaction, spend),
-      billing: budgeted(bank.billing, spend),
-      wallet: budgeted(bank.wallet, spend),
-      posting: budgeted(bank.posting, spend),
+      get account() {
+        return (account ??= budgeted(bank.account, spend));
+      },
+      get transaction() {
+        return (transaction ??= budgeted(bank.transaction, spend));
+      },
+      get billing() {
+        return (billing ??= budgeted(bank.billing, spend));
+      },
+      get wallet() {
+        return (wallet ??= budgeted(bank.wallet, spend));
+      },
+      get posting() {
+        return (posting ??= budgeted(bank.posting, spend));
+      },
     },
     spent: () => spent,
   };

@@ -5,7 +5,7 @@
 import type { DocumentNode, GraphQLError, GraphQLSchema, OperationDefinitionNode, ParseOptions, ValidationRule } from 'graphql';
 import { costEstimatedTooExpensive } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import { estimateBankCalls } from './cost-estimate.ts';
+import { estimateBankCalls, type CostQuery } from './cost-estimate.ts';
 import { documentLimitRules, limitedParseOptions } from './document-limits.ts';
 import { readPrices } from './prices.ts';
 
@@ -25,11 +25,20 @@ export interface OperationLimits {
 /** The limits for `schema`, whose prices are read once here. */
 export function createOperationLimits(schema: GraphQLSchema, maxCost: number, logger: Logger): OperationLimits {
   const prices = readPrices(schema);
+  // Apollo hands the same parsed document to every request with the same text, so an operation that
+  // declares no variables (its price cannot change) is walked once, not once per request.
+  const fixedPrices = new WeakMap<OperationDefinitionNode, number>();
+  const estimate = (document: DocumentNode, operation: OperationDefinitionNode, variables: CostQuery['variables']) => {
+    if (operation.variableDefinitions?.length) return estimateBankCalls(schema, prices, { document, operation, variables });
+    let price = fixedPrices.get(operation);
+    if (price === undefined) fixedPrices.set(operation, (price = estimateBankCalls(schema, prices, { document, operation })));
+    return price;
+  };
   return {
     parseOptions: limitedParseOptions,
     validationRules: documentLimitRules(),
     refuseTooExpensive(document, operation, variables) {
-      const estimated = estimateBankCalls(schema, prices, { document, operation, variables });
+      const estimated = estimate(document, operation, variables);
       if (estimated <= maxCost) return undefined;
       // Worth an operator's eye (a client asking for too much, or a budget set too low); no document text.
       logger.warn(
