@@ -6,7 +6,7 @@ import {
 import { ApolloServerPluginSubscriptionCallback } from '@apollo/server/plugin/subscriptionCallback';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import cors from '@fastify/cors';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
@@ -65,11 +65,16 @@ export async function registerGraphQL(
       url: GRAPHQL_PATH,
       // OPTIONS (CORS preflight) is answered by @fastify/cors.
       method: ['GET', 'POST'],
-      onRequest: async (request, reply) => {
-        if (!routerSecretAccepted(config.routerSecret, request.headers[ROUTER_SECRET_HEADER])) {
-          return reply.code(401).send(routerSecretRequiredBody);
-        }
-      },
+      // Only with a ROUTER_SECRET: without one, every request may pass and the hook would be waste.
+      ...(config.routerSecret === undefined
+        ? {}
+        : {
+            onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
+              if (!routerSecretAccepted(config.routerSecret, request.headers[ROUTER_SECRET_HEADER])) {
+                return reply.code(401).send(routerSecretRequiredBody);
+              }
+            },
+          }),
       handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: async () => createContext(services) })),
     });
   });
