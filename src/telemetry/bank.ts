@@ -1,5 +1,5 @@
 import { SpanKind, context, type Span } from '@opentelemetry/api';
-import { errorName, inSpan, tracer, urlWithoutQuery } from './tracer.ts';
+import { errorName, inSpan, tracer, tracingOn, urlWithoutQuery } from './tracer.ts';
 
 /** What a bank request's span may say about it: no headers, no body, the URL without its query. */
 export interface BankRequestInfo {
@@ -14,12 +14,16 @@ export interface BankSpan {
   responded(status: number): void;
 }
 
+/** What a request's code records while tracing is off: nothing. */
+const UNRECORDED: BankSpan = { responded: () => undefined };
+
 /**
  * One CLIENT span per HTTP request sent to the bank (a retry is another request: `attempt` 2, and
  * `http.request.resend_count` 1), a child of whatever is active (the GraphQL operation). A failure
  * is recorded as `error.type`: the contract's code when the error carries one, else its class.
  */
 export function traceBankRequest<T>(info: BankRequestInfo, attempt: number, send: (span: BankSpan) => Promise<T>): Promise<T> {
+  if (!tracingOn()) return send(UNRECORDED);
   const url = urlWithoutQuery(info.url);
   const span: Span = tracer.startSpan(`${info.method} ${info.area}.${info.operation}`, {
     kind: SpanKind.CLIENT,

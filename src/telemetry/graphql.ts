@@ -2,7 +2,7 @@ import { SpanKind, context, trace, type Span } from '@opentelemetry/api';
 import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { Kind, type OperationDefinitionNode } from 'graphql';
-import { contextFromHeaders, inSpan, markFailed, tracer } from './tracer.ts';
+import { contextFromHeaders, inSpan, markFailed, tracer, tracingOn } from './tracer.ts';
 
 /**
  * Wraps the /graphql route's handler in a SERVER span, a child of the caller's `traceparent` (the
@@ -11,6 +11,7 @@ import { contextFromHeaders, inSpan, markFailed, tracer } from './tracer.ts';
  */
 export function traceGraphQLHandler(handler: RouteHandlerMethod): RouteHandlerMethod {
   return async function traced(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    if (!tracingOn()) return handler.call(this, request, reply);
     const parent = contextFromHeaders(request.headers);
     const span = tracer.startSpan(
       `${request.method} ${request.routeOptions.url ?? '/graphql'}`,

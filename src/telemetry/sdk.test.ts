@@ -1,5 +1,8 @@
+import { context, trace } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { startTracing, tracingRequested } from './sdk.ts';
+import { tracingOn } from './tracer.ts';
+import { traceStoreWrite, traceWebhookDelivery } from './webhook.ts';
 
 describe('tracingRequested', () => {
   it.each([
@@ -19,5 +22,13 @@ describe('tracingRequested', () => {
 
   it('loads and starts nothing when not requested', async () => {
     expect(await startTracing({ OTEL_SERVICE_NAME: 'x' })).toBeUndefined();
+    expect(tracingOn()).toBe(false);
+  });
+
+  it('makes no span, not even a no-op one, on a request path while tracing is off', async () => {
+    const activeDuring = await traceWebhookDelivery({ method: 'POST', headers: {} }, '/webhooks/collection', async () =>
+      traceStoreWrite('sqlite', async () => ({ status: 'inserted', span: trace.getSpan(context.active()) })),
+    );
+    expect(activeDuring.span).toBeUndefined();
   });
 });

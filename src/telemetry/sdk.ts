@@ -7,6 +7,7 @@
  * endpoint (or an explicit OTEL_TRACES_EXPORTER) the SDK is not even loaded: the spans made
  * through @opentelemetry/api then go to its no-op tracer.
  */
+import { markTracingStarted } from './tracer.ts';
 
 export const DEFAULT_SERVICE_NAME = 'bank-subgraph';
 /** A collector that does not answer holds the exit at most this long. */
@@ -82,6 +83,7 @@ export async function startTracing(env: Env): Promise<Tracing | undefined> {
     logRecordProcessors: [],
   });
   sdk.start();
+  markTracingStarted();
   let stopped: Promise<void> | undefined;
   return {
     description: describe(env),

@@ -1,5 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, isSpanContextValid, trace, type Link } from '@opentelemetry/api';
-import { contextFromHeaders, inSpan, tracer, type Headers } from './tracer.ts';
+import { contextFromHeaders, inSpan, tracer, tracingOn, type Headers } from './tracer.ts';
 
 /**
  * A SERVER span for one collection-notification delivery, a child of the bank's `traceparent` when
@@ -7,6 +7,7 @@ import { contextFromHeaders, inSpan, tracer, type Headers } from './tracer.ts';
  * and its log lines carry its trace id). `recordWebhookReply` adds the reply code.
  */
 export function traceWebhookDelivery<T>(request: { method: string; headers: Headers }, route: string, handle: () => Promise<T>): Promise<T> {
+  if (!tracingOn()) return handle();
   const parent = contextFromHeaders(request.headers);
   const span = tracer.startSpan(
     `${request.method} ${route}`,
@@ -34,6 +35,7 @@ export function recordWebhookReply(responseCode: string, reason: string, settlem
 
 /** A CLIENT span around the durable write of one notification (`db.system.name`: sqlite or postgresql). */
 export function traceStoreWrite<T extends { status: string }>(storeKind: string, write: () => Promise<T>): Promise<T> {
+  if (!tracingOn()) return write();
   const span = tracer.startSpan('INSERT collection_notifications', {
     kind: SpanKind.CLIENT,
     attributes: {
@@ -61,6 +63,7 @@ export function linkToActiveSpan(): Link | undefined {
  * starts a trace of its own linked to each, as OpenTelemetry's messaging conventions do for a batch.
  */
 export function tracePublish<T>(backend: string, topic: string, publish: () => Promise<T>, links: Link[] = []): Promise<T> {
+  if (!tracingOn()) return publish();
   const parent = links.length === 1 ? trace.setSpanContext(ROOT_CONTEXT, links[0]!.context) : ROOT_CONTEXT;
   const span = tracer.startSpan(
     `send ${topic}`,
