@@ -43,7 +43,7 @@ export function createContext(services: Services): Context {
   return {
     bank,
     // The loaders reach the bank through the budget too; the process-wide bank-list cache does not.
-    loaders: createLoaders({ ...services, bank }),
+    loaders: createLoaders({ bank, bankList: services.bankList, store: services.store }),
     store: services.store,
     incomingTransfers: (options) => streamIncomingTransfers(services, options),
   };

@@ -31,22 +31,35 @@ export function createLoaders(deps: { bank: BankClients; bankList: BankListCache
   const bankDirectory = once(() => deps.bankList.get());
   const billCategories = once(() => deps.bank.billing.listCategories());
 
+  // Each DataLoader is made on first use: most operations need one of them, many none.
+  let bankLoader: Loaders['bankLoader'] | undefined;
+  let accountLoader: Loaders['accountLoader'] | undefined;
+  let billsLoader: Loaders['billsLoader'] | undefined;
+  let notificationLoader: Loaders['notificationLoader'] | undefined;
   return {
     bankDirectory,
-    bankLoader: new DataLoader(async (codes) => {
-      const { byCode } = await bankDirectory();
-      return codes.map((code) => byCode.get(code) ?? null);
-    }),
+    get bankLoader() {
+      return (bankLoader ??= new DataLoader(async (codes) => {
+        const { byCode } = await bankDirectory();
+        return codes.map((code) => byCode.get(code) ?? null);
+      }));
+    },
     // The bank has no batch name enquiry: one call per distinct account, run together.
-    accountLoader: new DataLoader(
-      (keys) => Promise.all(keys.map((key) => deps.bank.account.lookupAccount(key).catch((error: unknown) => toError(error)))),
-      { cacheKeyFn: ({ accountNumber, bankCode }) => `${accountNumber}:${bankCode}` },
-    ),
+    get accountLoader() {
+      return (accountLoader ??= new DataLoader(
+        (keys) => Promise.all(keys.map((key) => deps.bank.account.lookupAccount(key).catch((error: unknown) => toError(error)))),
+        { cacheKeyFn: ({ accountNumber, bankCode }) => `${accountNumber}:${bankCode}` },
+      ));
+    },
     billCategories,
-    billsLoader: new DataLoader((ids) =>
-      Promise.all(ids.map((id) => deps.bank.billing.listBills(id).catch((error: unknown) => toError(error)))),
-    ),
-    notificationLoader: new DataLoader((settlementIds) => deps.store.getMany(settlementIds)),
+    get billsLoader() {
+      return (billsLoader ??= new DataLoader((ids) =>
+        Promise.all(ids.map((id) => deps.bank.billing.listBills(id).catch((error: unknown) => toError(error)))),
+      ));
+    },
+    get notificationLoader() {
+      return (notificationLoader ??= new DataLoader((settlementIds) => deps.store.getMany(settlementIds)));
+    },
   };
 }
 
