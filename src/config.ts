@@ -93,7 +93,6 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 /** Thrown by `loadConfig` with every problem found, one per line; never holds a secret's value. */
 export class ConfigError extends Error {
   readonly problems: readonly string[];
-
   constructor(problems: string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.name = 'ConfigError';
