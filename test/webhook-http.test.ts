@@ -50,6 +50,22 @@ describe('the webhook on node:http', () => {
     expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
   });
 
+  it('stores nothing from a delivery whose sender hangs up mid-body, and goes on serving', async () => {
+    const store = await openMemoryStore();
+    const app = await startApp({}, { store });
+    const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
+    await once(socket, 'connect');
+    const payload = JSON.stringify(notificationBody());
+    const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n`);
+    socket.write(payload.slice(0, 40));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    const next = notificationBody();
+    expect((await app.deliver(next)).reply.responseCode).toBe('00');
+    expect((await store.listNewestFirst({ limit: 5 })).map((n) => n.settlementId)).toEqual([next.settlementId]);
+  });
+
   it('answers 503 and closes the connection to a delivery that arrives while the server drains', async () => {
     const store = await openMemoryStore();
     const insertStarted = Promise.withResolvers<void>();

@@ -1,5 +1,5 @@
 // The project as a bench target: the subgraph built by createApp from the environment the orchestrator
-// gives (never a .env: what is measured is what the bench says), its store's inserts timed, served on
+// gives (never a .env: what is measured is what the bench says), its store's batch writes timed, served on
 // a loopback port in its own process, as each floor is.
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -7,15 +7,16 @@ import { createLogger } from '../../src/logger.ts';
 import { createNotificationStore } from '../../src/store/index.ts';
 import { startTracing } from '../../src/telemetry/sdk.ts';
 import { hostForBench } from './host.ts';
-import { timeInserts } from './timed-store.ts';
+import { timeBatches } from './batch-times.ts';
 
 const config = loadConfig({ ...process.env, HOST: '127.0.0.1' });
 // As main.ts does: started only when the OTEL_* variables configure an exporter (--tracing).
 const tracing = await startTracing(process.env);
-// Built here only to time its inserts; createApp then uses it as is (and leaves closing it to us).
-const timed = timeInserts(await createNotificationStore(config.storeUrl.reveal(), { logger: createLogger('silent') }));
+// Built here only to time its batch writes; createApp then uses it as is (and leaves closing it to us).
+const batches = timeBatches();
+const store = await createNotificationStore(config.storeUrl.reveal(), { logger: createLogger('silent'), onBatch: batches.onBatch });
 // Replicas of one run share a channel prefix no other user of the Redis server has.
-const app = await createApp(config, { store: timed.store, pubsubChannelPrefix: process.env.BENCH_CHANNEL_PREFIX || undefined });
+const app = await createApp(config, { store, pubsubChannelPrefix: process.env.BENCH_CHANNEL_PREFIX || undefined });
 
 await hostForBench({
   // PORT reached the app through its config already.
@@ -23,10 +24,10 @@ await hostForBench({
   async subscriptions() {
     return (await app.services.metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
   },
-  inserts: timed,
+  batches,
   async close() {
     await app.close();
-    await timed.store.close();
+    await store.close();
     await tracing?.shutdown();
   },
 });

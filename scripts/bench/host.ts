@@ -3,7 +3,7 @@
 // Started without an IPC channel (the cold start spawns a floor as a plain process), it only listens.
 import { startMonitors, sampleMemory } from './monitors.ts';
 import type { HostCall, HostCalls, HostMessage, HostRequest } from './protocol.ts';
-import type { TimedStore } from './timed-store.ts';
+import type { BatchTimer } from './batch-times.ts';
 
 export interface HostedServer {
   /** Starts listening on `port` (0: any) on 127.0.0.1; resolves to its origin, e.g. http://127.0.0.1:41234. */
@@ -11,15 +11,15 @@ export interface HostedServer {
   /** Subscriptions live now (0 where the server has none). */
   subscriptions(): number | Promise<number>;
   close(): Promise<void>;
-  /** The project's store, its inserts timed (floors have none to report). */
-  inserts?: TimedStore;
+  /** The project's store's batch writes, timed (floors have none to report). */
+  batches?: BatchTimer;
 }
 
 /** Runs `server` as a bench target: listens on PORT (0 by default) and serves the orchestrator's calls. */
 export async function hostForBench(server: HostedServer): Promise<void> {
   const baseUrl = await server.listen(Number(process.env.PORT ?? 0));
   if (!process.send) return;
-  const monitors = startMonitors(server.inserts);
+  const monitors = startMonitors(server.batches);
   const answer = async (call: HostCall): Promise<HostCalls[HostCall]> => {
     switch (call) {
       case 'begin':

@@ -1,7 +1,7 @@
 // What a server process (the project's or a floor) watches in itself while a scenario runs: memory,
 // the event loop, and for the project the webhook's store writes (node:sqlite runs on the event loop).
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import type { InsertTimes, TimedStore } from './timed-store.ts';
+import type { BatchTimes, BatchTimer } from './batch-times.ts';
 
 /** MiB. */
 export interface MemorySample {
@@ -22,8 +22,8 @@ export interface ServerSide {
   cpuCores: number;
   /** Highest memory seen (each figure on its own). */
   peak: MemorySample;
-  /** Store inserts and how long each held the event loop (on SQLite: all of it, fsync included); none for a floor. */
-  inserts: InsertTimes | undefined;
+  /** The store's batch writes and how long each took (on SQLite the event loop was held as long); none for a floor. */
+  batches: BatchTimes | undefined;
 }
 
 const SAMPLE_MS = 100;
@@ -41,7 +41,7 @@ function higher(a: MemorySample, b: MemorySample): MemorySample {
 }
 
 /** Starts sampling memory every 100 ms and watching the event loop; `begin()`/`end()` bracket a scenario. */
-export function startMonitors(store?: TimedStore) {
+export function startMonitors(store?: BatchTimer) {
   const loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   loop.enable();
   let overall = sampleMemory();
@@ -76,7 +76,7 @@ export function startMonitors(store?: TimedStore) {
         loopUtilization: performance.eventLoopUtilization(utilizationAtStart).utilization,
         cpuCores: (cpu.user + cpu.system) / 1000 / (performance.now() - startedAt),
         peak: scenario,
-        inserts: store?.read(),
+        batches: store?.read(),
       };
     },
     /** The highest memory seen since the start. */

@@ -47,12 +47,12 @@ export function clientTable(reports: ScenarioReport[]): string {
   return table(header, rows);
 }
 
-/** What each server process did meanwhile: CPU, event loop, blocking store inserts, memory peaks. */
+/** What each server process did meanwhile: CPU, event loop, the store's batch writes, memory peaks. */
 export function serverTable(reports: ScenarioReport[]): string {
-  const header = ['scenario', 'process', 'server cpu', 'load cpu', 'loop busy', 'loop late p99/max ms', 'inserts', 'insert mean/p99/max ms', 'rss MiB', 'heap MiB'];
+  const header = ['scenario', 'process', 'server cpu', 'load cpu', 'loop busy', 'loop late p99/max ms', 'batches', 'batch mean/p99/max ms', 'rss MiB', 'heap MiB'];
   const rows = reports.flatMap((r) =>
     r.servers.map(({ name, side: s }) => {
-      const inserts = s.inserts && s.inserts.count > 0 ? `${ms(s.inserts.mean)} / ${ms(s.inserts.p99)} / ${ms(s.inserts.max)}` : '-';
+      const batches = s.batches && s.batches.count > 0 ? `${ms(s.batches.mean)} / ${ms(s.batches.p99)} / ${ms(s.batches.max)}` : '-';
       return [
         r.subscribers === undefined ? r.scenario : `${r.scenario} ${r.subscribers}`,
         name,
@@ -60,8 +60,8 @@ export function serverTable(reports: ScenarioReport[]): string {
         percent(r.loadCpuCores),
         percent(s.loopUtilization),
         `${ms(s.loopDelayMs.p99)} / ${ms(s.loopDelayMs.max)}`,
-        s.inserts ? String(s.inserts.count) : '-',
-        inserts,
+        s.batches ? String(s.batches.count) : '-',
+        batches,
         s.peak.rss.toFixed(0),
         s.peak.heapUsed.toFixed(0),
       ];
@@ -77,5 +77,5 @@ per s: replies per second; fanout: deliveries per second (subscribers × events 
 errors: every outcome but the expected one (00, 01, ok, delivered once), non-2xx included.
 server cpu / load cpu: cores used by each process (100% = one core). loop busy: share of the time the
   server's event loop was working; loop late: how late it ran a timer (a stall shows here).
-inserts: our store's inserts and how long each call held the event loop (node:sqlite is synchronous:
-  on SQLite a commit, fsync included, blocks it). Memory peaks are sampled every 100 ms.`;
+batches: our store's batch writes (group commit) and how long each took, commit included (node:sqlite
+  is synchronous: on SQLite the event loop is held that long). Memory peaks are sampled every 100 ms.`;

@@ -93,11 +93,11 @@ export function createDeliveryHandler(deps: DeliveryDeps): (delivery: Delivery) 
 }
 
 /** Counts, traces and logs a verdict, as every reply of the webhook is. */
-export function recordVerdict(deps: Pick<DeliveryDeps, 'metrics'>, log: Logger, { code, reason, sessionId, details }: Verdict): void {
+export function recordVerdict(deps: Pick<DeliveryDeps, 'metrics' | 'logger'>, { code, reason, sessionId, details }: Verdict): void {
   deps.metrics.webhookReplies.inc({ response_code: code, reason });
   recordWebhookReply(code, reason, typeof details.settlementId === 'string' ? details.settlementId : undefined);
   const level = code === '03' ? 'error' : code === '02' ? 'warn' : 'info';
-  log[level]({ responseCode: code, reason, sessionId, ...details }, `collection notification: ${RESPONSE_MESSAGES[code]}`);
+  deps.logger[level]({ responseCode: code, reason, sessionId, ...details }, `collection notification: ${RESPONSE_MESSAGES[code]}`);
 }
 
 /** The reply in the bank's shape (op 14). */

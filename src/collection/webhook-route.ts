@@ -7,9 +7,8 @@
 // log line with a request id. Every other request, and every other method on these paths, goes on
 // to Fastify untouched.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../logger.ts';
 import { traceWebhookDelivery } from '../telemetry/webhook.ts';
-import { createDeliveryHandler, recordVerdict, replyBody, type DeliveryDeps, type ResponseCode, type Verdict } from './delivery.ts';
+import { createDeliveryHandler, recordVerdict, replyBody, type Delivery, type DeliveryDeps, type Verdict } from './delivery.ts';
 import { readSessionId } from './notification.ts';
 
 /** The webhook's paths: ours, and the one the bank's documentation shows under its test base. */
@@ -55,7 +54,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): WebhookRoute {
       response.end(DRAINING_BODY);
       return true;
     }
-    traceWebhookDelivery({ method: 'POST', headers: request.headers }, path, () => serve(request, response, { deps, decide, log: deps.logger, reqId })).catch(
+    traceWebhookDelivery({ method: 'POST', headers: request.headers }, path, () => serve(request, response, { deps, decide, reqId })).catch(
       (error: unknown) => {
         deps.logger.error({ err: error, reqId }, 'collection notification: the reply could not be written');
         response.destroy();
@@ -73,16 +72,15 @@ function routeOf(url: string | undefined): (typeof WEBHOOK_PATHS)[number] | unde
 
 interface Serving {
   deps: WebhookRouteDeps;
-  decide: (delivery: Parameters<ReturnType<typeof createDeliveryHandler>>[0]) => Promise<Verdict>;
-  log: Logger;
+  decide: (delivery: Delivery) => Promise<Verdict>;
   reqId: string;
 }
 
-async function serve(request: IncomingMessage, response: ServerResponse, { deps, decide, log, reqId }: Serving): Promise<void> {
+async function serve(request: IncomingMessage, response: ServerResponse, { deps, decide, reqId }: Serving): Promise<void> {
   const body = await readBody(request);
   if (body === 'too large') {
     const verdict: Verdict = { code: '02', reason: 'body_too_large', sessionId: '', details: { reqId } };
-    recordVerdict(deps, log, verdict);
+    recordVerdict(deps, verdict);
     // The rest of the body is never read: the connection cannot carry another request after it.
     return send(response, 413, verdict, { connection: 'close' });
   }
@@ -101,7 +99,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, { deps,
     verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(body), details: { err: error } };
   }
   verdict.details = { reqId, ...verdict.details };
-  recordVerdict(deps, log, verdict);
+  recordVerdict(deps, verdict);
   send(response, 200, verdict);
 }
 
@@ -119,12 +117,13 @@ function readBody(request: IncomingMessage): Promise<string | 'too large' | 'abo
     };
     const onEnd = () => resolve(Buffer.concat(chunks, size).toString('utf8'));
     request.on('data', onData).on('end', onEnd);
-    request.once('error', () => resolve('aborted'));
+    // The bank hung up before the end (after 'end' or a refusal, these change nothing).
+    request.once('error', () => resolve('aborted')).once('close', () => resolve('aborted'));
   });
 }
 
 function send(response: ServerResponse, status: number, { code, sessionId }: Verdict, headers: Record<string, string> = {}): void {
-  const payload = JSON.stringify(replyBody(sessionId, code satisfies ResponseCode));
+  const payload = JSON.stringify(replyBody(sessionId, code));
   response.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(payload),

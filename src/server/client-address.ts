@@ -9,13 +9,21 @@ import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyServerOptions } from 'fastify';
 import type { TrustProxy } from '../config.ts';
 
-/** `TRUST_PROXY` as Fastify's `trustProxy` option. */
-export function fastifyTrustProxy(trust: TrustProxy): FastifyServerOptions['trustProxy'] {
-  if (typeof trust === 'boolean') return trust;
+type TrustFunction = (address: string, hop: number) => boolean;
+
+/** `TRUST_PROXY` as proxy-addr's trust function; `false` trusts no proxy. One for Fastify and the webhook. */
+function trustFunction(trust: TrustProxy): TrustFunction | false {
+  if (trust === false) return false;
+  if (trust === true) return () => true;
   // Fastify now trusts nothing for a bare number (it cannot vouch for the nearest hop); a hop count
   // here means what it means to proxy-addr and Express: the `trust` hops nearest to us are proxies.
-  if (typeof trust === 'number') return (_address: string, hop: number) => hop < trust;
-  return [...trust];
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return proxyAddr.compile([...trust]);
+}
+
+/** `TRUST_PROXY` as Fastify's `trustProxy` option. */
+export function fastifyTrustProxy(trust: TrustProxy): FastifyServerOptions['trustProxy'] {
+  return trustFunction(trust);
 }
 
 /**
@@ -23,8 +31,7 @@ export function fastifyTrustProxy(trust: TrustProxy): FastifyServerOptions['trus
  * `request.ip` gives it for the same `TRUST_PROXY`: the same proxy-addr walk over the same trust.
  */
 export function clientAddressResolver(trust: TrustProxy): (request: IncomingMessage) => string {
-  if (trust === false) return (request) => request.socket.remoteAddress ?? '';
-  const trusted =
-    trust === true ? () => true : typeof trust === 'number' ? (_address: string, hop: number) => hop < trust : proxyAddr.compile([...trust]);
+  const trusted = trustFunction(trust);
+  if (trusted === false) return (request) => request.socket.remoteAddress ?? '';
   return (request) => proxyAddr(request, trusted);
 }

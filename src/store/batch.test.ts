@@ -48,7 +48,20 @@ describe('createInsertBatcher', () => {
       },
     });
     expect(await batcher.insert(notification())).toMatchObject({ status: 'inserted' });
-    expect(reports).toEqual([{ size: 1, inserted: 1, outcome: 'committed' }]);
+    expect(reports).toEqual([{ size: 1, inserted: 1, outcome: 'committed', ms: expect.any(Number) }]);
+  });
+
+  it('reports how long each batch took to write, commit included', async () => {
+    const { write } = memoryWrite();
+    const reports: BatchReport[] = [];
+    const slow: WriteBatch = async (notifications) => {
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      return write(notifications);
+    };
+    const batcher = createInsertBatcher(slow, { onBatch: (report) => void reports.push(report) });
+    await batcher.insert(notification());
+    expect(reports[0]!.ms).toBeGreaterThanOrEqual(35);
+    expect(reports[0]!.ms).toBeLessThan(5_000);
   });
 
   it('drains: resolves once the batch in flight and the ones queued behind it are answered', async () => {

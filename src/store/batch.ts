@@ -12,6 +12,8 @@ export interface BatchReport {
   inserted: number;
   /** `rolled-back`: every insert was a duplicate, so nothing needed a durable commit. */
   outcome: 'committed' | 'rolled-back' | 'failed';
+  /** How long the write took, commit included (on SQLite, synchronous: the event loop was held as long). */
+  ms: number;
 }
 
 /** Options every store takes about its batches. */
@@ -110,17 +112,19 @@ async function run(write: WriteBatch, batch: Entry[], onBatch: BatchOptions['onB
     if (!firsts.has(entry.notification.settlementId)) firsts.set(entry.notification.settlementId, entry);
   }
   let stored: Map<string, CollectionNotificationRecord>;
+  const started = performance.now();
+  const ms = () => performance.now() - started;
   try {
     const unique = [...firsts.values()].map((entry) => entry.notification);
     const records = await write(unique);
     stored = new Map();
     records.forEach((record, index) => record && stored.set(unique[index]!.settlementId, record));
   } catch (error) {
-    report(onBatch, { size: batch.length, inserted: 0, outcome: 'failed' });
+    report(onBatch, { size: batch.length, inserted: 0, outcome: 'failed', ms: ms() });
     for (const entry of batch) entry.reject(error);
     return;
   }
-  report(onBatch, { size: batch.length, inserted: stored.size, outcome: stored.size > 0 ? 'committed' : 'rolled-back' });
+  report(onBatch, { size: batch.length, inserted: stored.size, outcome: stored.size > 0 ? 'committed' : 'rolled-back', ms: ms() });
   for (const entry of batch) {
     const { settlementId } = entry.notification;
     const record = firsts.get(settlementId) === entry ? stored.get(settlementId) : undefined;

@@ -39,7 +39,7 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, seq: expect.any(Number) } });
     expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, seq: expect.any(Number) } });
     // One batch, one commit, and seq in the order the inserts came.
-    expect(batches).toEqual([{ size: 4, inserted: 2, outcome: 'committed' }]);
+    expect(batches).toEqual([{ size: 4, inserted: 2, outcome: 'committed', ms: expect.any(Number) }]);
     expect(seqOf(results[2]!)).toBeGreaterThan(seqOf(results[0]!));
     const all = await store.listAfter({ afterSeq: 0, limit: 10 });
     expect(all.map((record) => [record.settlementId, record.sessionId, record.transactionAmount])).toEqual([
@@ -56,7 +56,7 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     batches.length = 0;
     const results = await Promise.all([store.insert(stored), store.insert(stored), store.insert({ ...stored, narration: 'retry' })]);
     expect(results).toEqual([{ status: 'duplicate' }, { status: 'duplicate' }, { status: 'duplicate' }]);
-    expect(batches).toEqual([{ size: 3, inserted: 0, outcome: 'rolled-back' }]);
+    expect(batches).toEqual([{ size: 3, inserted: 0, outcome: 'rolled-back', ms: expect.any(Number) }]);
   });
 
   test('rejects every insert of a batch whose commit fails, stores nothing, and the retries are inserted', async () => {
@@ -70,13 +70,13 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     const failed = await Promise.allSettled([...attempt, stored].map((one) => store.insert(one)));
     expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
     expect(failed.every((result) => result.status === 'rejected' && /disk full/.test(String(result.reason)))).toBe(true);
-    expect(batches).toEqual([{ size: 4, inserted: 0, outcome: 'failed' }]);
+    expect(batches).toEqual([{ size: 4, inserted: 0, outcome: 'failed', ms: expect.any(Number) }]);
     expect(await store.getMany(attempt.map((one) => one.settlementId))).toEqual([null, null, null]);
 
     await database.repairInserts();
     const retried = await Promise.all([...attempt, stored].map((one) => store.insert(one)));
     expect(retried.map((result) => result.status)).toEqual(['inserted', 'inserted', 'inserted', 'duplicate']);
-    expect(batches.at(-1)).toEqual({ size: 4, inserted: 3, outcome: 'committed' });
+    expect(batches.at(-1)).toEqual({ size: 4, inserted: 3, outcome: 'committed', ms: expect.any(Number) });
   });
 
   test('gathers the inserts that arrive while a batch is being written into the next batch', async () => {
@@ -87,8 +87,8 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     const results = await Promise.all([...first, ...second]);
     expect(results.every((result) => result.status === 'inserted')).toBe(true);
     expect(batches).toEqual([
-      { size: 3, inserted: 3, outcome: 'committed' },
-      { size: 5, inserted: 5, outcome: 'committed' },
+      { size: 3, inserted: 3, outcome: 'committed', ms: expect.any(Number) },
+      { size: 5, inserted: 5, outcome: 'committed', ms: expect.any(Number) },
     ]);
     const seqs = results.map(seqOf);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
