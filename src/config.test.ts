@@ -149,4 +149,81 @@ describe('loadConfig', () => {
     expect(describeUrl(new Secret('sqlite:./data/collections.db'))).toBe('sqlite:./data/collections.db');
     expect(describeUrl(new Secret('redis://:pw@cache:6379'))).toBe('redis://:***@cache:6379');
   });
+
+  describe('in production (NODE_ENV=production), fail closed', () => {
+    const OWN_WEBHOOK = { WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-1' };
+
+    it('refuses to start with only NODE_ENV set, naming every missing setting at once', () => {
+      expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
+        'UPSTREAM_MODE is required when NODE_ENV=production: "live" (or "sandbox" for a demo deployment)',
+        'WEBHOOK_CLIENT_ID is required when NODE_ENV=production',
+        'WEBHOOK_CLIENT_SECRET is required when NODE_ENV=production',
+      ]);
+    });
+
+    it('needs the webhook credentials on a sandbox chosen on purpose, and starts with them', () => {
+      expect(problemsOf({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox' })).toEqual([
+        'WEBHOOK_CLIENT_ID is required when NODE_ENV=production',
+        'WEBHOOK_CLIENT_SECRET is required when NODE_ENV=production',
+      ]);
+      const config = loadConfig({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', ...OWN_WEBHOOK });
+      expect(config.production).toBe(true);
+      expect(config.upstream.mode).toBe('sandbox');
+      expect(config.webhook.clientSecret.reveal()).toBe('hook-secret-1');
+    });
+
+    it('refuses the sandbox’s published webhook values, without printing them', () => {
+      const problems = problemsOf({
+        NODE_ENV: 'production',
+        UPSTREAM_MODE: 'sandbox',
+        WEBHOOK_CLIENT_ID: sandboxCredentials.webhookClientId,
+        WEBHOOK_CLIENT_SECRET: sandboxCredentials.webhookClientSecret,
+        WEBHOOK_CLIENT_SECRET_PREVIOUS: sandboxCredentials.webhookClientSecret,
+      });
+      expect(problems.filter((p) => p.includes('published value'))).toHaveLength(3);
+      expect(problems.join('\n')).not.toContain(sandboxCredentials.webhookClientSecret);
+    });
+
+    it('starts live with every live setting, and reports production and live problems together', () => {
+      expect(loadConfig({ NODE_ENV: 'production', ...LIVE }).upstream.mode).toBe('live');
+      const problems = problemsOf({ NODE_ENV: 'production', ...LIVE, WEBHOOK_CLIENT_SECRET: '', BANK_PASSWORD: '', PORT: 'x' });
+      expect(problems).toEqual([
+        'BANK_PASSWORD is required when UPSTREAM_MODE=live',
+        'WEBHOOK_CLIENT_SECRET is required when UPSTREAM_MODE=live',
+        'PORT must be a whole number from 0 to 65535, got "x"',
+      ]);
+    });
+
+    it('changes nothing outside production: no setting at all still runs the sandbox', () => {
+      const config = loadConfig({ NODE_ENV: 'development' });
+      expect(config.upstream.mode).toBe('sandbox');
+      expect(config.webhook.clientId).toBe(sandboxCredentials.webhookClientId);
+      expect(config.webhook.clientSecret.reveal()).toBe(sandboxCredentials.webhookClientSecret);
+    });
+  });
+
+  it('reads CORS_ORIGINS: unset is any origin outside production and none in production; * is any', () => {
+    expect(loadConfig({}).corsOrigins).toBe('any');
+    expect(loadConfig({ NODE_ENV: 'production', ...LIVE }).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('any');
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' }).corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:3000',
+    ]);
+    expect(problemsOf({ CORS_ORIGINS: 'https://app.example.com/, app.example.com, ftp://x.test' })).toEqual([
+      'CORS_ORIGINS: "https://app.example.com/" is not an origin such as https://app.example.com (scheme, host and port only)',
+      'CORS_ORIGINS: "app.example.com" is not an origin such as https://app.example.com (scheme, host and port only)',
+      'CORS_ORIGINS: "ftp://x.test" is not an origin such as https://app.example.com (scheme, host and port only)',
+    ]);
+    expect(problemsOf({ CORS_ORIGINS: ' , ' })).toEqual(['CORS_ORIGINS lists no origin']);
+  });
+
+  it('reads WEBHOOK_CLIENT_SECRET_PREVIOUS for a rotation, and refuses it equal to the new secret', () => {
+    expect(loadConfig({}).webhook.previousSecret).toBeUndefined();
+    expect(loadConfig({ WEBHOOK_CLIENT_SECRET: 'new-1', WEBHOOK_CLIENT_SECRET_PREVIOUS: 'old-1' }).webhook.previousSecret?.reveal()).toBe('old-1');
+    const problems = problemsOf({ WEBHOOK_CLIENT_SECRET: 'same-1', WEBHOOK_CLIENT_SECRET_PREVIOUS: 'same-1' });
+    expect(problems).toEqual([
+      'WEBHOOK_CLIENT_SECRET_PREVIOUS must differ from WEBHOOK_CLIENT_SECRET (the old secret during a rotation; unset it once the bank uses the new one)',
+    ]);
+  });
 });

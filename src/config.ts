@@ -33,6 +33,8 @@ export interface BankCredentials {
 export interface WebhookCredentials {
   clientId: string;
   clientSecret: Secret;
+  /** `WEBHOOK_CLIENT_SECRET_PREVIOUS`: during a rotation, the old secret, accepted beside the new one. */
+  previousSecret?: Secret | undefined;
 }
 
 /** What both modes share: the credentials we present, time-outs and the bank's zone. */
@@ -55,7 +57,7 @@ export type UpstreamConfig =
 export interface Config {
   port: number;
   host: string;
-  /** `NODE_ENV=production`: no landing page, no introspection hints. */
+  /** `NODE_ENV=production`: no landing page, no introspection hints, and every default that would open a door refused. */
   production: boolean;
   logLevel: LogLevel;
   upstream: UpstreamConfig;
@@ -71,7 +73,12 @@ export interface Config {
   webhookAllowedSources: readonly IpRange[] | undefined;
   /** `TRUST_PROXY`: whose `X-Forwarded-For` gives the client address (Fastify's `trustProxy`). */
   trustProxy: TrustProxy;
+  /** `CORS_ORIGINS`: the origins `/graphql` answers cross-origin; `'any'` outside production when unset. */
+  corsOrigins: CorsOrigins;
 }
+
+/** Browser origins allowed to call `/graphql` cross-origin: every one, or exactly these (none when empty). */
+export type CorsOrigins = 'any' | readonly string[];
 
 /**
  * `false`: the socket's address is the client's. `true`: every hop is trusted. A number: that many
@@ -106,6 +113,8 @@ type Env = Readonly<Record<string, string | undefined>>;
 interface Source {
   read(name: string): string | undefined;
   problems: string[];
+  /** `NODE_ENV=production`: settings that default to demo values must be given. */
+  production: boolean;
 }
 
 /**
@@ -120,6 +129,7 @@ export function loadConfig(env: Env): Config {
       return value === undefined || value === '' ? undefined : value;
     },
     problems: [],
+    production: env.NODE_ENV?.trim() === 'production',
   };
   const routerSecret = source.read('ROUTER_SECRET');
   const config: Config = {
@@ -144,13 +154,13 @@ function readServer(source: Source): Pick<Config, 'port' | 'host' | 'production'
   return {
     port: integer(source, 'PORT', 4001, 0, 65_535),
     host: source.read('HOST') ?? '0.0.0.0',
-    production: source.read('NODE_ENV') === 'production',
+    production: source.production,
     logLevel: logLevel as LogLevel,
   };
 }
 
-/** Where webhook deliveries may come from, and which proxies tell us the client's address. */
-function readNetwork(source: Source): Pick<Config, 'webhookAllowedSources' | 'trustProxy'> {
+/** Where webhook deliveries may come from, which proxies tell us the client's address, and CORS. */
+function readNetwork(source: Source): Pick<Config, 'webhookAllowedSources' | 'trustProxy' | 'corsOrigins'> {
   const allowed = source.read('WEBHOOK_ALLOWED_IPS');
   let webhookAllowedSources: IpRange[] | undefined;
   if (allowed !== undefined) {
@@ -159,7 +169,33 @@ function readNetwork(source: Source): Pick<Config, 'webhookAllowedSources' | 'tr
     if (ranges.length === 0 && invalid.length === 0) source.problems.push('WEBHOOK_ALLOWED_IPS lists no address');
     webhookAllowedSources = ranges;
   }
-  return { webhookAllowedSources, trustProxy: readTrustProxy(source.read('TRUST_PROXY'), source) };
+  return { webhookAllowedSources, trustProxy: readTrustProxy(source.read('TRUST_PROXY'), source), corsOrigins: readCorsOrigins(source) };
+}
+
+/**
+ * `CORS_ORIGINS`: `*` or comma-separated origins. Unset, any origin outside production (Apollo
+ * Sandbox and local apps), none in production: behind the router, a page an employee opens must
+ * not read name enquiries through their browser.
+ */
+function readCorsOrigins(source: Source): CorsOrigins {
+  const value = source.read('CORS_ORIGINS');
+  if (value === undefined) return source.production ? [] : 'any';
+  if (value === '*') return 'any';
+  const origins = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  for (const origin of origins) {
+    if (!isOrigin(origin)) source.problems.push(`CORS_ORIGINS: "${origin}" is not an origin such as https://app.example.com (scheme, host and port only)`);
+  }
+  if (origins.length === 0) source.problems.push('CORS_ORIGINS lists no origin');
+  return origins;
+}
+
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
 }
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -179,12 +215,18 @@ function readTrustProxy(value: string | undefined, source: Source): TrustProxy {
 
 /** The bank: its mode, URLs (live only), our credentials, the webhook's, time-outs and zone. */
 function readBank(source: Source): Pick<Config, 'upstream' | 'webhook'> {
-  const mode = source.read('UPSTREAM_MODE') ?? 'sandbox';
+  const given = source.read('UPSTREAM_MODE');
+  // In production the bank is chosen on purpose: a forgotten setting must not start the sandbox.
+  if (given === undefined && source.production) {
+    source.problems.push('UPSTREAM_MODE is required when NODE_ENV=production: "live" (or "sandbox" for a demo deployment)');
+  }
+  const mode = given ?? 'sandbox';
   if (mode !== 'sandbox' && mode !== 'live') {
     source.problems.push(`UPSTREAM_MODE must be "sandbox" or "live"`);
   }
   const live = mode === 'live';
-  const { credentials, webhook } = readCredentials(source, live);
+  const credentials = readBankCredentials(source, live);
+  const webhook = readWebhookCredentials(source, live);
   const urls = live ? readBankUrls(source) : undefined;
 
   const timezone = source.read('BANK_TIMEZONE') ?? 'Africa/Lagos';
@@ -202,10 +244,10 @@ function readBank(source: Source): Pick<Config, 'upstream' | 'webhook'> {
 }
 
 /**
- * The credentials we present to the bank and the webhook's shared secret. In live mode every one
- * must be given; in sandbox mode they default to the sandbox's, so `npm start` needs no setup.
+ * The credentials we present to the bank. In live mode every one must be given; in sandbox mode they
+ * default to the sandbox's, so `npm start` needs no setup (they open only the in-process sandbox).
  */
-function readCredentials(source: Source, live: boolean): { credentials: BankCredentials; webhook: WebhookCredentials } {
+function readBankCredentials(source: Source, live: boolean): BankCredentials {
   const credential = (name: string, sandboxValue: string): string => {
     const value = source.read(name);
     if (value !== undefined) return value;
@@ -214,21 +256,44 @@ function readCredentials(source: Source, live: boolean): { credentials: BankCred
   };
   const secret = (name: string, sandboxValue: string) => new Secret(credential(name, sandboxValue));
   return {
-    credentials: {
-      apiToken: secret('BANK_API_TOKEN', sandboxCredentials.apiToken),
-      username: credential('BANK_USERNAME', sandboxCredentials.username),
-      password: secret('BANK_PASSWORD', sandboxCredentials.password),
-      billingUsername: credential('BILLING_USERNAME', sandboxCredentials.billingUsername),
-      billingPassword: secret('BILLING_PASSWORD', sandboxCredentials.billingPassword),
-      postingUsername: credential('POSTING_USERNAME', sandboxCredentials.postingUsername),
-      postingPassword: secret('POSTING_PASSWORD', sandboxCredentials.postingPassword),
-      oauthClientId: credential('OAUTH_CLIENT_ID', sandboxCredentials.oauthClientId),
-      oauthClientSecret: secret('OAUTH_CLIENT_SECRET', sandboxCredentials.oauthClientSecret),
-    },
-    webhook: {
-      clientId: credential('WEBHOOK_CLIENT_ID', sandboxCredentials.webhookClientId),
-      clientSecret: secret('WEBHOOK_CLIENT_SECRET', sandboxCredentials.webhookClientSecret),
-    },
+    apiToken: secret('BANK_API_TOKEN', sandboxCredentials.apiToken),
+    username: credential('BANK_USERNAME', sandboxCredentials.username),
+    password: secret('BANK_PASSWORD', sandboxCredentials.password),
+    billingUsername: credential('BILLING_USERNAME', sandboxCredentials.billingUsername),
+    billingPassword: secret('BILLING_PASSWORD', sandboxCredentials.billingPassword),
+    postingUsername: credential('POSTING_USERNAME', sandboxCredentials.postingUsername),
+    postingPassword: secret('POSTING_PASSWORD', sandboxCredentials.postingPassword),
+    oauthClientId: credential('OAUTH_CLIENT_ID', sandboxCredentials.oauthClientId),
+    oauthClientSecret: secret('OAUTH_CLIENT_SECRET', sandboxCredentials.oauthClientSecret),
+  };
+}
+
+/**
+ * What the bank signs its deliveries with. A `00` means we own the transfer, so in production (and
+ * in live mode) these must be given, and the sandbox's published values, which anyone can read in
+ * the README, are refused there: with them, anyone could sign a forged notification.
+ */
+function readWebhookCredentials(source: Source, live: boolean): WebhookCredentials {
+  const published = new Set<string>([sandboxCredentials.webhookClientId, sandboxCredentials.webhookClientSecret]);
+  const read = (name: string, sandboxValue: string | undefined): string | undefined => {
+    const value = source.read(name);
+    if (value === undefined && sandboxValue !== undefined && (live || source.production)) {
+      source.problems.push(`${name} is required when ${live ? 'UPSTREAM_MODE=live' : 'NODE_ENV=production'}`);
+    } else if (value !== undefined && source.production && published.has(value)) {
+      source.problems.push(`${name} is the sandbox's published value, refused when NODE_ENV=production: set the one agreed with the bank`);
+    }
+    return value ?? sandboxValue;
+  };
+  const clientId = read('WEBHOOK_CLIENT_ID', sandboxCredentials.webhookClientId)!;
+  const clientSecret = read('WEBHOOK_CLIENT_SECRET', sandboxCredentials.webhookClientSecret)!;
+  const previous = read('WEBHOOK_CLIENT_SECRET_PREVIOUS', undefined);
+  if (previous !== undefined && previous === clientSecret) {
+    source.problems.push('WEBHOOK_CLIENT_SECRET_PREVIOUS must differ from WEBHOOK_CLIENT_SECRET (the old secret during a rotation; unset it once the bank uses the new one)');
+  }
+  return {
+    clientId,
+    clientSecret: new Secret(clientSecret),
+    previousSecret: previous === undefined ? undefined : new Secret(previous),
   };
 }
 

@@ -57,6 +57,12 @@ export function createMetrics() {
       labelNames: ['response_code', 'reason'] as const,
       registers: [registry],
     }),
+    webhookSignatureMatches: new Counter({
+      name: 'collection_webhook_signature_matches_total',
+      help: 'Webhook deliveries whose signature matched, by secret: current (WEBHOOK_CLIENT_SECRET) or previous (WEBHOOK_CLIENT_SECRET_PREVIOUS, during a rotation).',
+      labelNames: ['secret'] as const,
+      registers: [registry],
+    }),
     webhookStoreDuration: new Histogram({
       name: 'collection_store_write_duration_seconds',
       help: 'Time to durably store a collection notification, by outcome.',

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { PRODUCTION_SANDBOX } from './helpers/production.ts';
 
 const STUDIO = 'https://studio.apollographql.com';
 
@@ -38,5 +39,38 @@ describe('CORS on /graphql', () => {
     });
     expect(await response.body.json()).toMatchObject({ responseCode: '00' });
     expect(response.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  const preflight = async (graphqlUrl: string, origin: string) => {
+    const response = await request(graphqlUrl, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    await response.body.dump();
+    return response.headers['access-control-allow-origin'];
+  };
+
+  it('answers only the origins CORS_ORIGINS lists, when it is set', async () => {
+    const { graphqlUrl, query } = await startApp({ CORS_ORIGINS: `${STUDIO},http://localhost:3000` });
+    expect(await preflight(graphqlUrl, 'http://localhost:3000')).toBe('http://localhost:3000');
+    expect(await preflight(graphqlUrl, STUDIO)).toBe(STUDIO);
+    expect(await preflight(graphqlUrl, 'https://evil.example')).toBeUndefined();
+    const response = await request(graphqlUrl, {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ bank(code: "000023") { name } }' }),
+    });
+    await response.body.dump();
+    expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    // Requests without an Origin (the router, curl) are not CORS and are served as ever.
+    expect((await query('{ bank(code: "000023") { name } }')).data).toEqual({ bank: { name: 'Providus Bank' } });
+  });
+
+  it('answers no origin in production when CORS_ORIGINS is unset, and the listed ones when it is set', async () => {
+    const closed = await startApp(PRODUCTION_SANDBOX);
+    expect(await preflight(closed.graphqlUrl, STUDIO)).toBeUndefined();
+    expect(await preflight(closed.graphqlUrl, 'http://localhost:3000')).toBeUndefined();
+    const listed = await startApp({ ...PRODUCTION_SANDBOX, CORS_ORIGINS: STUDIO });
+    expect(await preflight(listed.graphqlUrl, STUDIO)).toBe(STUDIO);
   });
 });

@@ -55,6 +55,9 @@ export interface Verdict {
 export function createDeliveryHandler(deps: DeliveryDeps): (delivery: Delivery) => Promise<Verdict> {
   const expected = expectedSignature(deps.credentials);
   const allowed = deps.allowedSources === undefined ? () => true : createIpMatcher(deps.allowedSources);
+  // Exported from the start, so the first match counts as an increase and "previous stays at 0" is visible.
+  deps.metrics.webhookSignatureMatches.inc({ secret: 'current' }, 0);
+  if (expected.previousSignature) deps.metrics.webhookSignatureMatches.inc({ secret: 'previous' }, 0);
 
   return async (delivery) => {
     const body = readNotificationBody(delivery.rawBody);
@@ -68,7 +71,10 @@ export function createDeliveryHandler(deps: DeliveryDeps): (delivery: Delivery) 
     // The signature is the same on every delivery, so it proves little once seen: where it comes
     // from is checked first. The address is operational data, logged to find a misconfiguration.
     if (!allowed(delivery.sourceAddress)) return verdict('02', 'source_not_allowed', { sourceAddress: delivery.sourceAddress });
-    if (!verifySignature(delivery, expected)) return verdict('02', 'bad_signature');
+    const signedWith = verifySignature(delivery, expected);
+    if (signedWith === undefined) return verdict('02', 'bad_signature');
+    // Tells the operator when the bank has stopped signing with the previous secret of a rotation.
+    deps.metrics.webhookSignatureMatches.inc({ secret: signedWith });
 
     const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt: new Date() });
     if (!parsed.ok) return verdict('02', parsed.reason);

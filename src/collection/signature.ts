@@ -7,32 +7,44 @@ export function signatureFor(clientId: string, secret: string): string {
   return createHash('sha512').update(`${clientId}:${secret}`, 'utf8').digest('hex').toUpperCase();
 }
 
+/** Which configured secret a delivery was signed with: the current one, or the previous during a rotation. */
+export type SignedWith = 'current' | 'previous';
+
 /** What a delivery must carry, worked out once from the webhook credentials. */
 export interface ExpectedSignature {
   clientId: Secret;
   /** The upper-case signature made from our Client-Id and secret; a Secret, since it opens the webhook. */
   signature: Secret;
+  /** The same from the previous secret, while `WEBHOOK_CLIENT_SECRET_PREVIOUS` is set. */
+  previousSignature: Secret | undefined;
 }
 
-/** The Client-Id and signature every delivery must carry, computed once rather than per request. */
+/** The Client-Id and signatures every delivery must carry, computed once rather than per request. */
 export function expectedSignature(credentials: WebhookCredentials): ExpectedSignature {
+  const sign = (secret: Secret) => new Secret(signatureFor(credentials.clientId, secret.reveal()));
   return {
     clientId: new Secret(credentials.clientId),
-    signature: new Secret(signatureFor(credentials.clientId, credentials.clientSecret.reveal())),
+    signature: sign(credentials.clientSecret),
+    previousSignature: credentials.previousSecret && sign(credentials.previousSecret),
   };
 }
 
 /**
- * Whether a delivery carries our Client-Id and the signature made from our id and secret. Both
- * are compared in constant time and both always run, so timing tells nothing about which failed.
+ * Which secret signed a delivery carrying our Client-Id, or `undefined` when it is not ours. Every
+ * comparison runs, each in constant time, whichever fails or matches first, so timing tells nothing
+ * about which part was wrong or which secret matched.
  */
 export function verifySignature(
   headers: { clientId: string | undefined; signature: string | undefined },
   expected: ExpectedSignature,
-): boolean {
+): SignedWith | undefined {
   const { clientId = '', signature = '' } = headers;
   const idMatches = expected.clientId.equals(clientId);
   // The bank documents upper case; lower case is accepted too.
-  const signatureMatches = expected.signature.equals(signature.toUpperCase());
-  return clientId !== '' && signature !== '' && idMatches && signatureMatches;
+  const given = signature.toUpperCase();
+  const current = expected.signature.equals(given);
+  // Compared against the current signature again when no rotation is under way: the same work either way.
+  const previous = (expected.previousSignature ?? expected.signature).equals(given) && expected.previousSignature !== undefined;
+  if (clientId === '' || signature === '' || !idMatches) return undefined;
+  return current ? 'current' : previous ? 'previous' : undefined;
 }

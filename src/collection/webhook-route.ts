@@ -4,8 +4,9 @@
 // a child logger, hooks, content-type parsing, serialisation) still cost the webhook a fifth of its
 // acknowledgements per second. What Fastify did for this route is done here: the body limit (413),
 // the client address through TRUST_PROXY, 503 while draining, the request-duration metric and the
-// log line with a request id. Every other request, and every other method on these paths, goes on
-// to Fastify untouched.
+// log line with a request id. The server's settings, the drain, the client address and request
+// timing are the edge's (server/http-edge.ts), shared with Fastify. Every other request, and every
+// other method on these paths, goes on to Fastify untouched.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { traceWebhookDelivery } from '../telemetry/webhook.ts';
 import { createDeliveryHandler, recordVerdict, replyBody, type Delivery, type DeliveryDeps, type Verdict } from './delivery.ts';
@@ -16,16 +17,12 @@ export const WEBHOOK_PATHS = ['/webhooks/collection', '/v1/webhook'] as const;
 /** Bodies above this are refused with 413 as soon as the limit is passed, the rest unread. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 
-/** Fastify's own answer to a request that arrives while the server drains, kept the same here. */
-const DRAINING_BODY = '{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}';
-
 export interface WebhookRouteDeps extends DeliveryDeps {
-  /** The address a request comes from, as Fastify's `request.ip` gives it (TRUST_PROXY). */
-  clientAddress(request: IncomingMessage): string;
-  /** Whether the server drains: new deliveries get 503 and the connection is closed. */
-  isDraining(): boolean;
-  /** Called after each reply is written (the drain closes idle connections then). */
-  onResponse(): void;
+  /** The HTTP edge: the client address (TRUST_PROXY), and where each reply is timed. */
+  edge: {
+    clientAddress(request: IncomingMessage): string;
+    responded(request: { method: string; route: string; statusCode: number }, seconds: number): void;
+  };
 }
 
 /** Takes `request` when it is a POST to a webhook path (then answers it); `false` leaves it to Fastify. */
@@ -45,15 +42,8 @@ export function createWebhookRoute(deps: WebhookRouteDeps): WebhookRoute {
     const started = performance.now();
     const reqId = `webhook-${(served += 1).toString(36)}`;
     response.once('finish', () => {
-      const seconds = (performance.now() - started) / 1000;
-      deps.metrics.httpRequestDuration.observe({ method: 'POST', route: path, status_code: String(response.statusCode) }, seconds);
-      deps.onResponse();
+      deps.edge.responded({ method: 'POST', route: path, statusCode: response.statusCode }, (performance.now() - started) / 1000);
     });
-    if (deps.isDraining()) {
-      response.writeHead(503, { 'content-type': 'application/json', 'content-length': DRAINING_BODY.length, connection: 'close' });
-      response.end(DRAINING_BODY);
-      return true;
-    }
     traceWebhookDelivery({ method: 'POST', headers: request.headers }, path, () => serve(request, response, { deps, decide, reqId })).catch(
       (error: unknown) => {
         deps.logger.error({ err: error, reqId }, 'collection notification: the reply could not be written');
@@ -92,7 +82,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, { deps,
       rawBody: body,
       clientId: header(request, 'client-id'),
       signature: header(request, 'x-auth-signature'),
-      sourceAddress: deps.clientAddress(request),
+      sourceAddress: deps.edge.clientAddress(request),
     });
   } catch (error) {
     // A fault of ours, not of the delivery: nothing was stored, so the bank's retry can succeed.

@@ -57,10 +57,12 @@ export async function registerGraphQL(
   await apollo.start();
 
   await app.register(async (scope) => {
-    // Browsers on another origin (Apollo Studio's Explorer, a local web app) may call /graphql, as
-    // Apollo's standalone server allows; no cookies are involved, so any origin is safe. Scoped to
+    // Browsers on another origin (Apollo Studio's Explorer, a local web app) may call /graphql when
+    // CORS_ORIGINS allows them: any origin outside production, none in production unless listed,
+    // since a page an employee opens must not read personal data through their browser. Scoped to
     // /graphql: the webhook, health and metrics serve the bank and operators, never a browser page.
-    await scope.register(cors, { origin: true, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 });
+    const origin = config.corsOrigins === 'any' ? true : [...config.corsOrigins];
+    await scope.register(cors, { origin, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 });
     scope.route({
       url: GRAPHQL_PATH,
       // OPTIONS (CORS preflight) is answered by @fastify/cors.

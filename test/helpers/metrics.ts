@@ -1,0 +1,19 @@
+/**
+ * Reading an app's metrics the way Prometheus does, through `GET /metrics`: tests observe the
+ * server from outside, never through objects kept on it for them.
+ */
+import { request } from 'undici';
+import { waitFor } from './wait.ts';
+
+/** The value of one series (`name` or `name{label="value",…}` exactly as exported), or undefined when absent. */
+export async function scrape(app: { baseUrl: string }, series: string): Promise<number | undefined> {
+  const response = await request(`${app.baseUrl}/metrics`);
+  if (response.statusCode !== 200) throw new Error(`/metrics answered ${response.statusCode}`);
+  const line = (await response.body.text()).split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+/** Resolves once `count` incomingTransfer subscriptions are live on the app (`graphql_active_subscriptions`). */
+export async function subscribersLive(app: { baseUrl: string }, count: number, expireMs?: number): Promise<void> {
+  await waitFor(async () => ((await scrape(app, 'graphql_active_subscriptions')) === count ? true : undefined), expireMs);
+}

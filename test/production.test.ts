@@ -1,0 +1,48 @@
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { collectionHeaders } from '../src/sandbox/collection-notifier.ts';
+import { sandboxCredentials } from '../src/sandbox/credentials.ts';
+import { notificationBody, startApp } from './helpers/app.ts';
+import { subscribersLive } from './helpers/metrics.ts';
+import { runSubgraphToFailure } from './helpers/process.ts';
+import { PRODUCTION_SANDBOX } from './helpers/production.ts';
+
+const ownHeaders = () => collectionHeaders(PRODUCTION_SANDBOX.WEBHOOK_CLIENT_ID, PRODUCTION_SANDBOX.WEBHOOK_CLIENT_SECRET);
+
+describe('a production start fails closed', () => {
+  it('exits 1 before listening when only NODE_ENV=production is set, naming every missing setting at once', async () => {
+    const { code, output } = await runSubgraphToFailure({ NODE_ENV: 'production' });
+    expect(code).toBe(1);
+    expect(output).toContain('Invalid configuration:');
+    for (const name of ['UPSTREAM_MODE', 'WEBHOOK_CLIENT_ID', 'WEBHOOK_CLIENT_SECRET']) expect(output).toContain(`- ${name} is required`);
+    expect(output).not.toContain('listening');
+  });
+
+  it('on a sandbox chosen for a demo, refuses a delivery signed with the sandbox’s published credentials', async () => {
+    const app = await startApp(PRODUCTION_SANDBOX);
+    const subscription = app.wsClient().iterate({ query: 'subscription { incomingTransfer { settlementId } }' });
+    const next = subscription.next();
+    await subscribersLive(app, 1);
+    const forged = notificationBody();
+    const genuine = notificationBody();
+
+    const refused = await app.deliver(forged, collectionHeaders(sandboxCredentials.webhookClientId, sandboxCredentials.webhookClientSecret));
+    expect(refused.reply).toMatchObject({ responseCode: '02', responseMessage: 'rejected transaction' });
+    expect((await app.deliver(genuine, ownHeaders())).reply.responseCode).toBe('00');
+    // The next event is the genuine one: the forged notification was never published.
+    expect((await next).value?.data?.incomingTransfer?.settlementId).toBe(genuine.settlementId);
+
+    const stored = await app.query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', { id: forged.settlementId });
+    expect(stored.data).toEqual({ collectionNotification: null });
+    await subscription.return?.();
+  });
+
+  it('serves Apollo’s production landing page, not the Sandbox that would explore the graph', async () => {
+    const { graphqlUrl } = await startApp(PRODUCTION_SANDBOX);
+    const response = await request(graphqlUrl, { headers: { accept: 'text/html' } });
+    const page = await response.body.text();
+    expect(response.statusCode).toBe(200);
+    // The landing page's own configuration, URI-encoded in the page: isProd turns the Sandbox off.
+    expect(page).toContain('isProd%22%3Atrue');
+  });
+});
