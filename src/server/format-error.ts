@@ -1,18 +1,13 @@
-import { unwrapResolverError } from '@apollo/server/errors';
+import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors';
 import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
 import { ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
-// Codes whose messages are ours to show: the contract's, and graphql/Apollo request errors
-// (parse, validation, variables), which speak only of the caller's own document.
+// Codes whose messages are ours to show: the contract's, and Apollo's request errors (parse,
+// validation, variables), which speak only of the caller's own document. Never its internal one.
 const SAFE_CODES = new Set<string>([
   ...Object.values(ErrorCode),
-  'GRAPHQL_PARSE_FAILED',
-  'GRAPHQL_VALIDATION_FAILED',
-  'BAD_REQUEST',
-  'PERSISTED_QUERY_NOT_FOUND',
-  'PERSISTED_QUERY_NOT_SUPPORTED',
-  'OPERATION_RESOLUTION_FAILURE',
+  ...Object.values(ApolloServerErrorCode).filter((code) => code !== ApolloServerErrorCode.INTERNAL_SERVER_ERROR),
 ]);
 
 /**
@@ -30,7 +25,7 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
     message: 'Internal server error.',
     ...(formatted.locations && { locations: formatted.locations }),
     ...(formatted.path && { path: formatted.path }),
-    extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    extensions: { code: ApolloServerErrorCode.INTERNAL_SERVER_ERROR },
   };
 }
 
@@ -51,7 +46,7 @@ export function maskExecutionResult(result: ExecutionResult, logger: Logger): Ex
  */
 export function formatWebSocketError(error: GraphQLError, logger: Logger): GraphQLFormattedError {
   if (error.originalError === undefined && error.extensions.code === undefined) {
-    return { ...error.toJSON(), extensions: { ...error.extensions, code: 'GRAPHQL_VALIDATION_FAILED' } };
+    return { ...error.toJSON(), extensions: { ...error.extensions, code: ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED } };
   }
   return formatGraphQLError(error, logger);
 }

@@ -14,7 +14,7 @@ import type { Logger } from '../logger.ts';
 import { graphqlOperationSpanPlugin, traceCallbackMessage, traceGraphQLHandler } from '../telemetry/graphql.ts';
 import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
-import { operationCostPlugin } from './operation-limits.ts';
+import { operationCostPlugin } from './operation-limit-hooks.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
 export const GRAPHQL_PATH = '/graphql';

@@ -1,3 +1,4 @@
+import { ErrorCode } from '../errors.ts';
 import type { Secret } from '../secret.ts';
 
 /** The header the federation router sends the shared secret in. */
@@ -19,7 +20,7 @@ export const routerSecretRequiredBody = {
   errors: [
     {
       message: 'This subgraph answers only the federation router: send the Router-Secret header.',
-      extensions: { code: 'ROUTER_SECRET_REQUIRED' },
+      extensions: { code: ErrorCode.ROUTER_SECRET_REQUIRED },
     },
   ],
 };

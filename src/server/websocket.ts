@@ -8,7 +8,7 @@ import { traceSubscriptionEvent, traced, tracedExecute, withUpgradeTrace } from 
 import { createSubscriptionFanout } from './fanout/index.ts';
 import { formatWebSocketError, maskExecutionResult } from './format-error.ts';
 import { GRAPHQL_PATH } from './graphql.ts';
-import { checkWebSocketOperation } from './operation-limits.ts';
+import { checkWebSocketOperation } from './operation-limit-hooks.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
 
 export interface SubscriptionServer {

@@ -4,6 +4,7 @@
  * which never passes through Apollo's plugins.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
+import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { getOperationAST, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
 import type { Context } from '../context.ts';
@@ -42,11 +43,11 @@ export function checkWebSocketOperation(
     document = parse(payload.query, limits.parseOptions);
   } catch (error) {
     const message = error instanceof GraphQLError ? error.message : 'Syntax Error: the document could not be read.';
-    return [new GraphQLError(message, { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+    return [new GraphQLError(message, { extensions: { code: ApolloServerErrorCode.GRAPHQL_PARSE_FAILED } })];
   }
   const invalid = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
   if (invalid.length > 0) {
-    return invalid.map((error) => new GraphQLError(error.message, { nodes: error.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+    return invalid.map((error) => new GraphQLError(error.message, { nodes: error.nodes, extensions: { code: ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED } }));
   }
   const operationName = payload.operationName ?? undefined;
   const operation = getOperationAST(document, operationName);
