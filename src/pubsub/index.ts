@@ -19,7 +19,7 @@ export interface CreatePubSubOptions {
 export async function createPubSub(url: string, options: CreatePubSubOptions): Promise<PubSub> {
   const { logger, channelPrefix = DEFAULT_CHANNEL_PREFIX, connectTimeoutMs } = options;
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
-  if (scheme === 'memory') return createMemoryPubSub({ logger, channelPrefix });
+  if (scheme === 'memory') return createMemoryPubSub({ logger });
   if (scheme === 'redis' || scheme === 'rediss') {
     return createRedisPubSub(url, { logger, channelPrefix, connectTimeoutMs });
   }

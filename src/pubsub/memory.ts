@@ -1,31 +1,36 @@
-import { EventEmitter } from 'node:events';
 import type { Logger } from '../logger.ts';
-import { createTopicPubSub } from './topic-pub-sub.ts';
-import type { PubSub } from './types.ts';
+import { createListeners } from './listeners.ts';
+import type { PubSub, Topic, TopicMap } from './types.ts';
 
 /**
- * In-process pub/sub for a single replica (the embedded default): one event per channel on a plain
- * EventEmitter. Messages still travel as JSON text, so listeners get their own copy and behave
- * exactly as they would over Redis.
+ * In-process pub/sub for a single replica (the embedded default). Messages still travel as JSON
+ * text, so listeners get their own copy and behave exactly as they would over Redis. It never loses
+ * a message, so it never reports an interruption.
  */
-export function createMemoryPubSub(options: { logger: Logger; channelPrefix: string }): PubSub {
-  const emitter = new EventEmitter();
-  return createTopicPubSub(
-    {
-      kind: 'memory',
-      engine: {
-        publish: async (channel, message) => {
-          emitter.emit(channel, message);
-        },
-        subscribe: async (channel, onMessage) => {
-          emitter.on(channel, onMessage);
-        },
-      },
-      ping: async () => {},
-      close: async () => {
-        emitter.removeAllListeners();
-      },
+export function createMemoryPubSub({ logger }: { logger: Logger }): PubSub {
+  const listeners = createListeners(logger, 'memory');
+  let closed = false;
+  const assertOpen = () => {
+    if (closed) throw new Error('memory pub/sub is closed');
+  };
+  return {
+    kind: 'memory',
+    async publish<K extends Topic>(topic: K, payload: TopicMap[K]) {
+      assertOpen();
+      listeners.dispatch(topic, JSON.stringify(payload));
     },
-    options,
-  );
+    async subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void) {
+      assertOpen();
+      const remove = listeners.add(topic, listener as (payload: unknown) => void);
+      return async () => remove();
+    },
+    onInterruption: () => () => undefined,
+    async ping() {
+      assertOpen();
+    },
+    async close() {
+      closed = true;
+      listeners.clear();
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.ts';
-import { createTopicPubSub, type ChannelEngine } from './topic-pub-sub.ts';
-import type { PubSub } from './types.ts';
+import { createListeners } from './listeners.ts';
+import type { PubSub, Topic, TopicMap } from './types.ts';
 
 /** How long creation waits for both connections to be ready, by default. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -44,48 +44,80 @@ export async function createRedisPubSub(url: string, options: RedisPubSubOptions
     throw new Error(`Redis pub/sub (PUBSUB_URL) was not reachable within ${connectTimeoutMs} ms: ${cause}`);
   }
 
-  return createTopicPubSub(
-    {
-      kind: 'redis',
-      engine: createRedisEngine(publisher, subscriber),
-      onInterruption(listener) {
-        interruptionListeners.add(listener);
-        return () => interruptionListeners.delete(listener);
-      },
-      async ping() {
-        await Promise.all([publisher.ping(), subscriber.ping()]);
-      },
-      async close() {
-        interruptionListeners.clear();
-        for (const watch of watches) watch.stop();
-        await Promise.all([release(publisher), release(subscriber)]);
-      },
-    },
-    { logger, channelPrefix },
-  );
+  return createRedisPort({ publisher, subscriber, watches, interruptionListeners, logger, channelPrefix });
 }
 
 /**
- * Channels over the two connections. SUBSCRIBE is awaited for Redis's acknowledgement, so a
- * subscription is live when it resolves. Not graphql-redis-subscriptions' RedisPubSub: when the
+ * The port over the two connections. Each topic is one channel (`<prefix><topic>`), subscribed once
+ * and kept until `close()`; listeners come and go locally, so unsubscribing never sends a command
+ * (nothing can fail or hang while Redis is down). SUBSCRIBE is awaited for Redis's acknowledgement,
+ * so a subscription is live when it resolves. Not graphql-redis-subscriptions' RedisPubSub: when the
  * first SUBSCRIBE of a channel fails (Redis down) it leaves an internal promise rejected with no
  * handler, and an unhandled rejection ends the process; its unsubscribe has the same flaw.
  */
-function createRedisEngine(publisher: Redis, subscriber: Redis): ChannelEngine {
-  const handlers = new Map<string, (message: string) => void>();
-  subscriber.on('message', (channel: string, message: string) => handlers.get(channel)?.(message));
+function createRedisPort(parts: {
+  publisher: Redis;
+  subscriber: Redis;
+  watches: { stop(): void }[];
+  interruptionListeners: Set<() => void>;
+  logger: Logger;
+  channelPrefix: string;
+}): PubSub {
+  const { publisher, subscriber, channelPrefix, interruptionListeners } = parts;
+  const listeners = createListeners(parts.logger, 'redis');
+  // SUBSCRIBE per channel, in flight or acknowledged; a failed one is forgotten so the next tries again.
+  const subscribed = new Map<string, Promise<unknown>>();
+  subscriber.on('message', (channel: string, message: string) => {
+    if (channel.startsWith(channelPrefix)) listeners.dispatch(channel.slice(channelPrefix.length) as Topic, message);
+  });
+  let closing: Promise<void> | undefined;
+  const assertOpen = () => {
+    if (closing) throw new Error('redis pub/sub is closed');
+  };
+  const subscribeOnce = (channel: string) => {
+    let live = subscribed.get(channel);
+    if (live === undefined) {
+      subscribed.set(channel, (live = subscriber.subscribe(channel)));
+      live.catch(() => subscribed.get(channel) === live && subscribed.delete(channel));
+    }
+    return live;
+  };
+
   return {
-    async publish(channel, message) {
-      await publisher.publish(channel, message);
+    kind: 'redis',
+    async publish<K extends Topic>(topic: K, payload: TopicMap[K]) {
+      assertOpen();
+      await publisher.publish(channelPrefix + topic, JSON.stringify(payload));
     },
-    async subscribe(channel, onMessage) {
-      handlers.set(channel, onMessage);
+    async subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void) {
+      assertOpen();
+      // Added before the channel is live: a message arriving with the SUBSCRIBE reply is not lost.
+      const remove = listeners.add(topic, listener as (payload: unknown) => void);
       try {
-        return await subscriber.subscribe(channel);
+        await subscribeOnce(channelPrefix + topic);
+        assertOpen();
       } catch (error) {
-        if (handlers.get(channel) === onMessage) handlers.delete(channel);
+        remove();
         throw error;
       }
+      return async () => remove();
+    },
+    onInterruption(listener) {
+      interruptionListeners.add(listener);
+      return () => void interruptionListeners.delete(listener);
+    },
+    async ping() {
+      assertOpen();
+      await Promise.all([publisher.ping(), subscriber.ping()]);
+    },
+    close() {
+      closing ??= (async () => {
+        listeners.clear();
+        interruptionListeners.clear();
+        for (const watch of parts.watches) watch.stop();
+        await Promise.all([release(publisher), release(subscriber)]);
+      })();
+      return closing;
     },
   };
 }
