@@ -1,4 +1,4 @@
-import { describeUrl, type BankUrls, type Config } from './config.ts';
+import { describeUrl, type Config } from './config.ts';
 import { startNotificationLog, type NotificationLogOptions } from './collection/notification-log.ts';
 import type { Services } from './context.ts';
 import { createBankListCache } from './loaders/bank-list-cache.ts';
@@ -12,7 +12,7 @@ import { createHttpServer } from './server/index.ts';
 import { createNotificationStore, type BatchReport } from './store/index.ts';
 import type { NotificationStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
-import type { BankClients } from './upstream/types.ts';
+import type { BankClients, BankUrls } from './upstream/types.ts';
 
 /** Replacements for tests: anything given is used instead of what the config would build. */
 export interface AppOverrides {

@@ -1,41 +1,12 @@
 import { IANAZone } from 'luxon';
 import { parseIpRange, parseIpRanges, type IpRange } from './ip-ranges.ts';
+import type { WebhookCredentials } from './collection/signature.ts';
+import { LOG_LEVELS, type LogLevel } from './logger.ts';
 import { sandboxCredentials } from './sandbox/credentials.ts';
 import { Secret } from './secret.ts';
-
-/** Where each area of the bank lives (`spec/bank-api.md`'s placeholders). */
-export interface BankUrls {
-  /** `{base_url}`: account area and OAuth authorize (ops 1-4). */
-  base: string;
-  /** `{gateway_url}`: OAuth token exchange (op 5). */
-  gateway: string;
-  /** `{billing_url}`, including `/provipay/webapi` (ops 6-7). */
-  billing: string;
-  /** `{posting_url}`, including `/postingrest` (op 13). */
-  posting: string;
-  /** `{wallet_url}` (ops 8-12). */
-  wallet: string;
-}
-
-/** The credentials the subgraph itself presents to the bank, and the webhook's shared secret. */
-export interface BankCredentials {
-  apiToken: Secret;
-  username: string;
-  password: Secret;
-  billingUsername: string;
-  billingPassword: Secret;
-  postingUsername: string;
-  postingPassword: Secret;
-  oauthClientId: string;
-  oauthClientSecret: Secret;
-}
-
-export interface WebhookCredentials {
-  clientId: string;
-  clientSecret: Secret;
-  /** `WEBHOOK_CLIENT_SECRET_PREVIOUS`: during a rotation, the old secret, accepted beside the new one. */
-  previousSecret?: Secret | undefined;
-}
+import type { CorsOrigins } from './server/graphql.ts';
+import type { TrustProxy } from './server/http-edge.ts';
+import type { BankCredentials, BankUrls } from './upstream/types.ts';
 
 /** What both modes share: the credentials we present, time-outs and the bank's zone. */
 interface UpstreamSettings {
@@ -77,25 +48,12 @@ export interface Config {
   corsOrigins: CorsOrigins;
 }
 
-/** Browser origins allowed to call `/graphql` cross-origin: every one, or exactly these (none when empty). */
-export type CorsOrigins = 'any' | readonly string[];
-
-/**
- * `false`: the socket's address is the client's. `true`: every hop is trusted. A number: that many
- * hops nearest to us are. A list: hops whose address is in it (addresses, CIDR ranges, or
- * proxy-addr's `loopback`, `linklocal`, `uniquelocal`) are.
- */
-export type TrustProxy = boolean | number | readonly string[];
-
 /**
  * The README's first screen is estimated at 12 bank calls (a name enquiry, the categories, and the
  * bills of the 10 categories `@listSize` assumes) and makes 8 on the sandbox; 25 leaves room for a
  * dozen more name enquiries, and still refuses the hundreds one aliased query could otherwise make.
  */
 export const DEFAULT_MAX_OPERATION_COST = 25;
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /** Thrown by `loadConfig` with every problem found, one per line; never holds a secret's value. */
 export class ConfigError extends Error {

@@ -1,8 +1,11 @@
 import { pino, type Logger } from 'pino';
-import type { LogLevel } from './config.ts';
 import { activeTraceIds } from './telemetry/tracer.ts';
 
 export type { Logger };
+
+/** pino's levels, `silent` included, as LOG_LEVEL accepts them. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * Header and field names that carry credentials or tokens, censored wherever they appear in a log

@@ -10,7 +10,6 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  let readinessProbe: (() => Promise<boolean>) | undefined;
   return {
     registry,
     httpRequestDuration: new Histogram({
@@ -116,19 +115,6 @@ export function createMetrics() {
       labelNames: ['area'] as const,
       registers: [registry],
     }),
-    ready: new Gauge({
-      name: 'bank_subgraph_ready',
-      help: '1 when this replica should get traffic (what /health/ready answers), 0 otherwise; probed afresh at each scrape.',
-      registers: [registry],
-      // Prometheus reads /metrics, not /health/ready: a value from the last probe could be hours old.
-      async collect() {
-        if (readinessProbe) this.set((await readinessProbe()) ? 1 : 0);
-      },
-    }),
-    /** Sets the check `bank_subgraph_ready` runs at each scrape (the health routes own it). */
-    probeReadinessWith(probe: () => Promise<boolean>): void {
-      readinessProbe = probe;
-    },
   };
 }
 

@@ -1,6 +1,5 @@
 // One collection-notification delivery (op 14), whatever carried it: the checks in the contract's
 // order (source address, signature, body, duplicate, storage) and the reply code they come to.
-import type { WebhookCredentials } from '../config.ts';
 import { createIpMatcher, type IpRange } from '../ip-ranges.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -8,7 +7,7 @@ import type { NotificationStore } from '../store/types.ts';
 import { recordWebhookReply, traceStoreWrite } from '../telemetry/webhook.ts';
 import type { NotificationLog } from './notification-log.ts';
 import { parseNotification, readNotificationBody } from './notification.ts';
-import { expectedSignature, verifySignature } from './signature.ts';
+import { expectedSignature, verifySignature, type WebhookCredentials } from './signature.ts';
 
 export const RESPONSE_MESSAGES = {
   '00': 'success',

@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { WebhookCredentials } from '../config.ts';
 import { Secret } from '../secret.ts';
+
+/** What the bank signs its deliveries with (`WEBHOOK_CLIENT_ID`, `WEBHOOK_CLIENT_SECRET` and, during a rotation, `_PREVIOUS`). */
+export interface WebhookCredentials {
+  clientId: string;
+  clientSecret: Secret;
+  /** `WEBHOOK_CLIENT_SECRET_PREVIOUS`: during a rotation, the old secret, accepted beside the new one. */
+  previousSecret?: Secret | undefined;
+}
 
 /** The `X-Auth-Signature` the bank sends: upper-case hex SHA-512 of `<Client-Id>:<secret>`. */
 export function signatureFor(clientId: string, secret: string): string {

@@ -19,6 +19,9 @@ import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } 
 
 export const GRAPHQL_PATH = '/graphql';
 
+/** Browser origins allowed to call `/graphql` cross-origin: every one, or exactly these (none when empty). */
+export type CorsOrigins = 'any' | readonly string[];
+
 /**
  * Serves GraphQL over HTTP at /graphql (queries, mutations, and subscriptions over Apollo Router's
  * HTTP callback protocol) and returns the started ApolloServer, to be stopped after the HTTP server.

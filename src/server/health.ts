@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Metrics } from '../metrics.ts';
+import { Gauge, type Registry } from 'prom-client';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 
@@ -16,7 +16,8 @@ export function registerHealthRoutes(
     store: NotificationStore;
     pubsub: PubSub;
     isDraining: () => boolean;
-    metrics: Pick<Metrics, 'ready' | 'probeReadinessWith'>;
+    /** Where `bank_subgraph_ready` is exported. */
+    registry: Registry;
   },
 ): void {
   const check = async () => {
@@ -24,15 +25,21 @@ export function registerHealthRoutes(
     const [store, pubsub] = await Promise.all([probe(() => deps.store.ping()), probe(() => deps.pubsub.ping())]);
     return { status: store === 'ok' && pubsub === 'ok' ? 'ready' : 'unavailable', store, pubsub } as const;
   };
-  // The same check at each scrape, so `bank_subgraph_ready` is fresh whoever polls /health/ready.
-  deps.metrics.probeReadinessWith(async () => (await check()).status === 'ready');
+  const ready = new Gauge({
+    name: 'bank_subgraph_ready',
+    help: '1 when this replica should get traffic (what /health/ready answers), 0 otherwise; probed afresh at each scrape.',
+    registers: [deps.registry],
+    // Prometheus reads /metrics, not /health/ready: a value from the last probe could be hours old.
+    async collect() {
+      this.set((await check()).status === 'ready' ? 1 : 0);
+    },
+  });
 
   app.get('/health/live', async () => ({ status: 'ok' }));
   app.get('/health/ready', async (_request, reply) => {
     const readiness = await check();
-    const ready = readiness.status === 'ready';
-    deps.metrics.ready.set(ready ? 1 : 0);
-    return reply.code(ready ? 200 : 503).send(readiness);
+    ready.set(readiness.status === 'ready' ? 1 : 0);
+    return reply.code(readiness.status === 'ready' ? 200 : 503).send(readiness);
   });
 }
 

@@ -4,8 +4,14 @@
 // server it makes itself, and that was the first default a second edge missed.
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
-import type { TrustProxy } from '../config.ts';
 import type { Metrics } from '../metrics.ts';
+
+/**
+ * `false`: the socket's address is the client's. `true`: every hop is trusted. A number: that many
+ * hops nearest to us are. A list: hops whose address is in it (addresses, CIDR ranges, or
+ * proxy-addr's `loopback`, `linklocal`, `uniquelocal`) are.
+ */
+export type TrustProxy = boolean | number | readonly string[];
 
 /**
  * Every connection's timeouts. Fastify's defaults, carried over on purpose since it leaves a server

@@ -50,7 +50,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   });
 
   registerMetricsRoute(fastify, services.metrics);
-  registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, metrics: services.metrics, isDraining: edge.isDraining });
+  registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, registry: services.metrics.registry, isDraining: edge.isDraining });
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
   const limits = createOperationLimits(schema, services.config.maxOperationCost, services.logger);
   const apollo = await registerGraphQL(fastify, schema, services, limits);

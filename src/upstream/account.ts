@@ -2,7 +2,7 @@
  * Account area (`{base_url}`, ops 1-3): NIP name enquiry, the bank list and BVN details. Token
  * authentication: `Authorization` holds the token as configured, with `Username` and `Password`.
  */
-import type { BankCredentials, BankUrls } from '../config.ts';
+import type { BankCredentials, BankUrls } from './types.ts';
 import { readAccountRecord, readResponseCodeFailure, requireApproved } from './account-record.ts';
 import { bankUrl, type BankHttp } from './http.ts';
 import {

@@ -2,7 +2,7 @@
  * Bill-payment area (`{billing_url}`, which ends in `/provipay/webapi`; ops 6-7). HTTP Basic on
  * every call, built from the UTF-8 bytes so any character in the username or password works.
  */
-import type { BankCredentials, BankUrls } from '../config.ts';
+import type { BankCredentials, BankUrls } from './types.ts';
 import { basicAuthorization, bankUrl, type BankHttp } from './http.ts';
 import {
   arrayBody,

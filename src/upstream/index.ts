@@ -2,7 +2,7 @@
  * Assembles one client per bank area over one shared call (one undici Agent, one circuit breaker
  * per area). Resolvers reach the bank only through what this returns.
  */
-import type { BankCredentials, BankUrls } from '../config.ts';
+import type { BankCredentials, BankUrls } from './types.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { createAccountClient } from './account.ts';

@@ -2,7 +2,7 @@
  * Posting area (`{posting_url}`, which ends in `/postingrest`; op 13): NIP name enquiry with the
  * credentials in the JSON body and no other credential.
  */
-import type { BankCredentials, BankUrls } from '../config.ts';
+import type { BankCredentials, BankUrls } from './types.ts';
 import { readAccountRecord, readResponseCodeFailure } from './account-record.ts';
 import { bankUrl, type BankHttp } from './http.ts';
 import type { PostingClient } from './types.ts';

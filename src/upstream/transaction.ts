@@ -2,7 +2,7 @@
  * Transaction area's OAuth 2.0 authorization-code flow: op 4 (authorize, `{base_url}`) and op 5
  * (token exchange, `{gateway_url}`). The spec shows neither answer; what we accept is below.
  */
-import type { BankCredentials, BankUrls } from '../config.ts';
+import type { BankCredentials, BankUrls } from './types.ts';
 import { ErrorCode } from '../errors.ts';
 import { basicAuthorization, bankUrl, type BankHttp, type BankResponse } from './http.ts';
 import {

@@ -14,6 +14,34 @@ import type {
   StatusMessageRecord,
   TransactionTokenRecord,
 } from '../domain/index.ts';
+import type { Secret } from '../secret.ts';
+
+/** Where each area of the bank lives (`spec/bank-api.md`'s placeholders). */
+export interface BankUrls {
+  /** `{base_url}`: account area and OAuth authorize (ops 1-4). */
+  base: string;
+  /** `{gateway_url}`: OAuth token exchange (op 5). */
+  gateway: string;
+  /** `{billing_url}`, including `/provipay/webapi` (ops 6-7). */
+  billing: string;
+  /** `{posting_url}`, including `/postingrest` (op 13). */
+  posting: string;
+  /** `{wallet_url}` (ops 8-12). */
+  wallet: string;
+}
+
+/** The credentials the subgraph itself presents to the bank, and the webhook's shared secret. */
+export interface BankCredentials {
+  apiToken: Secret;
+  username: string;
+  password: Secret;
+  billingUsername: string;
+  billingPassword: Secret;
+  postingUsername: string;
+  postingPassword: Secret;
+  oauthClientId: string;
+  oauthClientSecret: Secret;
+}
 
 /** Account area (ops 1-3). */
 export interface AccountClient {

@@ -4,7 +4,7 @@
  * Failure bodies are not shown; we read `{status: false, message}` and carry `message` along.
  */
 import { DateTime } from 'luxon';
-import type { BankUrls } from '../config.ts';
+import type { BankUrls } from './types.ts';
 import { bankUrl, type BankCall, type BankHttp, type BankResponse } from './http.ts';
 import {
   bankText,

@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { expect } from 'vitest';
-import type { BankCredentials, BankUrls } from '../../src/config.ts';
+import type { BankCredentials, BankUrls } from '../../src/upstream/types.ts';
 import { UpstreamError, type UpstreamErrorCode } from '../../src/errors.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
