@@ -75,8 +75,15 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     // the store and pub/sub it reads.
     const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, overrides.notificationLog);
     started.push(() => notificationLog.close());
-    const services: Services = { config, logger, metrics, bank, bankList, store, pubsub, notificationLog };
-    const server = await createHttpServer(services, createSubgraphSchema());
+    const services: Services = { maxOperationCost: config.maxOperationCost, logger, metrics, bank, bankList, store, pubsub, notificationLog };
+    const server = await createHttpServer(services, createSubgraphSchema(), {
+      production: config.production,
+      routerSecret: config.routerSecret,
+      corsOrigins: config.corsOrigins,
+      publicMaxAgeS: Math.floor(config.upstream.bankListTtlMs / 1000),
+      trustProxy: config.trustProxy,
+      webhook: { credentials: config.webhook, allowedSources: config.webhookAllowedSources, timezone: config.upstream.timezone },
+    });
     // The server drains first: in-flight webhook writes finish before the store closes.
     started.push(() => server.close());
 

@@ -1,7 +1,6 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { NotificationLog } from './collection/notification-log.ts';
 import type { CollectionNotificationRecord } from './domain/index.ts';
-import type { Config } from './config.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
 import type { BankListCache } from './loaders/bank-list-cache.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
@@ -12,14 +11,19 @@ import type { NotificationStore } from './store/types.ts';
 import type { BankClients } from './upstream/types.ts';
 
 /** The long-lived services an app wires together once; every request's context draws on them. */
-export interface Services {
-  config: Config;
+export interface Services extends ContextDeps {
+  pubsub: PubSub;
+}
+
+/** What an operation's context is made from. */
+export interface ContextDeps {
+  /** `MAX_OPERATION_COST`: the most bank calls one operation may make. */
+  maxOperationCost: number;
   logger: Logger;
   metrics: Metrics;
   bank: BankClients;
   bankList: BankListCache;
   store: NotificationStore;
-  pubsub: PubSub;
   /** This replica's follower of the store's log: what live subscribers receive. */
   notificationLog: NotificationLog;
 }
@@ -35,8 +39,8 @@ export interface Context {
 }
 
 /** A fresh context, with its own loaders and bank-call budget, for one GraphQL operation. */
-export function createContext(services: Services): Context {
-  const max = services.config.maxOperationCost;
+export function createContext(services: ContextDeps): Context {
+  const max = services.maxOperationCost;
   const { bank } = createBankBudget(services.bank, max, () =>
     services.logger.warn({ max }, 'operation reached its bank-call budget (MAX_OPERATION_COST): further calls refused'),
   );

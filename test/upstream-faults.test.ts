@@ -6,6 +6,7 @@ import { notificationBody, startApp, type GraphQLResponse } from './helpers/app.
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
+import { PRODUCTION_SANDBOX } from './helpers/production.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
 const CREDENTIALS = {
@@ -73,7 +74,7 @@ const FAULTS: { name: string; handler: FakeBankHandler; code: string; transient?
 
 const MODES: { mode: string; env: Record<string, string> }[] = [
   { mode: 'development', env: {} },
-  { mode: 'production', env: { NODE_ENV: 'production' } },
+  { mode: 'production', env: { ...PRODUCTION_SANDBOX } },
 ];
 
 describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {

@@ -9,6 +9,7 @@ import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
+import type { Secret } from '../secret.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 import type { Logger } from '../logger.ts';
 import { graphqlOperationSpanPlugin, traceCallbackMessage, traceGraphQLHandler } from '../telemetry/graphql.ts';
@@ -22,17 +23,26 @@ export const GRAPHQL_PATH = '/graphql';
 /** Browser origins allowed to call `/graphql` cross-origin: every one, or exactly these (none when empty). */
 export type CorsOrigins = 'any' | readonly string[];
 
+/** What `/graphql` takes from the configuration. */
+export interface GraphQLSettings {
+  /** `NODE_ENV=production`: Apollo's production landing page. */
+  production: boolean;
+  /** `ROUTER_SECRET`: when set, only requests carrying it are served. */
+  routerSecret: Secret | undefined;
+  corsOrigins: CorsOrigins;
+  /** `BANK_LIST_TTL_S`: the max-age of the public cache hints. */
+  publicMaxAgeS: number;
+}
+
 /**
  * Serves GraphQL over HTTP at /graphql (queries, mutations, and subscriptions over Apollo Router's
  * HTTP callback protocol) and returns the started ApolloServer, to be stopped after the HTTP server.
  */
 export async function registerGraphQL(
   app: FastifyInstance,
-  schema: GraphQLSchema,
-  services: Services,
-  limits: OperationLimits,
+  { schema, services, settings, limits }: { schema: GraphQLSchema; services: Services; settings: GraphQLSettings; limits: OperationLimits },
 ): Promise<ApolloServer<Context>> {
-  const { config, logger } = services;
+  const { logger } = services;
   const apollo = new ApolloServer<Context>({
     schema,
     logger,
@@ -47,13 +57,13 @@ export async function registerGraphQL(
     validationRules: limits.validationRules,
     allowBatchedHttpRequests: false,
     plugins: [
-      config.production
+      settings.production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ footer: false }),
       ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
       operationMetricsPlugin(services),
       graphqlOperationSpanPlugin(),
-      ...cacheHintPlugins<Context>(Math.floor(config.upstream.bankListTtlMs / 1000)),
+      ...cacheHintPlugins<Context>(settings.publicMaxAgeS),
       operationCostPlugin(limits),
     ],
   });
@@ -64,18 +74,18 @@ export async function registerGraphQL(
     // CORS_ORIGINS allows them: any origin outside production, none in production unless listed,
     // since a page an employee opens must not read personal data through their browser. Scoped to
     // /graphql: the webhook, health and metrics serve the bank and operators, never a browser page.
-    const origin = config.corsOrigins === 'any' ? true : [...config.corsOrigins];
+    const origin = settings.corsOrigins === 'any' ? true : [...settings.corsOrigins];
     await scope.register(cors, { origin, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 });
     scope.route({
       url: GRAPHQL_PATH,
       // OPTIONS (CORS preflight) is answered by @fastify/cors.
       method: ['GET', 'POST'],
       // Only with a ROUTER_SECRET: without one, every request may pass and the hook would be waste.
-      ...(config.routerSecret === undefined
+      ...(settings.routerSecret === undefined
         ? {}
         : {
             onRequest: async (request: FastifyRequest, reply: FastifyReply) => {
-              if (!routerSecretAccepted(config.routerSecret, request.headers[ROUTER_SECRET_HEADER])) {
+              if (!routerSecretAccepted(settings.routerSecret, request.headers[ROUTER_SECRET_HEADER])) {
                 return reply.code(401).send(routerSecretRequiredBody);
               }
             },
@@ -87,7 +97,7 @@ export async function registerGraphQL(
 }
 
 /** Counts operations by type and outcome: `ok`, or the first error's code. */
-function operationMetricsPlugin({ metrics }: Services): ApolloServerPlugin<Context> {
+function operationMetricsPlugin({ metrics }: Pick<Services, 'metrics'>): ApolloServerPlugin<Context> {
   return {
     async requestDidStart() {
       return {

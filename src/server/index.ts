@@ -1,12 +1,14 @@
 import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
+import type { WebhookCredentials } from '../collection/signature.ts';
 import { createWebhookRoute } from '../collection/webhook-route.ts';
 import type { Services } from '../context.ts';
+import type { IpRange } from '../ip-ranges.ts';
 import { createOperationLimits } from '../limits/operation-limits.ts';
-import { GRAPHQL_PATH, registerGraphQL } from './graphql.ts';
+import { GRAPHQL_PATH, registerGraphQL, type GraphQLSettings } from './graphql.ts';
 import { registerHealthRoutes } from './health.ts';
-import { createHttpEdge } from './http-edge.ts';
+import { createHttpEdge, type TrustProxy } from './http-edge.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
 import { attachSubscriptionServer } from './websocket.ts';
 
@@ -17,15 +19,26 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
+/** What the server takes from the configuration. */
+export interface HttpSettings extends GraphQLSettings {
+  /** `TRUST_PROXY`. */
+  trustProxy: TrustProxy;
+  webhook: {
+    credentials: WebhookCredentials;
+    /** `WEBHOOK_ALLOWED_IPS`; `undefined` accepts any source. */
+    allowedSources: readonly IpRange[] | undefined;
+    /** `BANK_TIMEZONE`, for `tranDateTime`. */
+    timezone: string;
+  };
+}
+
 /** One HTTP server for every route: GraphQL (HTTP and WebSocket), webhook, health, metrics. */
-export async function createHttpServer(services: Services, schema: GraphQLSchema): Promise<HttpServer> {
-  const edge = createHttpEdge({ metrics: services.metrics, trustProxy: services.config.trustProxy });
+export async function createHttpServer(services: Services, schema: GraphQLSchema, settings: HttpSettings): Promise<HttpServer> {
+  const edge = createHttpEdge({ metrics: services.metrics, trustProxy: settings.trustProxy });
   // The webhook is answered on the edge before Fastify routes anything (collection/webhook-route.ts
   // says why); every other request goes to Fastify.
   const webhook = createWebhookRoute({
-    credentials: services.config.webhook,
-    allowedSources: services.config.webhookAllowedSources,
-    timezone: services.config.upstream.timezone,
+    ...settings.webhook,
     store: services.store,
     notificationLog: services.notificationLog,
     metrics: services.metrics,
@@ -52,9 +65,9 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   registerMetricsRoute(fastify, services.metrics);
   registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, registry: services.metrics.registry, isDraining: edge.isDraining });
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
-  const limits = createOperationLimits(schema, services.config.maxOperationCost, services.logger);
-  const apollo = await registerGraphQL(fastify, schema, services, limits);
-  const subscriptions = attachSubscriptionServer(fastify.server, schema, services, limits);
+  const limits = createOperationLimits(schema, services.maxOperationCost, services.logger);
+  const apollo = await registerGraphQL(fastify, { schema, services, settings, limits });
+  const subscriptions = attachSubscriptionServer(fastify.server, { schema, services, routerSecret: settings.routerSecret, limits });
 
   return {
     async listen(port, host) {

@@ -4,6 +4,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
 import { createContext, type Services } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
+import type { Secret } from '../secret.ts';
 import { traceSubscriptionEvent, traced, tracedExecute, withUpgradeTrace } from '../telemetry/websocket.ts';
 import { createSubscriptionFanout } from './fanout/index.ts';
 import { formatWebSocketError, maskExecutionResult } from './format-error.ts';
@@ -24,12 +25,10 @@ export interface SubscriptionServer {
  */
 export function attachSubscriptionServer(
   server: Server,
-  schema: GraphQLSchema,
-  services: Services,
-  limits: OperationLimits,
+  { schema, services, routerSecret, limits }: { schema: GraphQLSchema; services: Services; routerSecret: Secret | undefined; limits: OperationLimits },
 ): SubscriptionServer {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
-  const { logger, config, metrics } = services;
+  const { logger, metrics } = services;
   const fanout = createSubscriptionFanout({ logger, metrics });
   const disposable = useServer(
     {
@@ -45,7 +44,7 @@ export function attachSubscriptionServer(
         const provided =
           extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
         // false closes the socket with 4403 Forbidden.
-        return routerSecretAccepted(config.routerSecret, provided);
+        return routerSecretAccepted(routerSecret, provided);
       },
       // Execution errors over WebSocket get the same masking as over HTTP (shared executions mask their own).
       onNext: (_ctx, _id, _payload, args, result) =>
