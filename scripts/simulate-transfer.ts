@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { DateTime } from 'luxon';
 import { request } from 'undici';
-import { collectionHeaders, collectionNotification } from '../src/sandbox/collection-notifier.ts';
+import { collectionHeaders, collectionNotification } from '../scripts/collection-notifier.ts';
 
 const USAGE = `usage: npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789]
        [--amount 1500.00] [--count 1] [--duplicate] [--narration text]

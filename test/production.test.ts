@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { collectionHeaders } from '../src/sandbox/collection-notifier.ts';
+import { collectionHeaders } from '../scripts/collection-notifier.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { subscribersLive } from './helpers/metrics.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collectionHeaders } from '../src/sandbox/collection-notifier.ts';
+import { collectionHeaders } from '../scripts/collection-notifier.ts';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { scrape } from './helpers/metrics.ts';
 

@@ -1,7 +1,7 @@
 // The bank's side of the webhook, for the load process: signed headers, notification bodies, and
 // reading the reply code. Kept apart from test/helpers/app.ts, which needs vitest to load.
 import { request } from 'undici';
-import { collectionHeaders, collectionNotification } from '../../src/sandbox/collection-notifier.ts';
+import { collectionHeaders, collectionNotification } from '../collection-notifier.ts';
 
 export const WEBHOOK_PATH = '/webhooks/collection';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { Secret } from '../secret.ts';
-import { collectionHeaders } from '../sandbox/collection-notifier.ts';
+import { collectionHeaders } from '../../scripts/collection-notifier.ts';
 import { expectedSignature, signatureFor, verifySignature } from './signature.ts';
 
 // Made-up test values, not any deployment's.

@@ -3,7 +3,7 @@ import { request } from 'undici';
 import WebSocket from 'ws';
 import { createApp, type App, type AppOverrides } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { collectionHeaders, collectionNotification } from '../../src/sandbox/collection-notifier.ts';
+import { collectionHeaders, collectionNotification } from '../../scripts/collection-notifier.ts';
 import { onCleanup } from './cleanup.ts';
 
 export interface GraphQLResponse<T = Record<string, any>> {

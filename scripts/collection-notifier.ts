@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sandboxCredentials } from './credentials.ts';
+import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 
 /**
  * The bank's side of op 14: how its collection service shapes and signs a notification. The app
