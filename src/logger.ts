@@ -31,8 +31,8 @@ const FLUSH_MS = 100;
 /**
  * The process logger: JSON lines on stdout, secrets censored, the active trace's ids on each line.
  * Lines are written in batches off the request path (sonic-boom, asynchronously, at most 100 ms
- * late) rather than one blocking write per line: at a busy webhook's rate the synchronous write was
- * a tenth of the main thread. pino flushes what is buffered when the process exits, even on a crash;
+ * late) rather than one blocking write per line, which a busy webhook pays for on every delivery
+ * (docs/benchmarks.md). pino flushes what is buffered when the process exits, even on a crash;
  * only a kill -9 can lose the last 100 ms of lines.
  */
 export function createLogger(level: LogLevel): Logger {

@@ -34,8 +34,8 @@ export function readBankTime(text: string | null, timezone: string): string | nu
 }
 
 /**
- * Deliveries that arrive together mostly carry the same second: at a busy webhook's rate even
- * luxon's prepared parsers were a tenth of the main thread, so each text's answer is kept.
+ * Deliveries that arrive together mostly carry the same second, so each text's answer is kept:
+ * parsing showed in the webhook's profile (docs/benchmarks.md).
  */
 const timesByText = new Map<string, string | null>();
 const TEXT_CACHE_LIMIT = 1_024;

@@ -1,12 +1,9 @@
-// The collection webhook's HTTP side, served by node:http itself ahead of Fastify's router. The
-// money path is measured against a bare node:http receiver (docs/benchmarks.md): with everything
-// else of ours cut to the bone, Fastify's per-request pipeline (routing, request and reply objects,
-// a child logger, hooks, content-type parsing, serialisation) still cost the webhook a fifth of its
-// acknowledgements per second. What Fastify did for this route is done here: the body limit (413),
-// the client address through TRUST_PROXY, 503 while draining, the request-duration metric and the
-// log line with a request id. The server's settings, the drain, the client address and request
-// timing are the edge's (server/http-edge.ts), shared with Fastify. Every other request, and every
-// other method on these paths, goes on to Fastify untouched.
+// The collection webhook's HTTP side, answered on the HTTP edge ahead of Fastify's router: the money
+// path is held to a bare node:http receiver, and Fastify's per-request pipeline was the largest
+// cost left between them (docs/benchmarks.md). The edge (server/http-edge.ts) gives it what it gives
+// Fastify: the server's timeouts, the drain, the client address and request timing; this route adds
+// the body limit (413) and the log line with a request id. Every other request, and every other
+// method on these paths, goes on to Fastify untouched.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { traceWebhookDelivery } from '../telemetry/webhook.ts';
 import { createDeliveryHandler, recordVerdict, replyBody, type Delivery, type DeliveryDeps, type Verdict } from './delivery.ts';

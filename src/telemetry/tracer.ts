@@ -23,8 +23,8 @@ export const tracer = trace.getTracer('bank-subgraph');
 let sdkStarted = false;
 /**
  * Whether this process started the SDK (`startTracing`). Until it does every span is a no-op, and
- * the helpers on a request's path skip making them: the no-op spans and contexts alone cost the
- * webhook and `banks` a few per cent of their throughput.
+ * the helpers on a request's path skip making them: even no-op spans and contexts cost throughput
+ * on the hot paths (docs/benchmarks.md).
  */
 export function tracingOn(): boolean {
   return sdkStarted;
