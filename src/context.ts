@@ -3,8 +3,8 @@ import type { NotificationLog } from './collection/notification-log.ts';
 import type { CollectionNotificationRecord } from './domain/index.ts';
 import type { Config } from './config.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
-import type { BankListCache } from './loaders/bank-list-cache.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
+import type { ReferenceData } from './loaders/reference-data.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { PubSub } from './pubsub/types.ts';
@@ -17,7 +17,8 @@ export interface Services {
   logger: Logger;
   metrics: Metrics;
   bank: BankClients;
-  bankList: BankListCache;
+  /** The bank list and the bill categories, cached process-wide. */
+  referenceData: ReferenceData;
   store: NotificationStore;
   pubsub: PubSub;
   /** This replica's follower of the store's log: what live subscribers receive. */
@@ -26,7 +27,7 @@ export interface Services {
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */
 export interface Context {
-  /** The bank as this operation may use it: at most `MAX_OPERATION_COST` calls (the bank list's cache aside). */
+  /** The bank as this operation may use it: at most `MAX_OPERATION_COST` calls (the cached reference data aside). */
   bank: BankClients;
   loaders: Loaders;
   store: NotificationStore;
@@ -42,8 +43,8 @@ export function createContext(services: Services): Context {
   );
   return {
     bank,
-    // The loaders reach the bank through the budget too; the process-wide bank-list cache does not.
-    loaders: createLoaders({ bank, bankList: services.bankList, store: services.store }),
+    // The loaders reach the bank through the budget too; the process-wide reference data does not.
+    loaders: createLoaders({ bank, referenceData: services.referenceData, store: services.store }),
     store: services.store,
     incomingTransfers: (options) => streamIncomingTransfers(services, options),
   };
