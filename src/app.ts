@@ -1,7 +1,7 @@
 import { describeUrl, type Config } from './config.ts';
 import { startNotificationLog, type NotificationLogOptions } from './collection/notification-log.ts';
 import type { Services } from './context.ts';
-import { createBankListCache } from './loaders/bank-list-cache.ts';
+import { createReferenceData } from './loaders/reference-data.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import { createPubSub } from './pubsub/index.ts';
@@ -67,15 +67,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: overrides.pubsubChannelPrefix }));
     if (!overrides.pubsub) started.push(() => pubsub.close());
 
-    const bankList = createBankListCache(() => bank.account.listBanks(), {
-      ttlMs: config.upstream.bankListTtlMs,
-      onFetch: (outcome) => metrics.bankListRefreshes.inc({ outcome }),
-    });
+    const { bankListTtlMs: freshMs, bankListStaleMs: staleMs } = config.upstream;
+    const referenceData = createReferenceData(bank, { freshMs, staleMs, logger, metrics });
     // One follower per replica, closed after the server (its subscriptions end first) and before
     // the store and pub/sub it reads.
     const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, overrides.notificationLog);
     started.push(() => notificationLog.close());
-    const services: Services = { maxOperationCost: config.maxOperationCost, logger, metrics, bank, bankList, store, pubsub, notificationLog };
+    const services: Services = { maxOperationCost: config.maxOperationCost, logger, metrics, bank, referenceData, store, pubsub, notificationLog };
     const server = await createHttpServer(services, createSubgraphSchema(), {
       production: config.production,
       routerSecret: config.routerSecret,

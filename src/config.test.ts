@@ -111,6 +111,16 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads BANK_LIST_STALE_S as whole seconds (default a day, 0 off), reporting a bad value with the others', () => {
+    expect(loadConfig({}).upstream.bankListStaleMs).toBe(86_400_000);
+    expect(loadConfig({ BANK_LIST_STALE_S: '0' }).upstream.bankListStaleMs).toBe(0);
+    expect(loadConfig({ BANK_LIST_STALE_S: '3600' }).upstream.bankListStaleMs).toBe(3_600_000);
+    for (const bad of ['-1', '1.5', 'a day', '2592001']) {
+      expect(problemsOf({ BANK_LIST_STALE_S: bad })).toEqual([`BANK_LIST_STALE_S must be a whole number from 0 to 2592000, got "${bad}"`]);
+    }
+    expect(problemsOf({ BANK_LIST_STALE_S: 'x', BANK_LIST_TTL_S: 'y' })).toHaveLength(2);
+  });
+
   it('reads WEBHOOK_ALLOWED_IPS (unset: any source) and names each entry that is no address or range', () => {
     expect(loadConfig({}).webhookAllowedSources).toBeUndefined();
     expect(loadConfig({ WEBHOOK_ALLOWED_IPS: '203.0.113.10, 2001:db8::/32' }).webhookAllowedSources).toEqual([

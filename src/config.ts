@@ -13,6 +13,8 @@ interface UpstreamSettings {
   credentials: BankCredentials;
   timeoutMs: number;
   bankListTtlMs: number;
+  /** `BANK_LIST_STALE_S`: how long past its freshness a reference list may answer a failed refresh; 0: never. */
+  bankListStaleMs: number;
   /** IANA zone of the bank's local times (`tranDateTime`). */
   timezone: string;
 }
@@ -195,6 +197,7 @@ function readBank(source: Source): Pick<Config, 'upstream' | 'webhook'> {
     credentials,
     timeoutMs: integer(source, 'BANK_TIMEOUT_MS', 10_000, 1, 600_000),
     bankListTtlMs: integer(source, 'BANK_LIST_TTL_S', 600, 0, 86_400) * 1000,
+    bankListStaleMs: integer(source, 'BANK_LIST_STALE_S', 86_400, 0, 2_592_000) * 1000,
     timezone,
   };
   const upstream: UpstreamConfig = urls ? { mode: 'live', urls, ...settings } : { mode: 'sandbox', ...settings };

@@ -2,8 +2,8 @@ import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { NotificationLog } from './collection/notification-log.ts';
 import type { CollectionNotificationRecord } from './domain/index.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
-import type { BankListCache } from './loaders/bank-list-cache.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
+import type { ReferenceData } from './loaders/reference-data.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { PubSub } from './pubsub/types.ts';
@@ -22,7 +22,8 @@ export interface ContextDeps {
   logger: Logger;
   metrics: Metrics;
   bank: BankClients;
-  bankList: BankListCache;
+  /** The bank list and the bill categories, cached process-wide. */
+  referenceData: ReferenceData;
   store: NotificationStore;
   /** This replica's follower of the store's log: what live subscribers receive. */
   notificationLog: NotificationLog;
@@ -30,7 +31,7 @@ export interface ContextDeps {
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */
 export interface Context {
-  /** The bank as this operation may use it: at most `MAX_OPERATION_COST` calls (the bank list's cache aside). */
+  /** The bank as this operation may use it: at most `MAX_OPERATION_COST` calls (the cached reference data aside). */
   bank: BankClients;
   loaders: Loaders;
   store: NotificationStore;
@@ -46,8 +47,8 @@ export function createContext(services: ContextDeps): Context {
   );
   return {
     bank,
-    // The loaders reach the bank through the budget too; the process-wide bank-list cache does not.
-    loaders: createLoaders({ bank, bankList: services.bankList, store: services.store }),
+    // The loaders reach the bank through the budget too; the process-wide reference data does not.
+    loaders: createLoaders({ bank, referenceData: services.referenceData, store: services.store }),
     store: services.store,
     incomingTransfers: (options) => streamIncomingTransfers(services, options),
   };

@@ -46,8 +46,8 @@ export function createMetrics() {
     }),
     bankListRefreshes: new Counter({
       name: 'bank_list_refreshes_total',
-      help: 'Bank-list fetches from the bank (cache misses), by outcome.',
-      labelNames: ['outcome'] as const,
+      help: 'Refreshes of a cached reference list from the bank (cache misses), by list (banks, billCategories) and outcome: ok, stale (failed; the last good copy served) or error (failed; the error stands).',
+      labelNames: ['list', 'outcome'] as const,
       registers: [registry],
     }),
     webhookReplies: new Counter({

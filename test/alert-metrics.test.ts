@@ -59,8 +59,8 @@ describe('bank_circuit_open', () => {
 
     await app.query('{ banks { code } }');
     expect(await scrape(app, 'bank_circuit_open{area="account"}')).toBe(0);
-    // The default breaker opens after 5 calls in its window, half of them unreachable.
-    for (let i = 0; i < 5; i += 1) await app.query('{ banks { code } }');
+    // The default breaker opens after 20 calls in its window, more than half of them unreachable.
+    for (let i = 0; i < 19; i += 1) await app.query('{ banks { code } }');
     expect(await scrape(app, 'bank_circuit_open{area="account"}')).toBe(1);
     expect(await scrape(app, 'bank_circuit_open{area="billing"}')).toBeUndefined();
   });

@@ -8,7 +8,7 @@ import type {
 } from '../domain/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import type { BankClients } from '../upstream/types.ts';
-import type { BankDirectory, BankListCache } from './bank-list-cache.ts';
+import type { BankDirectory, ReferenceData } from './reference-data.ts';
 
 /** Per-request loaders: each batches and deduplicates within one GraphQL request only. */
 export interface Loaders {
@@ -16,20 +16,21 @@ export interface Loaders {
   bankDirectory(): Promise<BankDirectory>;
   bankLoader: DataLoader<string, BankRecord | null>;
   accountLoader: DataLoader<{ accountNumber: string; bankCode: string }, AccountRecord, string>;
-  /** The bill categories, fetched at most once per request (the bank has no read of one category). */
+  /** The bill categories, taken at most once per request from their process cache (the bank has no read of one category). */
   billCategories(): Promise<BillCategoryRecord[]>;
   billsLoader: DataLoader<number, BillRecord[]>;
   notificationLoader: DataLoader<string, CollectionNotificationRecord | null>;
 }
 
-/** Builds a request's loaders over the process-wide bank-list cache, the clients and the store. */
-export function createLoaders(deps: { bank: BankClients; bankList: BankListCache; store: NotificationStore }): Loaders {
+/** Builds a request's loaders over the process-wide reference data, the clients and the store. */
+export function createLoaders(deps: { bank: BankClients; referenceData: ReferenceData; store: NotificationStore }): Loaders {
   const once = <T>(load: () => Promise<T>): (() => Promise<T>) => {
     let promise: Promise<T> | undefined;
     return () => (promise ??= load());
   };
-  const bankDirectory = once(() => deps.bankList.get());
-  const billCategories = once(() => deps.bank.billing.listCategories());
+  // Once per request: every field of one answer sees the same copy, even across a refresh.
+  const bankDirectory = once(() => deps.referenceData.bankList.get());
+  const billCategories = once(() => deps.referenceData.billCategories.get());
 
   // Each DataLoader is made on first use: most operations need one of them, many none.
   let bankLoader: Loaders['bankLoader'] | undefined;

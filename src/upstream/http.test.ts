@@ -160,18 +160,49 @@ describe('retries', () => {
 describe('the circuit breaker', () => {
   const breaker = { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeout: 60_000 };
 
-  it('opens after repeated unavailability and then fails fast without reaching the bank', async () => {
+  it('opens after repeated unavailability and then fails fast without reaching the bank, never retried', async () => {
     const bank = await startFakeBank((_request, reply) => reply.status(502).text('Bad Gateway'));
-    const { clients, logs } = createTestClients(urlsAt(bank.url), { breaker });
+    const { clients, logs, metrics } = createTestClients(urlsAt(bank.url), { breaker });
     for (let i = 0; i < 3; i += 1) {
       await expectUpstreamError(clients.account.listBanks(), 'UPSTREAM_UNAVAILABLE');
     }
     const reached = bank.received.length;
+    const retryDecisions = async () => (await metrics.bankRetries.get()).values.reduce((sum, v) => sum + v.value, 0);
+    const decided = await retryDecisions();
 
     const error = await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
     expect(error.message).toMatch(/unavailable/i);
     expect(bank.received).toHaveLength(reached);
     expect(logs.some((entry) => entry.msg === 'bank circuit opened: failing fast' && entry.area === 'account')).toBe(true);
+    // Refused before the retrier: no attempt, and no retry decision of any kind.
+    expect(logs).toContainEqual(expect.objectContaining({ msg: 'bank call failed fast', operation: 'lookupAccount', attempts: 0 }));
+    expect(await retryDecisions()).toBe(decided);
+  });
+
+  it('weighs a call once, however many attempts its retries made', async () => {
+    let down = true;
+    const bank = await startFakeBank((_request, reply) => (down ? reply.status(503).text('') : reply.json(APPROVED)));
+    const { clients } = createTestClients(urlsAt(bank.url), { breaker });
+    // Two failed calls: more attempts than the threshold of 3, but two calls.
+    for (let i = 0; i < 2; i += 1) await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    expect(bank.received.length).toBeGreaterThanOrEqual(3);
+    down = false;
+    await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
+  });
+
+  it('counts a call that succeeded on a retry as a success', async () => {
+    let calls = 0;
+    const bank = await startFakeBank((_request, reply) => {
+      calls += 1;
+      // Each call's first two attempts meet a 503, its third an answer: most attempts fail.
+      if (calls % 3 !== 0) reply.status(503).text('');
+      else reply.json(APPROVED);
+    });
+    const { clients } = createTestClients(urlsAt(bank.url), { breaker, retry: { budget: { windowMs: 10_000, ratio: 1, floor: 20 } } });
+    for (let i = 0; i < 5; i += 1) {
+      await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
+    }
+    expect(calls).toBe(15);
   });
 
   it('keeps one breaker per area', async () => {

@@ -94,14 +94,11 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
     maxResponseSize: MAX_RESPONSE_BYTES,
   });
   const breakerOptions = { ...defaultBreakerOptions, ...options.breaker };
-  const breakers = new Map<BankArea, AreaBreaker<[BankCall<unknown>, number, number]>>();
-  // Each attempt is its own request (and span), given what is left of the call's one time budget.
-  const attempt = (call: BankCall<unknown>, remainingMs: number, number: number) =>
-    traceBankRequest(call, number, (span) => sendOnce(agent, remainingMs, call, span));
+  const breakers = new Map<BankArea, AreaBreaker>();
   const breakerFor = (area: BankArea) => {
     let breaker = breakers.get(area);
     if (breaker === undefined) {
-      breaker = createAreaBreaker(area, attempt, breakerOptions, { logger, metrics, counts: isUnavailability });
+      breaker = createAreaBreaker(area, breakerOptions, { logger, metrics, counts: isUnavailability });
       breakers.set(area, breaker);
     }
     return breaker;
@@ -121,14 +118,17 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
     async call<T>(call: BankCall<T>): Promise<T> {
       const started = performance.now();
       const labels = { area: call.area, operation: call.operation };
-      const breaker = breakerFor(call.area);
       let attempts = 0;
-      const once = (remainingMs: number) => {
+      // Each attempt is its own request (and span), given what is left of the call's one time budget.
+      const attempt = (remainingMs: number) => {
         attempts += 1;
-        return breaker.fire(call, remainingMs, attempts);
+        return traceBankRequest(call, attempts, (span) => sendOnce(agent, remainingMs, call, span));
       };
+      const retried = { ...labels, idempotent: call.idempotent === true };
       try {
-        const result = (await retrier.run({ ...labels, idempotent: call.idempotent === true }, once, isTransient)) as T;
+        // The breaker around the retries: it weighs the call's last failure once, and an open
+        // circuit refuses before the retrier is reached (resilience.ts says why).
+        const result = (await breakerFor(call.area).fire(() => retrier.run(retried, attempt, isTransient))) as T;
         metrics.upstreamRequestDuration.observe({ ...labels, outcome: 'ok' }, seconds(started));
         return result;
       } catch (error) {
@@ -153,7 +153,7 @@ function isUnavailability(error: unknown): boolean {
   return error instanceof CallFailure && error.failure.code === ErrorCode.UPSTREAM_UNAVAILABLE;
 }
 
-/** Worth another attempt: a 5xx, or a connection reset or refused. Never a time-out, a 4xx or an open circuit. */
+/** Worth another attempt: a 5xx, or a connection reset or refused. Never a time-out or a 4xx. */
 const TRANSIENT_REASONS = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'ECONNREFUSED']);
 function isTransient(error: unknown): boolean {
   if (!isUnavailability(error)) return false;

@@ -3,7 +3,8 @@
  * area (opossum), and retries of idempotent bank reads, bounded three ways: a few attempts with jittered exponential
  * backoff, all inside the call's one `BANK_TIMEOUT_MS` deadline, and a retry budget per area so an
  * outage is never multiplied (retries stay a small share of the area's recent calls). The circuit
- * breaker sits beneath each attempt (http.ts): once it opens, attempts fail fast and are not retried.
+ * breaker sits around each whole call, its retries inside (http.ts): once it opens, calls fail fast
+ * before the retrier is reached, so its refusals are never retried.
  *
  * Written here rather than taken from cockatiel: its retry knows no deadline and no budget, which is
  * most of this file, and its breaker would replace opossum's (with a half-open state entered only on
@@ -25,26 +26,34 @@ export interface BreakerOptions {
   rollingCountTimeout: number;
 }
 
+/**
+ * Hystrix's thresholds (20 calls in the window, more than half failing; resilience4j and Polly wait
+ * for 100), so it opens on an outage, not a blip. A call is what a user asked for, its retries
+ * included: one outcome per call, as a Hystrix command is. Counting attempts (resilience4j's and
+ * Polly's usual order, retry outside the breaker) would count a failed user call up to
+ * `maxAttempts` times, so how many open it would move with the retry budget; and the retrier has
+ * already absorbed a blip, so what is left after it is the outcome worth weighing.
+ */
 export const defaultBreakerOptions: BreakerOptions = {
-  volumeThreshold: 5,
+  volumeThreshold: 20,
   errorThresholdPercentage: 50,
   resetTimeout: 15_000,
   rollingCountTimeout: 10_000,
 };
 
-export type AreaBreaker<A extends unknown[]> = CircuitBreaker<A, unknown>;
+/** One area's breaker: `fire(call)` runs `call` (one whole bank call, retries included) unless open. */
+export type AreaBreaker = CircuitBreaker<[call: () => Promise<unknown>], unknown>;
 
 /**
- * One area's breaker around `action` (one attempt), reporting its state as `bank_circuit_open` and
- * in the log. Only failures `counts` accepts weigh against it: a refusal proves the bank is up.
+ * One area's breaker, reporting its state as `bank_circuit_open` and in the log. Only failures
+ * `counts` accepts weigh against it: a refusal proves the bank is up.
  */
-export function createAreaBreaker<A extends unknown[]>(
+export function createAreaBreaker(
   area: string,
-  action: (...args: A) => Promise<unknown>,
   options: BreakerOptions,
   { logger, metrics, counts }: { logger: Logger; metrics: Pick<Metrics, 'bankCircuitOpen'>; counts: (error: unknown) => boolean },
-): AreaBreaker<A> {
-  const breaker = new CircuitBreaker(action, {
+): AreaBreaker {
+  const breaker = new CircuitBreaker((call: () => Promise<unknown>) => call(), {
     ...options,
     name: area,
     // undici holds the time budget; an opossum time-out would leave the request running.

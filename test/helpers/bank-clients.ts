@@ -10,7 +10,7 @@ import { UpstreamError, type UpstreamErrorCode } from '../../src/errors.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
 import { Secret } from '../../src/secret.ts';
-import { createBankClients, type BreakerOptions } from '../../src/upstream/index.ts';
+import { createBankClients, type BreakerOptions, type RetryPolicy } from '../../src/upstream/index.ts';
 import { onCleanup } from './cleanup.ts';
 
 /** Distinctive values, so a test can search every output for them. */
@@ -43,6 +43,7 @@ export interface TestClientsOptions {
   timeoutMs?: number;
   credentials?: BankCredentials;
   breaker?: Partial<BreakerOptions>;
+  retry?: Partial<RetryPolicy>;
 }
 
 /** Clients over `urls`, closed when the test ends; `logs` holds every log line written as JSON. */
@@ -62,6 +63,7 @@ export function createTestClients(urls: BankUrls, options: TestClientsOptions = 
     logger: pino({ level: 'debug' }, sink),
     metrics,
     breaker: options.breaker,
+    retry: options.retry,
   });
   onCleanup(() => clients.close());
   return { clients, logs, metrics };

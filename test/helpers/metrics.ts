@@ -13,6 +13,21 @@ export async function scrape(app: { baseUrl: string }, series: string): Promise<
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
+/** The sum of every series of `metric` whose labels include all of `labels` (0 when none). */
+export async function scrapeSum(app: { baseUrl: string }, metric: string, labels: Record<string, string> = {}): Promise<number> {
+  const response = await request(`${app.baseUrl}/metrics`);
+  if (response.statusCode !== 200) throw new Error(`/metrics answered ${response.statusCode}`);
+  const wanted = Object.entries(labels).map(([name, value]) => `${name}="${value}"`);
+  let sum = 0;
+  for (const line of (await response.body.text()).split('\n')) {
+    const match = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (match?.[1] !== metric) continue;
+    const present = (match[2] ?? '').split(',');
+    if (wanted.every((label) => present.includes(label))) sum += Number(match[3]);
+  }
+  return sum;
+}
+
 /** Resolves once `count` incomingTransfer subscriptions are live on the app (`graphql_active_subscriptions`). */
 export async function subscribersLive(app: { baseUrl: string }, count: number, expireMs?: number): Promise<void> {
   await waitFor(async () => ((await scrape(app, 'graphql_active_subscriptions')) === count ? true : undefined), expireMs);
