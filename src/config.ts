@@ -52,8 +52,9 @@ export interface Config {
 
 /**
  * The README's first screen is estimated at 12 bank calls (a name enquiry, the categories, and the
- * bills of the 10 categories `@listSize` assumes) and spends 7 on the sandbox (the categories come from a cache); 25 leaves room for a
- * dozen more name enquiries, and still refuses the hundreds one aliased query could otherwise make.
+ * bills of the 10 categories `@listSize` assumes) and spends 7 on the sandbox (the categories come
+ * from a cache); 25 leaves room for a dozen more name enquiries, and still refuses the hundreds one
+ * aliased query could otherwise make.
  */
 export const DEFAULT_MAX_OPERATION_COST = 25;
 
