@@ -15,6 +15,7 @@ import {
   type NotificationRow,
 } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
+import { prepareSummaryStatements, summarize, summaryColumnValues } from './sqlite-summary.ts';
 import type { NotificationStore } from './types.ts';
 
 /** What the SQLite store takes: its logger, and what to tell about each batch. */
@@ -94,6 +95,7 @@ function prepareStatements(database: DatabaseSync) {
     after: database.prepare(`${from} WHERE seq > ? ORDER BY seq LIMIT ?`),
     afterOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq > ? ORDER BY seq LIMIT ?`),
     ping: database.prepare('SELECT 1'),
+    summary: prepareSummaryStatements(database),
   };
 }
 
@@ -108,7 +110,7 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
   };
   const batcher = createInsertBatcher(
     async (notifications) =>
-      insertRows(database, statements.insert, notifications.map(toInsertParams)).map((seq, index) =>
+      insertRows(database, statements.insert, notifications.map((n) => [...toInsertParams(n), ...summaryColumnValues(n)])).map((seq, index) =>
         seq === null ? null : insertedRecord(notifications[index]!, seq),
       ),
     options,
@@ -125,9 +127,15 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
       if (settlementIds.length === 0) return [];
       return inRequestedOrder(settlementIds, records(statements.getMany, JSON.stringify(settlementIds)));
     },
-    async listNewestFirst({ accountNumber, beforeSeq, limit }) {
+    async listNewestFirst({ accountNumber, beforeSeq, limit, from, to }) {
       assertOpen();
       const before = upperSeqBound(beforeSeq);
+      if (from !== undefined || to !== undefined) {
+        const range = [from?.getTime() ?? Number.MIN_SAFE_INTEGER, to?.getTime() ?? Number.MAX_SAFE_INTEGER];
+        return accountNumber === undefined
+          ? records(statements.summary.newestInRange, ...range, before, checkLimit(limit))
+          : records(statements.summary.newestOfAccountInRange, accountNumber, ...range, before, checkLimit(limit));
+      }
       return accountNumber === undefined
         ? records(statements.newest, before, checkLimit(limit))
         : records(statements.newestOfAccount, accountNumber, before, checkLimit(limit));
@@ -137,6 +145,10 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
       return accountNumber === undefined
         ? records(statements.after, afterSeq, checkLimit(limit))
         : records(statements.afterOfAccount, accountNumber, afterSeq, checkLimit(limit));
+    },
+    async summarize(query) {
+      assertOpen();
+      return summarize(database, statements.summary, query);
     },
     async ping() {
       assertOpen();
