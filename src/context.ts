@@ -30,6 +30,8 @@ export interface Context {
   bank: BankClients;
   loaders: Loaders;
   store: NotificationStore;
+  /** The IANA zone of the bank's calendar (`BANK_TIMEZONE`): where summaries cut their days. */
+  bankTimezone: string;
   /** The `incomingTransfer` stream: replay after `afterSeq` when given, then live. */
   incomingTransfers(options: { accountNumber?: string | undefined; afterSeq?: number | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
@@ -45,6 +47,7 @@ export function createContext(services: Services): Context {
     // The loaders reach the bank through the budget too; the process-wide bank-list cache does not.
     loaders: createLoaders({ bank, bankList: services.bankList, store: services.store }),
     store: services.store,
+    bankTimezone: services.config.upstream.timezone,
     incomingTransfers: (options) => streamIncomingTransfers(services, options),
   };
 }
