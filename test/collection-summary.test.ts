@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NotificationStore } from '../src/store/types.ts';
 import { AWKWARD_AMOUNTS, referenceSum } from './helpers/amounts.ts';
-import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { notificationBody, startApp, type GraphQLResponse, type TestApp } from './helpers/app.ts';
 import { openMemoryStore, urlStoreBackends } from './helpers/stores.ts';
 
 const SUMMARY = `query($account: String, $from: DateTime!, $to: DateTime!) {
@@ -66,7 +66,7 @@ describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend
     const seen: string[] = [];
     let after: string | null = null;
     for (;;) {
-      const { data, errors } = await app.query(PAGE, { ...range, first: 2, after });
+      const { data, errors }: GraphQLResponse = await app.query(PAGE, { ...range, first: 2, after });
       expect(errors).toBeUndefined();
       seen.push(...data!.collectionNotifications.nodes.map((n: { settlementId: string }) => n.settlementId));
       if (!data!.collectionNotifications.pageInfo.hasNextPage) break;
