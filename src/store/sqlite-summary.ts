@@ -19,7 +19,7 @@ export const SUMMARY_COLUMNS = [
 // Kobo when the integer part has at most 16 digits and nothing but zeros follows the second decimal:
 // the same test as migration 002's SQL, which fills the rows stored before it.
 const KOBO = /^(\d{1,16})(?:\.(\d{1,2})0*)?$/;
-const LIMB = 1_000_000_000;
+const LIMB = 1_000_000_000n;
 
 /** An amount's kobo as [hi, lo] (kobo = hi * 10^9 + lo), or null when it does not fit. */
 function koboLimbs(amount: string): [number, number] | null {
@@ -43,9 +43,8 @@ export function summaryColumnValues(notification: NewCollectionNotification): (n
   return values;
 }
 
-const KOBO_SUMS = `count(*) AS count, ${AMOUNTS.map(
-  (amount) => `count(${amount}_kobo_lo) AS ${amount}_count, sum(${amount}_kobo_hi) AS ${amount}_hi, sum(${amount}_kobo_lo) AS ${amount}_lo`,
-).join(', ')}`;
+// SQLite's sum() of no value (every row NULL) is NULL: no notification counted carries the amount.
+const KOBO_SUMS = `count(*) AS count, ${AMOUNTS.map((amount) => `sum(${amount}_kobo_hi) AS ${amount}_hi, sum(${amount}_kobo_lo) AS ${amount}_lo`).join(', ')}`;
 // The text of each amount that has no kobo columns, and only that.
 const BEYOND_KOBO = `event_ms, ${AMOUNTS.map((amount) => `CASE WHEN ${amount}_kobo_lo IS NULL THEN ${amount} END AS ${amount}`).join(', ')}`;
 const IN_RANGE = 'event_ms >= ? AND event_ms < ?';
@@ -113,10 +112,10 @@ type Row = Record<string, SQLInputValue>;
 
 function koboSums(row: Row | undefined): DaySums {
   if (row === undefined) return NO_SUMS;
-  const amount = (name: (typeof AMOUNTS)[number]): ExactDecimal | null =>
-    BigInt(row[`${name}_count`] as bigint) === 0n
-      ? null
-      : { units: BigInt(row[`${name}_hi`] as bigint) * BigInt(LIMB) + BigInt(row[`${name}_lo`] as bigint), scale: 2 };
+  const amount = (name: (typeof AMOUNTS)[number]): ExactDecimal | null => {
+    const [hi, lo] = [row[`${name}_hi`], row[`${name}_lo`]];
+    return typeof hi === 'bigint' && typeof lo === 'bigint' ? { units: hi * LIMB + lo, scale: 2 } : null;
+  };
   return {
     count: Number(row.count),
     transactionAmount: amount('transaction_amount'),
