@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { NotificationStore } from '../src/store/types.ts';
 import { AWKWARD_AMOUNTS, referenceSum } from './helpers/amounts.ts';
@@ -141,5 +143,19 @@ describe('collectionSummary: bad input, price and cache hints', () => {
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+});
+
+describe("the README's summary query", () => {
+  it('runs as printed and totals a transfer of its month', async () => {
+    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    const query = /```graphql\n(query ThisMonth[\s\S]*?)```/.exec(readme)?.[1];
+    expect(query).toBeDefined();
+    const app = await startApp();
+    await deliverAll(app, [notificationBody({ transactionAmount: '0.10', tranDateTime: '2026-11-30 23:59:59' })]);
+    const { data, errors } = await app.query(query!);
+    expect(errors).toBeUndefined();
+    expect(data!.collectionSummary).toMatchObject({ count: 1, transactionAmount: '0.10' });
+    expect(data!.collectionSummary.days).toHaveLength(30);
   });
 });
