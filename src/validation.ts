@@ -94,11 +94,14 @@ export function timeRange(from: string, to: string, maxDays: number): { from: Da
   return range;
 }
 
-/** A range [from, to) whose ends may each be open (absent); `to` after `from` when both are given. */
-export function openTimeRange(from: string | null | undefined, to: string | null | undefined): { from?: Date; to?: Date } {
-  const range = { from: from == null ? undefined : instant(from, 'from'), to: to == null ? undefined : instant(to, 'to') };
-  if (range.from !== undefined && range.to !== undefined && range.to <= range.from) {
-    throw badUserInput('to', 'must be after `from`: the range is [from, to).');
+/**
+ * The range of a page: nothing, `from` alone (everything since), or [from, to) as `timeRange` checks
+ * it. `to` alone is refused: everything before an instant has no bound a query could keep to.
+ */
+export function pageRange(from: string | null | undefined, to: string | null | undefined, maxDays: number): { from?: Date; to?: Date } {
+  if (to != null) {
+    if (from == null) throw badUserInput('from', 'must be given with `to`: the range is [from, to).');
+    return timeRange(from, to, maxDays);
   }
-  return range;
+  return from == null ? {} : { from: instant(from, 'from') };
 }

@@ -75,6 +75,8 @@ describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend
       after = data!.collectionNotifications.pageInfo.endCursor;
     }
     expect(seen).toEqual(bodies.slice(1, 5).map((b) => b.settlementId).reverse());
+    const since = await app.query(PAGE, { from: range.to });
+    expect(since.data!.collectionNotifications.nodes.map((n: { settlementId: string }) => n.settlementId)).toEqual([bodies[5]!.settlementId]);
     const ofAccount = await app.query(PAGE, { ...range, account: '2233445566' });
     expect(ofAccount.data!.collectionNotifications.nodes.map((n: { transactionTime: string }) => n.transactionTime)).toEqual([
       '2026-11-22T09:40:00+01:00',
@@ -114,13 +116,17 @@ describe('collectionSummary: bad input, price and cache hints', () => {
     expect(summaries()).toBe(0);
   });
 
-  it('takes a range of exactly 366 days, and refuses `to` not after `from` on collectionNotifications', async () => {
+  it('takes a range of exactly 366 days; on collectionNotifications refuses `to` not after `from`, too far, or alone', async () => {
     const app = await startApp();
     const year = await app.query(SUMMARY, { from: '2024-01-01T00:00:00+01:00', to: '2025-01-01T00:00:00+01:00' });
     expect(year.errors).toBeUndefined();
     expect(year.data!.collectionSummary.days).toHaveLength(366);
     const page = await app.query(PAGE, { from: '2026-11-22T09:00:00+01:00', to: '2026-11-22T09:00:00+01:00' });
     expect(page.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argumentName: 'to' });
+    const long = await app.query(PAGE, { from: '2025-01-01T00:00:00+01:00', to: '2026-01-02T00:00:00.001+01:00' });
+    expect(long.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argumentName: 'to' });
+    const before = await app.query(PAGE, { to: '2026-11-22T09:00:00+01:00' });
+    expect(before.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argumentName: 'from' });
   });
 
   it('costs no bank call: a budget of 1 still serves a name enquiry beside 20 summaries', async () => {

@@ -396,9 +396,8 @@ export type Query = {
   /**
    * Stored collection notifications, newest first, optionally for one receiving account.
    * `first` defaults to 20 and may be at most 100; pass `pageInfo.endCursor` as `after` for the next page.
-   * With `from` and/or `to`, only the notifications whose time falls in [from, to), as in
-   * `collectionSummary`; either end may be left open, and `to` must be after `from` when both are
-   * given. Paging and cursors work the same within a range.
+   * With `from`, only the notifications whose time is at or after it; with `from` and `to`, those in
+   * [from, to), on the same terms as `collectionSummary`. Paging and cursors work the same in a range.
    */
   collectionNotifications: CollectionNotificationConnection;
   /**

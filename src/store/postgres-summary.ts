@@ -21,10 +21,24 @@ const FROM = `SELECT ${SELECT_LIST} FROM collection_notifications`;
 export const SUMMARY_QUERIES = {
   daySums: daySums(''),
   daySumsOfAccount: daySums('account_number = $3 AND '),
-  // Open ends of a range arrive as '-infinity' / 'infinity'.
-  newestInRange: `${FROM} WHERE event_time >= $1 AND event_time < $2 AND seq < $3 ORDER BY seq DESC LIMIT $4`,
-  newestOfAccountInRange: `${FROM} WHERE account_number = $1 AND event_time >= $2 AND event_time < $3 AND seq < $4 ORDER BY seq DESC LIMIT $5`,
+  newestInRange: inRange(''),
+  newestOfAccountInRange: inRange('account_number = $5 AND '),
+  // Everything since `from`: the planner walks seq newest first, or the time index when `from` is recent.
+  newestSince: `${FROM} WHERE event_time >= $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
+  newestOfAccountSince: `${FROM} WHERE account_number = $4 AND event_time >= $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
 };
+
+/**
+ * A page of [from, to): the range's seqs first (materialized, so the planner reads them through the
+ * time index), then the page's rows. It costs what the range holds, as a summary of it does; left to
+ * itself, with a LIMIT, the planner would walk seq from the newest and skip every row after the range.
+ */
+function inRange(account: string) {
+  return `WITH in_range AS MATERIALIZED (
+      SELECT seq FROM collection_notifications WHERE ${account}event_time >= $1 AND event_time < $2 AND seq < $3
+    )
+    ${FROM} WHERE seq IN (SELECT seq FROM in_range ORDER BY seq DESC LIMIT $4) ORDER BY seq DESC`;
+}
 
 interface SumsRow {
   count: string;
@@ -61,7 +75,14 @@ function toSums(row: SumsRow): DaySums {
   };
 }
 
-/** A range's bounds as PostgreSQL reads them; an open end is infinite. */
-export function rangeBounds(from: Date | undefined, to: Date | undefined): [string, string] {
-  return [from?.toISOString() ?? '-infinity', to?.toISOString() ?? 'infinity'];
+/** The query name and values of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
+export function rangedPage(page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; before: number; limit: number }) {
+  const account = page.accountNumber === undefined ? [] : [page.accountNumber];
+  const from = page.from?.toISOString() ?? '-infinity';
+  if (page.to === undefined) {
+    const name = page.accountNumber === undefined ? 'newestSince' : 'newestOfAccountSince';
+    return { name, values: [from, page.before, page.limit, ...account] } as const;
+  }
+  const name = page.accountNumber === undefined ? 'newestInRange' : 'newestOfAccountInRange';
+  return { name, values: [from, page.to.toISOString(), page.before, page.limit, ...account] } as const;
 }

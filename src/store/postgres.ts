@@ -14,7 +14,7 @@ import {
   upperSeqBound,
   type NotificationRow,
 } from './notification-row.ts';
-import { SUMMARY_QUERIES, rangeBounds, summarize } from './postgres-summary.ts';
+import { SUMMARY_QUERIES, rangedPage, summarize } from './postgres-summary.ts';
 import type { NotificationStore } from './types.ts';
 
 const POOL_SETTINGS = {
@@ -55,6 +55,8 @@ const QUERIES = {
   afterOfAccount: `${FROM} WHERE account_number = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
   newestInRange: SUMMARY_QUERIES.newestInRange,
   newestOfAccountInRange: SUMMARY_QUERIES.newestOfAccountInRange,
+  newestSince: SUMMARY_QUERIES.newestSince,
+  newestOfAccountSince: SUMMARY_QUERIES.newestOfAccountSince,
 };
 
 /**
@@ -194,9 +196,8 @@ function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): Noti
     async listNewestFirst({ accountNumber, beforeSeq, limit, from, to }) {
       const before = upperSeqBound(beforeSeq);
       if (from !== undefined || to !== undefined) {
-        return accountNumber === undefined
-          ? select('newestInRange', [...rangeBounds(from, to), before, checkLimit(limit)])
-          : select('newestOfAccountInRange', [accountNumber, ...rangeBounds(from, to), before, checkLimit(limit)]);
+        const page = rangedPage({ accountNumber, from, to, before, limit: checkLimit(limit) });
+        return select(page.name, [...page.values]);
       }
       return accountNumber === undefined
         ? select('newest', [before, checkLimit(limit)])

@@ -56,14 +56,23 @@ export function prepareSummaryStatements(database: DatabaseSync) {
     statement.setReadBigInts(true);
     return statement;
   };
-  // A page of a range: the range's index alone (seq is in it) picks the page's seqs, then only
-  // those rows are read. Walking seq instead would skip every newer row outside the range.
+  // A page of [from, to): the range's index alone (seq is in every index) picks the page's seqs,
+  // then only those rows are read; it costs what the range holds, as a summary of it does. Walking
+  // seq instead would first skip every newer row outside the range.
   const page = (index: string, account: string) =>
     database.prepare(
       `SELECT ${SELECT_LIST} FROM collection_notifications WHERE seq IN (
          SELECT seq FROM collection_notifications INDEXED BY ${index}
          WHERE ${account}${IN_RANGE} AND seq < ? ORDER BY seq DESC LIMIT ?
        ) ORDER BY seq DESC`,
+    );
+  // A page of everything since `from`: walking seq newest first finds it at once, since what was
+  // stored after `from` is (bank delays aside) at or after it. Without stats SQLite would read the
+  // whole range through the time index instead, and sort it.
+  const since = (index: string, account: string) =>
+    database.prepare(
+      `SELECT ${SELECT_LIST} FROM collection_notifications ${index}
+       WHERE ${account}event_ms >= ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
     );
   return {
     daySums: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE ${IN_RANGE}`)),
@@ -74,7 +83,24 @@ export function prepareSummaryStatements(database: DatabaseSync) {
     ),
     newestInRange: page('collection_notifications_time', ''),
     newestOfAccountInRange: page('collection_notifications_account_time', 'account_number = ? AND '),
+    newestSince: since('NOT INDEXED', ''),
+    newestOfAccountSince: since('INDEXED BY collection_notifications_account_seq', 'account_number = ? AND '),
   };
+}
+
+/** The statement and parameters of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
+export function rangedPage(
+  statements: SummaryStatements,
+  page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; before: number; limit: number },
+): [StatementSync, SQLInputValue[]] {
+  const { accountNumber, before, limit } = page;
+  const account = accountNumber === undefined ? [] : [accountNumber];
+  const from = page.from?.getTime() ?? Number.MIN_SAFE_INTEGER;
+  if (page.to === undefined) {
+    return [accountNumber === undefined ? statements.newestSince : statements.newestOfAccountSince, [...account, from, before, limit]];
+  }
+  const range = [from, page.to.getTime()];
+  return [accountNumber === undefined ? statements.newestInRange : statements.newestOfAccountInRange, [...account, ...range, before, limit]];
 }
 
 export type SummaryStatements = ReturnType<typeof prepareSummaryStatements>;

@@ -15,7 +15,7 @@ import {
   type NotificationRow,
 } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
-import { prepareSummaryStatements, summarize, summaryColumnValues } from './sqlite-summary.ts';
+import { prepareSummaryStatements, rangedPage, summarize, summaryColumnValues } from './sqlite-summary.ts';
 import type { NotificationStore } from './types.ts';
 
 /** What the SQLite store takes: its logger, and what to tell about each batch. */
@@ -131,10 +131,8 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
       assertOpen();
       const before = upperSeqBound(beforeSeq);
       if (from !== undefined || to !== undefined) {
-        const range = [from?.getTime() ?? Number.MIN_SAFE_INTEGER, to?.getTime() ?? Number.MAX_SAFE_INTEGER];
-        return accountNumber === undefined
-          ? records(statements.summary.newestInRange, ...range, before, checkLimit(limit))
-          : records(statements.summary.newestOfAccountInRange, accountNumber, ...range, before, checkLimit(limit));
+        const [statement, params] = rangedPage(statements.summary, { accountNumber, from, to, before, limit: checkLimit(limit) });
+        return records(statement, ...params);
       }
       return accountNumber === undefined
         ? records(statements.newest, before, checkLimit(limit))
