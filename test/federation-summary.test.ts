@@ -1,3 +1,5 @@
+import { composeServices } from '@apollo/composition';
+import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { startRouter } from './helpers/router.ts';
@@ -16,6 +18,18 @@ const SCREEN = `query Today($account: String!, $from: DateTime!, $to: DateTime!)
 }`;
 
 describe('collectionSummary through a router composing the supergraph', () => {
+  it('composes the summary types, keyless and priced at no bank call, into the supergraph', async () => {
+    const { query } = await startApp();
+    const sdl: string = (await query('{ _service { sdl } }')).data!._service.sdl;
+    const result = composeServices([{ name: 'bank', typeDefs: parse(sdl), url: 'http://bank' }]);
+    expect(result.errors ?? []).toEqual([]);
+    const supergraph = result.supergraphSdl!;
+    expect(supergraph).toContain('collectionSummary(accountNumber: String, from: DateTime!, to: DateTime!): CollectionSummary! @cost(weight: 0)');
+    expect(supergraph).toContain('days: [CollectionDaySummary!]! @listSize(assumedSize: 31)');
+    expect(supergraph).toMatch(/type CollectionSummary\n\s+@join__type\(graph: BANK\)\n\{/);
+    expect(supergraph).toMatch(/type CollectionDaySummary\n\s+@join__type\(graph: BANK\)\n\{/);
+  });
+
   it('serves the summary and the ranged page as the subgraph does, and passes BAD_USER_INPUT on', async () => {
     const subgraph = await startApp();
     const bodies = [

@@ -46,8 +46,8 @@ export function prepareInsert(database: DatabaseSync): StatementSync {
 }
 
 /**
- * Inserts rows (values in INSERT_COLUMNS then SUMMARY_COLUMNS order, distinct settlementIds) in one transaction, in
- * order, and answers each one's seq, or null for a duplicate. When all were duplicates the
+ * Inserts rows (values in COLUMNS order, distinct settlementIds) in one transaction, in order,
+ * and answers each one's seq, or null for a duplicate. When all were duplicates the
  * transaction only changed the AUTOINCREMENT counter: it is rolled back, costing no fsync, so the
  * bank's retries of notifications we already own stay cheap.
  */

@@ -69,9 +69,9 @@ export function prepareSummaryStatements(database: DatabaseSync) {
   // A page of everything since `from`: walking seq newest first finds it at once, since what was
   // stored after `from` is (bank delays aside) at or after it. Without stats SQLite would read the
   // whole range through the time index instead, and sort it.
-  const since = (index: string, account: string) =>
+  const since = (indexing: string, account: string) =>
     database.prepare(
-      `SELECT ${SELECT_LIST} FROM collection_notifications ${index}
+      `SELECT ${SELECT_LIST} FROM collection_notifications ${indexing}
        WHERE ${account}event_ms >= ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
     );
   return {

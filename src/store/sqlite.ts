@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
@@ -108,9 +109,10 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
   const assertOpen = () => {
     if (closing) throw new Error('The sqlite store is closed');
   };
+  const rowOf = (notification: NewCollectionNotification) => [...toInsertParams(notification), ...summaryColumnValues(notification)];
   const batcher = createInsertBatcher(
     async (notifications) =>
-      insertRows(database, statements.insert, notifications.map((n) => [...toInsertParams(n), ...summaryColumnValues(n)])).map((seq, index) =>
+      insertRows(database, statements.insert, notifications.map(rowOf)).map((seq, index) =>
         seq === null ? null : insertedRecord(notifications[index]!, seq),
       ),
     options,
