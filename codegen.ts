@@ -30,6 +30,8 @@ const config: CodegenConfig = {
           CollectionNotification: '../domain/index.ts#CollectionNotificationRecord',
           CollectionNotificationConnection: '../domain/index.ts#CollectionNotificationPage',
           CollectionNotificationEdge: '../domain/index.ts#CollectionNotificationRecord',
+          CollectionSummary: '../domain/index.ts#CollectionSummaryRecord',
+          CollectionDaySummary: '../domain/index.ts#CollectionDayTotals',
         },
       },
     },

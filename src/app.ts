@@ -73,7 +73,17 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     // the store and pub/sub it reads.
     const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, overrides.notificationLog);
     started.push(() => notificationLog.close());
-    const services: Services = { maxOperationCost: config.maxOperationCost, logger, metrics, bank, referenceData, store, pubsub, notificationLog };
+    const services: Services = {
+      maxOperationCost: config.maxOperationCost,
+      bankTimezone: config.upstream.timezone,
+      logger,
+      metrics,
+      bank,
+      referenceData,
+      store,
+      pubsub,
+      notificationLog,
+    };
     const server = await createHttpServer(services, createSubgraphSchema(), {
       production: config.production,
       routerSecret: config.routerSecret,

@@ -19,6 +19,8 @@ export interface Services extends ContextDeps {
 export interface ContextDeps {
   /** `MAX_OPERATION_COST`: the most bank calls one operation may make. */
   maxOperationCost: number;
+  /** `BANK_TIMEZONE`: where a bank day begins, for collection summaries. */
+  bankTimezone: string;
   logger: Logger;
   metrics: Metrics;
   bank: BankClients;
@@ -35,6 +37,8 @@ export interface Context {
   bank: BankClients;
   loaders: Loaders;
   store: NotificationStore;
+  /** The IANA zone of the bank's calendar (`BANK_TIMEZONE`): where summaries cut their days. */
+  bankTimezone: string;
   /** The `incomingTransfer` stream: replay after `afterSeq` when given, then live. */
   incomingTransfers(options: { accountNumber?: string | undefined; afterSeq?: number | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
@@ -50,6 +54,7 @@ export function createContext(services: ContextDeps): Context {
     // The loaders reach the bank through the budget too; the process-wide reference data does not.
     loaders: createLoaders({ bank, referenceData: services.referenceData, store: services.store }),
     store: services.store,
+    bankTimezone: services.bankTimezone,
     incomingTransfers: (options) => streamIncomingTransfers(services, options),
   };
 }

@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { badUserInput } from './errors.ts';
 
 // Our own checks on arguments, run before any upstream call so the bank never sees input we know
@@ -67,4 +68,40 @@ export function pageSize(value: number | null | undefined, fallback: number, max
     throw badUserInput(name, `must be a whole number from 0 to ${max}.`);
   }
   return value;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * An ISO 8601 instant as a Date. The DateTime scalar checked its form; this checks the calendar
+ * (no 30 February). Stored times carry milliseconds, so a finer instant is rounded up to the next
+ * millisecond: `time >= from` and `time < to` then hold exactly as they would at full precision.
+ */
+export function instant(value: string, name: string): Date {
+  const time = DateTime.fromISO(value, { setZone: true });
+  if (!time.isValid) throw badUserInput(name, 'must be a real date and time, such as "2026-11-22T09:00:00+01:00".');
+  const finer = /\.\d{3}(\d+)/.exec(value)?.[1] ?? '';
+  return new Date(time.toMillis() + (/[1-9]/.test(finer) ? 1 : 0));
+}
+
+/** The range [from, to): `to` after `from`, and at most `maxDays` days after it. */
+export function timeRange(from: string, to: string, maxDays: number): { from: Date; to: Date } {
+  const range = { from: instant(from, 'from'), to: instant(to, 'to') };
+  if (range.to <= range.from) throw badUserInput('to', 'must be after `from`: the range is [from, to).');
+  if (range.to.getTime() - range.from.getTime() > maxDays * DAY_MS) {
+    throw badUserInput('to', `must be at most ${maxDays} days after \`from\`; ask for a longer period in parts.`);
+  }
+  return range;
+}
+
+/**
+ * The range of a page: nothing, `from` alone (everything since), or [from, to) as `timeRange` checks
+ * it. `to` alone is refused: everything before an instant has no bound a query could keep to.
+ */
+export function pageRange(from: string | null | undefined, to: string | null | undefined, maxDays: number): { from?: Date; to?: Date } {
+  if (to != null) {
+    if (from == null) throw badUserInput('from', 'must be given with `to`: the range is [from, to).');
+    return timeRange(from, to, maxDays);
+  }
+  return from == null ? {} : { from: instant(from, 'from') };
 }

@@ -35,3 +35,30 @@ export interface CollectionNotificationPage {
   notifications: CollectionNotificationRecord[];
   hasNextPage: boolean;
 }
+
+/**
+ * Exact totals of the notifications counted: sums as decimal strings written with two decimals
+ * (kobo), or more only where the exact value needs them. `transactionAmount` is "0.00" when nothing
+ * was counted; each other sum is null when no notification counted carries that amount.
+ */
+export interface CollectionTotals {
+  count: number;
+  transactionAmount: string;
+  settledAmount: string | null;
+  feeAmount: string | null;
+  vatAmount: string | null;
+}
+
+/** The totals of one bank-local calendar day, within the range asked for. */
+export interface CollectionDayTotals extends CollectionTotals {
+  /** The day in the bank's zone, ISO 8601 `YYYY-MM-DD`. */
+  date: string;
+  /** Where the day's part of the range begins and ends ([from, to)), ISO 8601 with the bank's offset. */
+  from: string;
+  to: string;
+}
+
+/** `collectionSummary`: the totals of a time range, and of each bank-local day in it, in order. */
+export interface CollectionSummaryRecord extends CollectionTotals {
+  days: CollectionDayTotals[];
+}

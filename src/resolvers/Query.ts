@@ -5,6 +5,8 @@ import * as valid from '../validation.ts';
 /** Page size of `collectionNotifications` when `first` is not given, and its ceiling. */
 const DEFAULT_PAGE = 20;
 const MAX_PAGE = 100;
+/** The longest [from, to) a summary or a page takes: a year, leap day included, so no query scans the whole history. */
+const MAX_RANGE_DAYS = 366;
 
 export const Query: QueryResolvers = {
   account: (_, args, { bank, loaders }) => {
@@ -30,8 +32,14 @@ export const Query: QueryResolvers = {
     const limit = valid.pageSize(args.first, DEFAULT_PAGE, MAX_PAGE);
     const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
     const beforeSeq = args.after == null ? undefined : decodeCursor(args.after);
+    const range = valid.pageRange(args.from, args.to, MAX_RANGE_DAYS);
     // One extra row tells whether another page follows.
-    const rows = await store.listNewestFirst({ accountNumber, beforeSeq, limit: limit + 1 });
+    const rows = await store.listNewestFirst({ accountNumber, beforeSeq, ...range, limit: limit + 1 });
     return { notifications: rows.slice(0, limit), hasNextPage: rows.length > limit };
+  },
+  collectionSummary: (_, args, { store, bankTimezone }) => {
+    const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
+    const range = valid.timeRange(args.from, args.to, MAX_RANGE_DAYS);
+    return store.summarize({ accountNumber, ...range, timezone: bankTimezone });
   },
 };

@@ -14,6 +14,7 @@ import {
   upperSeqBound,
   type NotificationRow,
 } from './notification-row.ts';
+import { SUMMARY_QUERIES, rangedPage, summarize } from './postgres-summary.ts';
 import type { NotificationStore } from './types.ts';
 
 const POOL_SETTINGS = {
@@ -52,6 +53,10 @@ const QUERIES = {
   newestOfAccount: `${FROM} WHERE account_number = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
   after: `${FROM} WHERE seq > $1 ORDER BY seq LIMIT $2`,
   afterOfAccount: `${FROM} WHERE account_number = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+  newestInRange: SUMMARY_QUERIES.newestInRange,
+  newestOfAccountInRange: SUMMARY_QUERIES.newestOfAccountInRange,
+  newestSince: SUMMARY_QUERIES.newestSince,
+  newestOfAccountSince: SUMMARY_QUERIES.newestOfAccountSince,
 };
 
 /**
@@ -188,8 +193,12 @@ function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): Noti
       if (settlementIds.length === 0) return [];
       return inRequestedOrder(settlementIds, await select('getMany', [settlementIds]));
     },
-    async listNewestFirst({ accountNumber, beforeSeq, limit }) {
+    async listNewestFirst({ accountNumber, beforeSeq, limit, from, to }) {
       const before = upperSeqBound(beforeSeq);
+      if (from !== undefined || to !== undefined) {
+        const page = rangedPage({ accountNumber, from, to, before, limit: checkLimit(limit) });
+        return select(page.name, [...page.values]);
+      }
       return accountNumber === undefined
         ? select('newest', [before, checkLimit(limit)])
         : select('newestOfAccount', [accountNumber, before, checkLimit(limit)]);
@@ -198,6 +207,10 @@ function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): Noti
       return accountNumber === undefined
         ? select('after', [afterSeq, checkLimit(limit)])
         : select('afterOfAccount', [accountNumber, afterSeq, checkLimit(limit)]);
+    },
+    async summarize(query) {
+      if (closing) throw new Error('The postgres store is closed');
+      return summarize(pool, query);
     },
     async ping() {
       if (closing) throw new Error('The postgres store is closed');

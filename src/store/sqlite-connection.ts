@@ -1,6 +1,10 @@
 // What the store's SQLite connection does: its PRAGMAs, transactions, and the batch insert.
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import { INSERT_COLUMNS } from './notification-row.ts';
+import { SUMMARY_COLUMNS } from './sqlite-summary.ts';
+
+/** Every column the insert writes: the notification as received, then what summaries read. */
+const COLUMNS = [...INSERT_COLUMNS, ...SUMMARY_COLUMNS];
 
 // How long a write waits for another process holding the file's write lock, failing after that
 // rather than answering 03 at once. Writes here last milliseconds.
@@ -35,19 +39,19 @@ export function inTransaction<T>(database: DatabaseSync, work: () => T, keep: (r
 /** The insert of one notification; it changes nothing when the settlementId is already stored. */
 export function prepareInsert(database: DatabaseSync): StatementSync {
   return database.prepare(
-    `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
-     VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
+    `INSERT INTO collection_notifications (${COLUMNS.join(', ')})
+     VALUES (${COLUMNS.map(() => '?').join(', ')})
      ON CONFLICT (settlement_id) DO NOTHING`,
   );
 }
 
 /**
- * Inserts rows (values in INSERT_COLUMNS order, distinct settlementIds) in one transaction, in
- * order, and answers each one's seq, or null for a duplicate. When all were duplicates the
+ * Inserts rows (values in COLUMNS order, distinct settlementIds) in one transaction, in order,
+ * and answers each one's seq, or null for a duplicate. When all were duplicates the
  * transaction only changed the AUTOINCREMENT counter: it is rolled back, costing no fsync, so the
  * bank's retries of notifications we already own stay cheap.
  */
-export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly (string | null)[][]): (number | null)[] {
+export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly SQLInputValue[][]): (number | null)[] {
   return inTransaction(
     database,
     () =>

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
@@ -15,6 +16,7 @@ import {
   type NotificationRow,
 } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
+import { prepareSummaryStatements, rangedPage, summarize, summaryColumnValues } from './sqlite-summary.ts';
 import type { NotificationStore } from './types.ts';
 
 /** What the SQLite store takes: its logger, and what to tell about each batch. */
@@ -94,6 +96,7 @@ function prepareStatements(database: DatabaseSync) {
     after: database.prepare(`${from} WHERE seq > ? ORDER BY seq LIMIT ?`),
     afterOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq > ? ORDER BY seq LIMIT ?`),
     ping: database.prepare('SELECT 1'),
+    summary: prepareSummaryStatements(database),
   };
 }
 
@@ -106,9 +109,10 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
   const assertOpen = () => {
     if (closing) throw new Error('The sqlite store is closed');
   };
+  const rowOf = (notification: NewCollectionNotification) => [...toInsertParams(notification), ...summaryColumnValues(notification)];
   const batcher = createInsertBatcher(
     async (notifications) =>
-      insertRows(database, statements.insert, notifications.map(toInsertParams)).map((seq, index) =>
+      insertRows(database, statements.insert, notifications.map(rowOf)).map((seq, index) =>
         seq === null ? null : insertedRecord(notifications[index]!, seq),
       ),
     options,
@@ -125,9 +129,13 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
       if (settlementIds.length === 0) return [];
       return inRequestedOrder(settlementIds, records(statements.getMany, JSON.stringify(settlementIds)));
     },
-    async listNewestFirst({ accountNumber, beforeSeq, limit }) {
+    async listNewestFirst({ accountNumber, beforeSeq, limit, from, to }) {
       assertOpen();
       const before = upperSeqBound(beforeSeq);
+      if (from !== undefined || to !== undefined) {
+        const [statement, params] = rangedPage(statements.summary, { accountNumber, from, to, before, limit: checkLimit(limit) });
+        return records(statement, ...params);
+      }
       return accountNumber === undefined
         ? records(statements.newest, before, checkLimit(limit))
         : records(statements.newestOfAccount, accountNumber, before, checkLimit(limit));
@@ -137,6 +145,10 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
       return accountNumber === undefined
         ? records(statements.after, afterSeq, checkLimit(limit))
         : records(statements.afterOfAccount, accountNumber, afterSeq, checkLimit(limit));
+    },
+    async summarize(query) {
+      assertOpen();
+      return summarize(database, statements.summary, query);
     },
     async ping() {
       assertOpen();

@@ -1,8 +1,21 @@
-import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
+import type { CollectionNotificationRecord, CollectionSummaryRecord, NewCollectionNotification } from '../domain/index.ts';
 
 export type InsertResult =
   | { status: 'inserted'; notification: CollectionNotificationRecord }
   | { status: 'duplicate' };
+
+/**
+ * What `summarize` totals: the notifications whose time, their `transactionTime` or their
+ * `receivedAt` where the bank's time was unreadable, falls in [from, to) (to the millisecond),
+ * optionally of one account; days are cut at midnight in `timezone`.
+ */
+export interface SummaryQuery {
+  accountNumber?: string | undefined;
+  from: Date;
+  to: Date;
+  /** IANA zone of the bank's calendar (`BANK_TIMEZONE`). */
+  timezone: string;
+}
 
 /**
  * Durable home of collection notifications. Every backend gives the same guarantees:
@@ -19,10 +32,21 @@ export interface NotificationStore {
   insert(notification: NewCollectionNotification): Promise<InsertResult>;
   /** The notifications for these settlementIds, in the same order; null where none is stored. */
   getMany(settlementIds: readonly string[]): Promise<(CollectionNotificationRecord | null)[]>;
-  /** Newest first: seq below `beforeSeq` (all when undefined), at most `limit`. */
-  listNewestFirst(query: { accountNumber?: string | undefined; beforeSeq?: number | undefined; limit: number }): Promise<CollectionNotificationRecord[]>;
+  /**
+   * Newest first: seq below `beforeSeq` (all when undefined), at most `limit`; with `from` / `to`,
+   * only notifications whose time (see SummaryQuery) falls in [from, to), either end open when absent.
+   */
+  listNewestFirst(query: {
+    accountNumber?: string | undefined;
+    beforeSeq?: number | undefined;
+    limit: number;
+    from?: Date | undefined;
+    to?: Date | undefined;
+  }): Promise<CollectionNotificationRecord[]>;
   /** Oldest first: seq above `afterSeq`, at most `limit`; the replay of a resumed subscription. */
   listAfter(query: { accountNumber?: string | undefined; afterSeq: number; limit: number }): Promise<CollectionNotificationRecord[]>;
+  /** Exact totals of the notifications whose time falls in [from, to), and of each bank-local day in it. */
+  summarize(query: SummaryQuery): Promise<CollectionSummaryRecord>;
   /** Rejects when the store cannot be reached; for readiness. */
   ping(): Promise<void>;
   close(): Promise<void>;

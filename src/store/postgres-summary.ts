@@ -1,0 +1,88 @@
+// PostgreSQL's side of collectionSummary and time ranges, over migration 003's numeric and
+// event_time columns: numeric sums are exact, and pg hands them over as text.
+import type pg from 'pg';
+import { parseDecimal } from './decimal.ts';
+import { SELECT_LIST } from './notification-row.ts';
+import { bankDays, summaryRecord, type DaySums } from './summary.ts';
+import type { SummaryQuery } from './types.ts';
+
+const SUMS = `count(*) AS count, sum(transaction_amount_numeric) AS transaction_amount, sum(settled_amount_numeric) AS settled_amount,
+  sum(fee_amount_numeric) AS fee_amount, sum(vat_amount_numeric) AS vat_amount`;
+
+/** One aggregate per day, each an index range scan, in one statement (so one snapshot). */
+const daySums = (account: string) => `SELECT s.* FROM unnest($1::timestamptz[], $2::timestamptz[]) WITH ORDINALITY AS d(start_at, end_at, day)
+  CROSS JOIN LATERAL (
+    SELECT ${SUMS} FROM collection_notifications WHERE ${account}event_time >= d.start_at AND event_time < d.end_at
+  ) AS s
+  ORDER BY d.day`;
+
+const FROM = `SELECT ${SELECT_LIST} FROM collection_notifications`;
+/** The statements, by name: named, so each connection plans them once. */
+export const SUMMARY_QUERIES = {
+  daySums: daySums(''),
+  daySumsOfAccount: daySums('account_number = $3 AND '),
+  newestInRange: inRange(''),
+  newestOfAccountInRange: inRange('account_number = $5 AND '),
+  // Everything since `from`: the planner walks seq newest first, or the time index when `from` is recent.
+  newestSince: `${FROM} WHERE event_time >= $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
+  newestOfAccountSince: `${FROM} WHERE account_number = $4 AND event_time >= $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
+};
+
+/**
+ * A page of [from, to): the range's seqs first (materialized, so the planner reads them through the
+ * time index), then the page's rows. It costs what the range holds, as a summary of it does; left to
+ * itself, with a LIMIT, the planner would walk seq from the newest and skip every row after the range.
+ */
+function inRange(account: string) {
+  return `WITH in_range AS MATERIALIZED (
+      SELECT seq FROM collection_notifications WHERE ${account}event_time >= $1 AND event_time < $2 AND seq < $3
+    )
+    ${FROM} WHERE seq IN (SELECT seq FROM in_range ORDER BY seq DESC LIMIT $4) ORDER BY seq DESC`;
+}
+
+interface SumsRow {
+  count: string;
+  transaction_amount: string | null;
+  settled_amount: string | null;
+  fee_amount: string | null;
+  vat_amount: string | null;
+}
+
+/** The summary of `query`, by one statement on `pool`. */
+export async function summarize(pool: pg.Pool, query: SummaryQuery) {
+  const days = bankDays(query.from, query.to, query.timezone);
+  const starts = days.map((day) => new Date(day.from).toISOString());
+  const ends = days.map((day) => new Date(day.to).toISOString());
+  const { rows } =
+    query.accountNumber === undefined
+      ? await pool.query<SumsRow>({ name: 'summary-daySums', text: SUMMARY_QUERIES.daySums, values: [starts, ends] })
+      : await pool.query<SumsRow>({
+          name: 'summary-daySumsOfAccount',
+          text: SUMMARY_QUERIES.daySumsOfAccount,
+          values: [starts, ends, query.accountNumber],
+        });
+  return summaryRecord(days, rows.map(toSums), query.timezone);
+}
+
+function toSums(row: SumsRow): DaySums {
+  const amount = (text: string | null) => (text === null ? null : parseDecimal(text));
+  return {
+    count: Number(row.count),
+    transactionAmount: amount(row.transaction_amount),
+    settledAmount: amount(row.settled_amount),
+    feeAmount: amount(row.fee_amount),
+    vatAmount: amount(row.vat_amount),
+  };
+}
+
+/** The query name and values of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
+export function rangedPage(page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; before: number; limit: number }) {
+  const account = page.accountNumber === undefined ? [] : [page.accountNumber];
+  const from = page.from?.toISOString() ?? '-infinity';
+  if (page.to === undefined) {
+    const name = page.accountNumber === undefined ? 'newestSince' : 'newestOfAccountSince';
+    return { name, values: [from, page.before, page.limit, ...account] } as const;
+  }
+  const name = page.accountNumber === undefined ? 'newestInRange' : 'newestOfAccountInRange';
+  return { name, values: [from, page.to.toISOString(), page.before, page.limit, ...account] } as const;
+}

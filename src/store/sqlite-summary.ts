@@ -1,0 +1,162 @@
+// SQLite's side of collectionSummary and time ranges: the columns the insert fills beside the text
+// (migration 002 says why they look so) and the queries over them.
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { NewCollectionNotification } from '../domain/index.ts';
+import { parseDecimal, type ExactDecimal } from './decimal.ts';
+import { SELECT_LIST } from './notification-row.ts';
+import { NO_SUMS, addSums, bankDays, summaryRecord, type DaySums } from './summary.ts';
+import type { SummaryQuery } from './types.ts';
+
+const AMOUNTS = ['transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount'] as const;
+
+/** The columns the insert fills after INSERT_COLUMNS, in the order of `summaryColumnValues`. */
+export const SUMMARY_COLUMNS = [
+  'event_ms',
+  ...AMOUNTS.flatMap((amount) => [`${amount}_kobo_hi`, `${amount}_kobo_lo`]),
+  'amounts_beyond_kobo',
+] as const;
+
+// Kobo when the integer part has at most 16 digits and nothing but zeros follows the second decimal:
+// the same test as migration 002's SQL, which fills the rows stored before it.
+const KOBO = /^(\d{1,16})(?:\.(\d{1,2})0*)?$/;
+const LIMB = 1_000_000_000n;
+
+/** An amount's kobo as [hi, lo] (kobo = hi * 10^9 + lo), or null when it does not fit. */
+function koboLimbs(amount: string): [number, number] | null {
+  const match = KOBO.exec(amount);
+  if (!match) return null;
+  // At most 18 digits: too many for a double, so it is split as text.
+  const kobo = match[1]! + `${match[2] ?? ''}00`.slice(0, 2);
+  return [Number(kobo.slice(0, -9) || 0), Number(kobo.slice(-9))];
+}
+
+/** The summary columns' values for a new notification: a few string operations, no BigInt. */
+export function summaryColumnValues(notification: NewCollectionNotification): (number | null)[] {
+  const values: (number | null)[] = [Date.parse(notification.transactionTime ?? notification.receivedAt)];
+  let beyondKobo = false;
+  for (const amount of [notification.transactionAmount, notification.settledAmount, notification.feeAmount, notification.vatAmount]) {
+    const limbs = amount === null ? null : koboLimbs(amount);
+    if (amount !== null && limbs === null) beyondKobo = true;
+    values.push(limbs?.[0] ?? null, limbs?.[1] ?? null);
+  }
+  values.push(beyondKobo ? 1 : null);
+  return values;
+}
+
+// SQLite's sum() of no value (every row NULL) is NULL: no notification counted carries the amount.
+const KOBO_SUMS = `count(*) AS count, ${AMOUNTS.map((amount) => `sum(${amount}_kobo_hi) AS ${amount}_hi, sum(${amount}_kobo_lo) AS ${amount}_lo`).join(', ')}`;
+// The text of each amount that has no kobo columns, and only that.
+const BEYOND_KOBO = `event_ms, ${AMOUNTS.map((amount) => `CASE WHEN ${amount}_kobo_lo IS NULL THEN ${amount} END AS ${amount}`).join(', ')}`;
+const IN_RANGE = 'event_ms >= ? AND event_ms < ?';
+
+/** The statements of summaries and time-ranged pages. */
+export function prepareSummaryStatements(database: DatabaseSync) {
+  const bigInts = (statement: StatementSync) => {
+    // Sums past 2^53 arrive as BigInt, never rounded to a double.
+    statement.setReadBigInts(true);
+    return statement;
+  };
+  // A page of [from, to): the range's index alone (seq is in every index) picks the page's seqs,
+  // then only those rows are read; it costs what the range holds, as a summary of it does. Walking
+  // seq instead would first skip every newer row outside the range.
+  const page = (index: string, account: string) =>
+    database.prepare(
+      `SELECT ${SELECT_LIST} FROM collection_notifications WHERE seq IN (
+         SELECT seq FROM collection_notifications INDEXED BY ${index}
+         WHERE ${account}${IN_RANGE} AND seq < ? ORDER BY seq DESC LIMIT ?
+       ) ORDER BY seq DESC`,
+    );
+  // A page of everything since `from`: walking seq newest first finds it at once, since what was
+  // stored after `from` is (bank delays aside) at or after it. Without stats SQLite would read the
+  // whole range through the time index instead, and sort it.
+  const since = (indexing: string, account: string) =>
+    database.prepare(
+      `SELECT ${SELECT_LIST} FROM collection_notifications ${indexing}
+       WHERE ${account}event_ms >= ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    );
+  return {
+    daySums: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE ${IN_RANGE}`)),
+    daySumsOfAccount: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE account_number = ? AND ${IN_RANGE}`)),
+    beyondKobo: database.prepare(`SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${IN_RANGE}`),
+    beyondKoboOfAccount: database.prepare(
+      `SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${IN_RANGE} AND account_number = ?`,
+    ),
+    newestInRange: page('collection_notifications_time', ''),
+    newestOfAccountInRange: page('collection_notifications_account_time', 'account_number = ? AND '),
+    newestSince: since('NOT INDEXED', ''),
+    newestOfAccountSince: since('INDEXED BY collection_notifications_account_seq', 'account_number = ? AND '),
+  };
+}
+
+/** The statement and parameters of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
+export function rangedPage(
+  statements: SummaryStatements,
+  page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; before: number; limit: number },
+): [StatementSync, SQLInputValue[]] {
+  const { accountNumber, before, limit } = page;
+  const account = accountNumber === undefined ? [] : [accountNumber];
+  const from = page.from?.getTime() ?? Number.MIN_SAFE_INTEGER;
+  if (page.to === undefined) {
+    return [accountNumber === undefined ? statements.newestSince : statements.newestOfAccountSince, [...account, from, before, limit]];
+  }
+  const range = [from, page.to.getTime()];
+  return [accountNumber === undefined ? statements.newestInRange : statements.newestOfAccountInRange, [...account, ...range, before, limit]];
+}
+
+export type SummaryStatements = ReturnType<typeof prepareSummaryStatements>;
+
+/**
+ * The summary, read in one read transaction so every day sees the same data: per day, one indexed
+ * aggregate of the kobo columns; then the rare amounts beyond kobo, added from their text.
+ */
+export function summarize(database: DatabaseSync, statements: SummaryStatements, query: SummaryQuery) {
+  const days = bankDays(query.from, query.to, query.timezone);
+  const { accountNumber } = query;
+  database.exec('BEGIN');
+  try {
+    const sums = days.map((day) =>
+      koboSums(
+        accountNumber === undefined
+          ? statements.daySums.get(day.from, day.to)
+          : statements.daySumsOfAccount.get(accountNumber, day.from, day.to),
+      ),
+    );
+    const range: SQLInputValue[] = [query.from.getTime(), query.to.getTime()];
+    const beyond =
+      accountNumber === undefined ? statements.beyondKobo.all(...range) : statements.beyondKoboOfAccount.all(...range, accountNumber);
+    for (const row of beyond) {
+      const index = days.findIndex((day) => Number(row.event_ms) < day.to);
+      if (index >= 0) sums[index] = addSums(sums[index]!, { ...textSums(row), count: 0 });
+    }
+    return summaryRecord(days, sums, query.timezone);
+  } finally {
+    database.exec('COMMIT');
+  }
+}
+
+type Row = Record<string, SQLInputValue>;
+
+function koboSums(row: Row | undefined): DaySums {
+  if (row === undefined) return NO_SUMS;
+  const amount = (name: (typeof AMOUNTS)[number]): ExactDecimal | null => {
+    const [hi, lo] = [row[`${name}_hi`], row[`${name}_lo`]];
+    return typeof hi === 'bigint' && typeof lo === 'bigint' ? { units: hi * LIMB + lo, scale: 2 } : null;
+  };
+  return {
+    count: Number(row.count),
+    transactionAmount: amount('transaction_amount'),
+    settledAmount: amount('settled_amount'),
+    feeAmount: amount('fee_amount'),
+    vatAmount: amount('vat_amount'),
+  };
+}
+
+function textSums(row: Row): Omit<DaySums, 'count'> {
+  const amount = (value: SQLInputValue): ExactDecimal | null => (typeof value === 'string' ? parseDecimal(value) : null);
+  return {
+    transactionAmount: amount(row.transaction_amount ?? null),
+    settledAmount: amount(row.settled_amount ?? null),
+    feeAmount: amount(row.fee_amount ?? null),
+    vatAmount: amount(row.vat_amount ?? null),
+  };
+}

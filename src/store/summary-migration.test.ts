@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceSum } from '../../test/helpers/amounts.ts';
+import { onCleanup } from '../../test/helpers/cleanup.ts';
+import { newNotification } from '../../test/helpers/notifications.ts';
+import { databaseUrl, isolatedPostgresUrl, queryFile, silent, tempSqlitePath } from '../../test/helpers/stores.ts';
+import type { NewCollectionNotification } from '../domain/index.ts';
+import { createNotificationStore } from './index.ts';
+import { INSERT_COLUMNS, toInsertParams } from './notification-row.ts';
+
+// A store filled by the release before summaries (migration 001 only) is opened by this one: the
+// migration must fill the new columns for every row already stored, exactly, and lose nothing.
+
+const FIRST_MIGRATION = (kind: string) => readFileSync(join(import.meta.dirname, 'migrations', kind, '001_collection_notifications.sql'), 'utf8');
+const INSERT_OLD = (placeholder: (index: number) => string) =>
+  `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map((_, i) => placeholder(i)).join(', ')})`;
+
+/** Notifications of every awkward kind, over two WAT days, some with an unreadable bank time. */
+function oldNotifications(): NewCollectionNotification[] {
+  const amounts = [...AWKWARD_AMOUNTS, ...BEYOND_KOBO_AMOUNTS];
+  return Array.from({ length: 60 }, (_, i) =>
+    newNotification({
+      accountNumber: i % 4 === 0 ? '2222222222' : '1111111111',
+      transactionAmount: amounts[i % amounts.length]!,
+      settledAmount: i % 5 === 0 ? null : amounts[(i + 3) % amounts.length]!,
+      feeAmount: i % 2 === 0 ? '10.00' : null,
+      vatAmount: '0.75',
+      transactionTime: i % 6 === 0 ? null : `2024-05-0${1 + (i % 2)}T00:${String(i % 60).padStart(2, '0')}:00.${String(i).padStart(3, '0')}+01:00`,
+      receivedAt: `2024-05-01T23:${String(i % 60).padStart(2, '0')}:00.000Z`,
+    }),
+  );
+}
+
+const RANGE = { from: new Date('2024-05-01T00:00:00+01:00'), to: new Date('2024-05-03T00:00:00+01:00'), timezone: 'Africa/Lagos' };
+
+function expectedOf(notifications: readonly NewCollectionNotification[]) {
+  return {
+    count: notifications.length,
+    transactionAmount: referenceSum(notifications.map((n) => n.transactionAmount), true),
+    settledAmount: referenceSum(notifications.map((n) => n.settledAmount)),
+    feeAmount: referenceSum(notifications.map((n) => n.feeAmount)),
+    vatAmount: referenceSum(notifications.map((n) => n.vatAmount)),
+  };
+}
+
+/** What the summary of RANGE must be: days cut at midnight WAT by each notification's time. */
+function expectedSummary(notifications: readonly NewCollectionNotification[], accountNumber?: string) {
+  const counted = notifications.filter((n) => accountNumber === undefined || n.accountNumber === accountNumber);
+  const dayOf = (n: NewCollectionNotification) => (n.transactionTime === null ? '2024-05-02' : n.transactionTime.slice(0, 10));
+  return {
+    ...expectedOf(counted),
+    days: ['2024-05-01', '2024-05-02'].map((date) => ({ date, ...expectedOf(counted.filter((n) => dayOf(n) === date)) })),
+  };
+}
+
+async function expectMigratedStore(url: string, stored: readonly NewCollectionNotification[]) {
+  const store = await createNotificationStore(url, { logger: silent });
+  onCleanup(() => store.close());
+  // Nothing lost: every row reads back exactly as it was stored.
+  const read = await store.getMany(stored.map((n) => n.settlementId));
+  expect(read.map((record) => record && { ...record, seq: 0 })).toEqual(stored.map((n) => ({ ...n, seq: 0 })));
+  for (const accountNumber of [undefined, '2222222222']) {
+    expect(await store.summarize({ ...RANGE, accountNumber })).toMatchObject(expectedSummary(stored, accountNumber));
+  }
+  // New rows are summed beside the old ones.
+  const added = newNotification({ transactionTime: '2024-05-01T12:00:00+01:00', transactionAmount: '0.20' });
+  await store.insert(added);
+  expect(await store.summarize(RANGE)).toMatchObject(expectedOf([...stored, added]));
+  return store;
+}
+
+describe('the summary migration on a store filled before it', () => {
+  it('fills SQLite kobo columns exactly as the webhook insert does, and sums the old rows', async () => {
+    const path = tempSqlitePath();
+    const old = new DatabaseSync(path);
+    old.exec(FIRST_MIGRATION('sqlite'));
+    old.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
+    old.prepare("INSERT INTO schema_migrations VALUES (1, 'collection_notifications', '2024-05-01T00:00:00Z')").run();
+    const stored = oldNotifications();
+    const insert = old.prepare(INSERT_OLD(() => '?'));
+    for (const notification of stored) insert.run(...toInsertParams(notification));
+    old.close();
+
+    await expectMigratedStore(`sqlite:${path}`, stored);
+
+    // The SQL that filled the old rows and the insert's own encoding agree, column by column.
+    const freshPath = tempSqlitePath();
+    const fresh = await createNotificationStore(`sqlite:${freshPath}`, { logger: silent });
+    onCleanup(() => fresh.close());
+    for (const notification of stored) await fresh.insert(notification);
+    const columns = `SELECT settlement_id, event_ms, transaction_amount_kobo_hi, transaction_amount_kobo_lo, settled_amount_kobo_hi,
+      settled_amount_kobo_lo, fee_amount_kobo_hi, fee_amount_kobo_lo, vat_amount_kobo_hi, vat_amount_kobo_lo, amounts_beyond_kobo
+      FROM collection_notifications WHERE settlement_id IN (${stored.map((n) => `'${n.settlementId}'`).join(', ')}) ORDER BY settlement_id`;
+    const migrated = queryFile(path, columns);
+    expect(migrated).toHaveLength(stored.length);
+    expect(migrated.filter((row) => row.amounts_beyond_kobo === 1).length).toBeGreaterThan(0);
+    expect(migrated).toEqual(queryFile(freshPath, columns));
+  });
+
+  it.runIf(databaseUrl !== undefined)('fills the PostgreSQL numeric and event_time columns and sums the old rows', async () => {
+    const url = await isolatedPostgresUrl(databaseUrl ?? '');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    onCleanup(() => client.end());
+    await client.query(FIRST_MIGRATION('postgres'));
+    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+    await client.query("INSERT INTO schema_migrations (version, name) VALUES (1, 'collection_notifications')");
+    const stored = oldNotifications();
+    for (const notification of stored) await client.query(INSERT_OLD((i) => `$${i + 1}`), toInsertParams(notification));
+
+    await expectMigratedStore(url, stored);
+  });
+});

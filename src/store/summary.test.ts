@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceSum } from '../../test/helpers/amounts.ts';
+import { newNotification as notification } from '../../test/helpers/notifications.ts';
+import { storeBackends } from '../../test/helpers/stores.ts';
+import type { NewCollectionNotification } from '../domain/index.ts';
+
+const WAT = 'Africa/Lagos';
+const at = (iso: string) => new Date(iso);
+
+/** The totals a summary must give for these notifications, computed with BigInt. */
+function expectedTotals(notifications: readonly NewCollectionNotification[]) {
+  return {
+    count: notifications.length,
+    transactionAmount: referenceSum(notifications.map((n) => n.transactionAmount), true),
+    settledAmount: referenceSum(notifications.map((n) => n.settledAmount)),
+    feeAmount: referenceSum(notifications.map((n) => n.feeAmount)),
+    vatAmount: referenceSum(notifications.map((n) => n.vatAmount)),
+  };
+}
+
+describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) => {
+  const test = it.runIf(backend.enabled);
+
+  async function openStore() {
+    return (await backend.create()).open();
+  }
+
+  test('sums hundreds of awkward amounts exactly, as a BigInt sum does, past 2^53 kobo and beyond kobo', async () => {
+    const store = await openStore();
+    const amounts = [...AWKWARD_AMOUNTS, ...BEYOND_KOBO_AMOUNTS];
+    const stored = Array.from({ length: 420 }, (_, i) =>
+      notification({
+        transactionAmount: amounts[i % amounts.length]!,
+        settledAmount: i % 3 === 0 ? null : amounts[(i + 1) % amounts.length]!,
+        feeAmount: i % 2 === 0 ? '0.10' : '0.20',
+        vatAmount: i % 7 === 0 ? '0.0075' : '0.75',
+        // Three days of WAT, an hour apart from 06:00.
+        transactionTime: `2024-05-0${1 + (i % 3)}T${String(6 + (i % 12)).padStart(2, '0')}:00:00.000+01:00`,
+      }),
+    );
+    await Promise.all(stored.map((n) => store.insert(n)));
+
+    const summary = await store.summarize({ from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-04T00:00:00+01:00'), timezone: WAT });
+    expect(summary).toMatchObject(expectedTotals(stored));
+    expect(summary.days.map((day) => day.date)).toEqual(['2024-05-01', '2024-05-02', '2024-05-03']);
+    summary.days.forEach((day, index) => {
+      expect(day).toMatchObject(expectedTotals(stored.filter((_, i) => i % 3 === index)));
+    });
+  });
+
+  test('cuts days at midnight WAT: 00:30 WAT belongs to its own day though UTC still has the day before', async () => {
+    const store = await openStore();
+    const lateOnFirst = notification({ transactionTime: '2024-05-01T23:59:59.999+01:00', transactionAmount: '1.00' });
+    const midnight = notification({ transactionTime: '2024-05-02T00:00:00+01:00', transactionAmount: '2.00' });
+    const halfPast = notification({ transactionTime: '2024-05-02T00:30:00.000+01:00', transactionAmount: '4.00' });
+    // The bank's time was unreadable: its receivedAt, 23:45 UTC, is 00:45 WAT on the 2nd.
+    const received = notification({ transactionTime: null, receivedAt: '2024-05-01T23:45:00.000Z', transactionAmount: '8.00' });
+    for (const n of [lateOnFirst, midnight, halfPast, received]) await store.insert(n);
+
+    const summary = await store.summarize({ from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-03T00:00:00+01:00'), timezone: WAT });
+    expect(summary.days).toEqual([
+      { date: '2024-05-01', from: '2024-05-01T00:00:00.000+01:00', to: '2024-05-02T00:00:00.000+01:00', ...expectedTotals([lateOnFirst]) },
+      { date: '2024-05-02', from: '2024-05-02T00:00:00.000+01:00', to: '2024-05-03T00:00:00.000+01:00', ...expectedTotals([midnight, halfPast, received]) },
+    ]);
+    expect(summary).toMatchObject({ count: 4, transactionAmount: '15.00' });
+
+    // The same instants cut in UTC would put 00:30 WAT on the 1st.
+    const utc = await store.summarize({ from: at('2024-05-01T00:00:00Z'), to: at('2024-05-02T00:00:00Z'), timezone: 'UTC' });
+    expect(utc.days).toMatchObject([{ date: '2024-05-01', count: 4 }]);
+  });
+
+  test('counts [from, to): a notification at from is in, one at to is out', async () => {
+    const store = await openStore();
+    const atFrom = notification({ transactionTime: '2024-05-01T09:00:00+01:00', transactionAmount: '1.00' });
+    const justBeforeTo = notification({ transactionTime: '2024-05-01T09:59:59.999+01:00', transactionAmount: '2.00' });
+    const atTo = notification({ transactionTime: '2024-05-01T10:00:00.000+01:00', transactionAmount: '4.00' });
+    const justBeforeFrom = notification({ transactionTime: '2024-05-01T07:59:59.999Z', transactionAmount: '8.00' });
+    for (const n of [atFrom, justBeforeTo, atTo, justBeforeFrom]) await store.insert(n);
+
+    // The same instants written with another offset.
+    const summary = await store.summarize({ from: at('2024-05-01T08:00:00Z'), to: at('2024-05-01T10:00:00+01:00'), timezone: WAT });
+    expect(summary).toMatchObject({ count: 2, transactionAmount: '3.00' });
+    expect(summary.days).toEqual([
+      { date: '2024-05-01', from: '2024-05-01T09:00:00.000+01:00', to: '2024-05-01T10:00:00.000+01:00', ...expectedTotals([atFrom, justBeforeTo]) },
+    ]);
+  });
+
+  test('filters by account, and covers every account without one', async () => {
+    const store = await openStore();
+    const mine = [notification({ accountNumber: '1111111111', transactionAmount: '0.10' }), notification({ accountNumber: '1111111111', transactionAmount: '0.20' })];
+    const theirs = notification({ accountNumber: '2222222222', transactionAmount: '1234567890123.45' });
+    for (const n of [...mine, theirs]) await store.insert(n);
+    const range = { from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-02T00:00:00+01:00'), timezone: WAT };
+
+    expect(await store.summarize({ ...range, accountNumber: '1111111111' })).toMatchObject({ count: 2, transactionAmount: '0.30' });
+    expect(await store.summarize({ ...range, accountNumber: '2222222222' })).toMatchObject(expectedTotals([theirs]));
+    expect(await store.summarize(range)).toMatchObject(expectedTotals([...mine, theirs]));
+    expect(await store.summarize({ ...range, accountNumber: '3333333333' })).toMatchObject({ count: 0, transactionAmount: '0.00' });
+  });
+
+  test('gives every day of the range, zero where nothing arrived, and null sums no notification carries', async () => {
+    const store = await openStore();
+    await store.insert(notification({ transactionTime: '2024-05-02T12:00:00+01:00', settledAmount: null, feeAmount: null, vatAmount: null }));
+    const summary = await store.summarize({ from: at('2024-05-01T12:00:00+01:00'), to: at('2024-05-03T12:00:00+01:00'), timezone: WAT });
+    const empty = { count: 0, transactionAmount: '0.00', settledAmount: null, feeAmount: null, vatAmount: null };
+    expect(summary).toMatchObject({ count: 1, transactionAmount: '1500.00', settledAmount: null, feeAmount: null, vatAmount: null });
+    expect(summary.days).toEqual([
+      { date: '2024-05-01', from: '2024-05-01T12:00:00.000+01:00', to: '2024-05-02T00:00:00.000+01:00', ...empty },
+      { ...empty, date: '2024-05-02', from: '2024-05-02T00:00:00.000+01:00', to: '2024-05-03T00:00:00.000+01:00', count: 1, transactionAmount: '1500.00' },
+      { date: '2024-05-03', from: '2024-05-03T00:00:00.000+01:00', to: '2024-05-03T12:00:00.000+01:00', ...empty },
+    ]);
+  });
+
+  test('pages listNewestFirst within [from, to), by account, keeping seq order and beforeSeq', async () => {
+    const store = await openStore();
+    const times = ['08:59:59.999', '09:00:00.000', '09:15:00.000', '09:30:00.000', '09:45:00.000', '10:00:00.000'];
+    const stored: { seq: number; time: string; accountNumber: string }[] = [];
+    for (const [index, time] of times.entries()) {
+      const accountNumber = index % 2 === 0 ? '1111111111' : '2222222222';
+      const result = await store.insert(notification({ accountNumber, transactionTime: `2024-05-01T${time}+01:00` }));
+      if (result.status === 'inserted') stored.push({ seq: result.notification.seq, time, accountNumber });
+    }
+    // Stored late: its bank time is in range though its seq is the newest.
+    const late = await store.insert(notification({ accountNumber: '1111111111', transactionTime: '2024-05-01T09:05:00+01:00' }));
+    const inRange = [...stored.slice(1, 5).map((s) => s.seq), late.status === 'inserted' ? late.notification.seq : -1].reverse();
+    const range = { from: at('2024-05-01T09:00:00+01:00'), to: at('2024-05-01T10:00:00+01:00') };
+
+    const first = await store.listNewestFirst({ ...range, limit: 2 });
+    const rest = await store.listNewestFirst({ ...range, limit: 10, beforeSeq: first.at(-1)!.seq });
+    expect([...first, ...rest].map((record) => record.seq)).toEqual(inRange);
+    const ofAccount = await store.listNewestFirst({ ...range, accountNumber: '1111111111', limit: 10 });
+    expect(ofAccount.map((record) => record.transactionTime)).toEqual([
+      '2024-05-01T09:05:00+01:00',
+      '2024-05-01T09:45:00.000+01:00',
+      '2024-05-01T09:15:00.000+01:00',
+    ]);
+    // Either end may be open.
+    expect(await store.listNewestFirst({ from: range.to, limit: 10 })).toHaveLength(1);
+    expect(await store.listNewestFirst({ to: range.from, limit: 10 })).toHaveLength(1);
+  });
+});
