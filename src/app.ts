@@ -62,6 +62,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const onBatch = (batch: BatchReport) => metrics.storeBatchSize.observe({ outcome: batch.outcome }, batch.size);
     const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
     if (!overrides.store) started.push(() => store.close());
+    metrics.measureStoreWith(() => store.size());
     const pubsub =
       overrides.pubsub ??
       (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: overrides.pubsubChannelPrefix }));

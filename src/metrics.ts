@@ -1,5 +1,16 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** The store's size as its metrics show it (NotificationStore.size's answer). */
+export interface StoreSizeReading {
+  bytes: number;
+  approximateRows: number;
+}
+
+/** A scrape reuses a size measured this recently: several scrapers (HA Prometheus) cost one query. */
+const STORE_SIZE_TTL_MS = 10_000;
+/** A scrape waits this long for a measurement, then shows the last one: a slow store never stalls /metrics. */
+const STORE_SIZE_WAIT_MS = 1_000;
+
 /** Seconds; from a fast cache hit to the bank's full time-out budget. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -11,6 +22,7 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   let readinessProbe: (() => Promise<boolean>) | undefined;
+  const storeSize = createSizeCache();
   return {
     registry,
     httpRequestDuration: new Histogram({
@@ -119,6 +131,28 @@ export function createMetrics() {
         if (readinessProbe) this.set((await readinessProbe()) ? 1 : 0);
       },
     }),
+    storeBytes: new Gauge({
+      name: 'collection_store_bytes',
+      help: 'Bytes the stored notifications take in the store: on PostgreSQL the table with its indexes and TOAST, on SQLite the database file. Read at scrape time (at most every 10 s) from the database\'s own bookkeeping.',
+      registers: [registry],
+      async collect() {
+        const size = await storeSize.read();
+        if (size) this.set(size.bytes);
+      },
+    }),
+    storeNotifications: new Gauge({
+      name: 'collection_store_notifications',
+      help: 'Notifications stored, estimated without counting rows (PostgreSQL: the planner\'s estimate; SQLite: the span of positions). Read with collection_store_bytes.',
+      registers: [registry],
+      async collect() {
+        const size = await storeSize.read();
+        if (size) this.set(size.approximateRows);
+      },
+    }),
+    /** Sets how the store's size is measured for `collection_store_bytes` and `collection_store_notifications`. */
+    measureStoreWith(measure: () => Promise<StoreSizeReading>): void {
+      storeSize.measureWith(measure);
+    },
     /** Sets the check `bank_subgraph_ready` runs at each scrape (the health routes own it). */
     probeReadinessWith(probe: () => Promise<boolean>): void {
       readinessProbe = probe;
@@ -127,3 +161,32 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * The last store size measured, for the scrapes: measured afresh once it is older than the TTL, one
+ * measurement at a time; a scrape waits for it up to STORE_SIZE_WAIT_MS and otherwise (or when it
+ * fails) shows the last value, since a store's size does not change while it cannot be reached.
+ */
+function createSizeCache() {
+  let measure: (() => Promise<StoreSizeReading>) | undefined;
+  let last: { at: number; size: StoreSizeReading } | undefined;
+  let inFlight: Promise<void> | undefined;
+  const refresh = (from: () => Promise<StoreSizeReading>) =>
+    (inFlight ??= from()
+      .then((size) => void (last = { at: Date.now(), size }), () => undefined)
+      .finally(() => (inFlight = undefined)));
+  return {
+    measureWith(next: () => Promise<StoreSizeReading>): void {
+      measure = next;
+    },
+    async read(): Promise<StoreSizeReading | undefined> {
+      if (measure && (!last || Date.now() - last.at >= STORE_SIZE_TTL_MS)) {
+        let timer: NodeJS.Timeout | undefined;
+        const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, STORE_SIZE_WAIT_MS)));
+        await Promise.race([refresh(measure), waited]);
+        clearTimeout(timer);
+      }
+      return last?.size;
+    },
+  };
+}

@@ -23,7 +23,20 @@ export interface NotificationStore {
   listNewestFirst(query: { accountNumber?: string | undefined; beforeSeq?: number | undefined; limit: number }): Promise<CollectionNotificationRecord[]>;
   /** Oldest first: seq above `afterSeq`, at most `limit`; the replay of a resumed subscription. */
   listAfter(query: { accountNumber?: string | undefined; afterSeq: number; limit: number }): Promise<CollectionNotificationRecord[]>;
+  /**
+   * The store's size, cheaply: what it takes on disk and about how many notifications it holds,
+   * read from the database's own bookkeeping, never by counting rows. For the size metrics.
+   */
+  size(): Promise<StoreSize>;
   /** Rejects when the store cannot be reached; for readiness. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What `NotificationStore.size` answers. */
+export interface StoreSize {
+  /** Bytes the notifications take in the database: table, indexes and overflow (the SQLite file: all of it). */
+  bytes: number;
+  /** Stored notifications, estimated without a scan (SQLite: exact unless rows in the middle were deleted). */
+  approximateRows: number;
 }
