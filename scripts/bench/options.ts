@@ -16,8 +16,7 @@ Names for --only: ${SELECTABLE.join(', ')}.
   each side's median run is reported, so a slow moment of the shared machine lands on both sides.
 --quick: a run of seconds that checks every scenario and floor works (0.5 s, 10 connections, one
   round, 50 subscribers, 5 events, one cold start); figures from it mean nothing. Options given win over it.
-Fan-out runs post --events notifications, fewer when subscribers × events would pass 200,000.
-`;
+Fan-out runs post --events notifications, fewer when subscribers × events would pass 200,000.`;
 
 export type StoreChoice = 'sqlite' | 'postgres';
 
