@@ -10,6 +10,7 @@ import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
 import { createNotificationStore, type BatchReport } from './store/index.ts';
+import { exportStoreSize } from './store/size-metrics.ts';
 import type { NotificationStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
 import type { BankClients, BankUrls } from './upstream/types.ts';
@@ -62,6 +63,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const onBatch = (batch: BatchReport) => metrics.storeBatchSize.observe({ outcome: batch.outcome }, batch.size);
     const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
     if (!overrides.store) started.push(() => store.close());
+    exportStoreSize(metrics.registry, store);
     const pubsub =
       overrides.pubsub ??
       (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: overrides.pubsubChannelPrefix }));

@@ -13,18 +13,31 @@ interface Row {
   floorValue: string;
 }
 interface Report {
-  side: 'ours' | 'floor';
+  side: 'ours' | 'replicas' | 'floor';
+  scenario: string;
   target: string;
   count: number;
   errors: number;
 }
+interface ReplicaRow {
+  figure: string;
+  one: string;
+  two: string;
+  floorValue: string;
+}
+interface GrowthRow {
+  figure: string;
+  baseline: string;
+  grown: string;
+  ratio: string;
+}
 interface BenchJson {
-  runs: { name: string; comparison: Row[]; reports: Report[] }[];
+  runs: { name: string; comparison: Row[]; reports: Report[]; replicas?: ReplicaRow[]; growth?: GrowthRow[] }[];
 }
 
-/** Runs `npm run bench -- --quick --json` as a child process; resolves with its exit code and output. */
-async function runQuickBench(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BENCH, '--quick', '--json'], {
+/** Runs `npm run bench -- --quick --json …` as a child process; resolves with its exit code and output. */
+async function runQuickBench(env: Record<string, string>, args: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BENCH, '--quick', '--json', ...args], {
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -59,18 +72,29 @@ const ROWS = [
   'fan-out 50 subs: missed / doubled',
 ];
 
+const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as BenchJson;
+
+function expectNoErrors(reports: Report[]): void {
+  for (const report of reports) {
+    expect(report.count, `${report.scenario} on ${report.target}`).toBeGreaterThan(0);
+    expect(report.errors, `${report.scenario} on ${report.target}`).toBe(0);
+  }
+}
+
 function expectEveryRowMeasured(rows: Row[], expected: string[]): void {
   expect(rows.map((row) => row.figure)).toEqual(expected);
   for (const row of rows) {
     expect(row.ours, row.figure).not.toMatch(/^(-|failed)$/);
     expect(row.floorValue, row.figure).not.toMatch(/^(-|failed)$/);
   }
-  expect(rows.find((row) => row.figure.endsWith('missed / doubled'))).toMatchObject({ ours: '0 / 0', floorValue: '0 / 0' });
+  const deliveries = rows.find((row) => row.figure.endsWith('missed / doubled'));
+  if (expected.some((figure) => figure.startsWith('fan-out'))) expect(deliveries).toMatchObject({ ours: '0 / 0', floorValue: '0 / 0' });
 }
 
+const databaseUrl = serviceUrl('DATABASE_URL');
+const redisUrl = serviceUrl('REDIS_URL');
+
 describe('npm run bench', () => {
-  const databaseUrl = serviceUrl('DATABASE_URL');
-  const redisUrl = serviceUrl('REDIS_URL');
   const services: Record<string, string> = databaseUrl && redisUrl ? { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } : {};
 
   it(
@@ -80,26 +104,86 @@ describe('npm run bench', () => {
       expect(code, stderr).toBe(0);
       expect(stdout).toContain('ONE PROCESS, SQLite file');
       expect(stdout).toMatch(/figure +floor +ours +floor +ours\/floor +target +met/);
-      const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as BenchJson;
-
-      const [sqlite, replicas] = result.runs;
+      const [sqlite, postgres] = lastJson(stdout).runs;
       expectEveryRowMeasured(sqlite!.comparison, [...ROWS, 'cold start to /health/ready, ms (median of 1)']);
       // Each floor ran in its own process and answered every request as expected.
       const floors = sqlite!.reports.filter((report) => report.side === 'floor');
       expect(new Set(floors.map((report) => report.target))).toEqual(new Set(['bare receiver', 'bare Apollo', 'broadcaster']));
-      for (const report of [...sqlite!.reports, ...(replicas?.reports ?? [])]) {
-        expect(report.count, `${report.target}`).toBeGreaterThan(0);
-        expect(report.errors, `${report.target}`).toBe(0);
-      }
+      expectNoErrors([...sqlite!.reports, ...(postgres?.reports ?? [])]);
 
       if (services.DATABASE_URL) {
-        expect(stdout).toContain('TWO REPLICAS on PostgreSQL + Redis');
-        expect(replicas!.reports.every((report) => report.side === 'ours')).toBe(true);
-        expectEveryRowMeasured(replicas!.comparison, ROWS);
+        // One replica against the PostgreSQL receiver (the other floors are the first run's), then two against one.
+        expect(stdout).toContain('ONE PROCESS on PostgreSQL + Redis pub/sub');
+        expect(stdout).toContain('TWO REPLICAS AGAINST ONE on PostgreSQL + Redis');
+        expect(postgres!.reports.filter((report) => report.side === 'floor').map((report) => report.target)).toEqual([
+          'bare receiver (PostgreSQL)',
+          'bare receiver (PostgreSQL)',
+        ]);
+        expectEveryRowMeasured(postgres!.comparison, ROWS);
+        expect(postgres!.comparison.find((row) => row.figure === ROWS[0])).toMatchObject({ floor: 'bare receiver (PostgreSQL)', target: '≥ 0.9× floor' });
+        expect(postgres!.replicas!.map((row) => row.figure)).toEqual(ROWS);
+        for (const row of postgres!.replicas!) expect([row.one, row.two, row.floorValue], row.figure).not.toContainEqual(expect.stringMatching(/^(-|failed|)$/));
       } else {
-        expect(replicas).toBeUndefined();
+        expect(postgres).toBeUndefined();
       }
     },
-    240_000,
+    300_000,
+  );
+
+  it.runIf(databaseUrl)(
+    'runs --store postgres alone: the webhook against the PostgreSQL receiver, and the cold start on PostgreSQL',
+    async () => {
+      const { code, stdout, stderr } = await runQuickBench({ DATABASE_URL: databaseUrl! }, ['--store', 'postgres', '--only', 'webhook-00,webhook-01,cold-start']);
+      expect(code, stderr).toBe(0);
+      expect(stdout).not.toContain('ONE PROCESS, SQLite');
+      expect(stdout).toContain('ONE PROCESS on PostgreSQL + in-memory pub/sub');
+      const [postgres, more] = lastJson(stdout).runs;
+      expect(more).toBeUndefined();
+      expectEveryRowMeasured(postgres!.comparison, [...ROWS.slice(0, 5), 'cold start to /health/ready, ms (median of 1)']);
+      expect(postgres!.replicas).toBeUndefined();
+      expectNoErrors(postgres!.reports);
+    },
+    120_000,
+  );
+
+  it('refuses --store postgres without DATABASE_URL, naming it', async () => {
+    const { code, stderr } = await runQuickBench({}, ['--store', 'postgres']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--store postgres needs DATABASE_URL');
+  });
+
+  it(
+    'measures the growth mode on a small --rows: every figure at the baseline and at N rows, on each store',
+    async () => {
+      const env: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
+      const { code, stdout, stderr } = await runQuickBench(env, ['--rows', '2000']);
+      expect(code, stderr).toBe(0);
+      expect(stderr).toMatch(/fill: 501 of 501 notifications \(\d[\d,]* rows\/s\)/);
+      const runs = lastJson(stdout).runs;
+      expect(runs.map((run) => run.name)).toEqual(databaseUrl ? ['growth-sqlite', 'growth-postgres'] : ['growth-sqlite']);
+      for (const run of runs) {
+        expect(stdout).toContain(`GROWTH on ${run.name === 'growth-sqlite' ? 'SQLite' : 'PostgreSQL'}`);
+        expect(run.growth!.map((row) => row.figure)).toEqual(GROWTH_ROWS);
+        for (const row of run.growth!) expect([row.baseline, row.grown, row.ratio], `${run.name}: ${row.figure}`).not.toContainEqual(expect.stringMatching(/^(-|NaN)$/));
+        // The baseline holds the resume's 500 and one more; N rows at least 2,000.
+        expect(run.growth![0]).toMatchObject({ baseline: '501' });
+        expect(Number(run.growth![0]!.grown.replace(/,/g, ''))).toBeGreaterThanOrEqual(2_000);
+        expectNoErrors(run.reports);
+      }
+    },
+    180_000,
   );
 });
+
+const GROWTH_ROWS = [
+  'notifications stored (collection_store_notifications)',
+  'store bytes per notification (collection_store_bytes)',
+  'start-up to /health/ready, ms',
+  'page deep in an account: queries/s',
+  'page deep in an account: p99 ms',
+  'resume 500 back: events/s',
+  'resume: server rss peak MiB',
+  'resume: server heap peak MiB',
+  'webhook 00: acks/s',
+  'webhook 00: p99 ms',
+];

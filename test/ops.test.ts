@@ -170,6 +170,7 @@ describe('ops/prometheus/alerts.yml', () => {
       'bank_subgraph_ready',
       'graphql_subscriptions_ended_early_total',
       'job:graphql_active_subscriptions:sum',
+      'collection_store_bytes',
     ]) {
       expect(named, metric).toContain(metric);
     }

@@ -1,6 +1,7 @@
 // Cold start: the time from spawning a server process to its first successful GET /health/ready,
 // polled every few milliseconds on a port chosen beforehand. Ours is `node src/main.ts` exactly as
-// `npm start` runs it; the floor is the bare Apollo subgraph, started the same way.
+// `npm start` runs it, on a fresh store each time (a SQLite file, or a PostgreSQL schema) or, for the
+// growth mode, on a filled one; the floor is the bare Apollo subgraph, started the same way.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,22 +22,45 @@ export interface ColdStart {
   tries: number;
 }
 
-/** Measures each cold start `tries` times, alternating ours and the floor; medians. */
-export async function measureColdStarts(tries: number, parentDir: string = tmpdir()): Promise<ColdStart> {
+/** A new, empty store for one start (opening and migrating it is part of starting), and how to remove it. */
+export type FreshStore = (attempt: number, dir: string) => Promise<{ storeUrl: string; release(): Promise<void> }>;
+
+/** A new SQLite file in the cold starts' temp dir (removed with it). */
+const freshSqliteFile: FreshStore = async (attempt, dir) => ({ storeUrl: `sqlite:${join(dir, `cold-${attempt}.db`)}`, release: async () => {} });
+
+const oursEnv = (storeUrl: string) => ({ UPSTREAM_MODE: 'sandbox', STORE_URL: storeUrl, PUBSUB_URL: 'memory:', LOG_LEVEL: 'silent', HOST: '127.0.0.1' });
+
+/** Measures each cold start `tries` times, alternating ours (on a fresh store each time) and the floor; medians. */
+export async function measureColdStarts(tries: number, parentDir: string = tmpdir(), freshStore: FreshStore = freshSqliteFile): Promise<ColdStart> {
   const dir = mkdtempSync(join(parentDir, 'bench-cold-start-'));
   const ours: number[] = [];
   const floor: number[] = [];
   try {
     for (let i = 0; i < tries; i += 1) {
-      // A fresh file each time: opening it (and migrating it) is part of starting.
-      const env = { UPSTREAM_MODE: 'sandbox', STORE_URL: `sqlite:${join(dir, `cold-${i}.db`)}`, PUBSUB_URL: 'memory:', LOG_LEVEL: 'silent', HOST: '127.0.0.1' };
-      ours.push(await timeToReady(MAIN, env, dir));
+      const store = await freshStore(i, dir);
+      try {
+        ours.push(await timeToReady(MAIN, oursEnv(store.storeUrl), dir));
+      } finally {
+        await store.release();
+      }
       floor.push(await timeToReady(targetFile('subgraph'), {}, dir));
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   return { oursMs: median(ours), floorMs: median(floor), tries };
+}
+
+/** Ours alone, started `tries` times on the store at `storeUrl` as it is (the growth mode); the median, in ms. */
+export async function measureStartup(storeUrl: string, tries: number, parentDir: string = tmpdir()): Promise<number> {
+  const dir = mkdtempSync(join(parentDir, 'bench-cold-start-'));
+  try {
+    const times: number[] = [];
+    for (let i = 0; i < tries; i += 1) times.push(await timeToReady(MAIN, oursEnv(storeUrl), dir));
+    return median(times);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Spawns `file` with `env` on a free port and times it until /health/ready answers 200; then kills it. */

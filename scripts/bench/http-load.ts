@@ -3,7 +3,7 @@ import autocannon from 'autocannon';
 import { createNotificationBodies, deliver, signedHeaders, WEBHOOK_PATH, webhookOutcome } from './bank.ts';
 import { ACCOUNT_QUERY, BANKS_QUERY, GRAPHQL_PATH, graphqlOutcome, NOTIFICATIONS_QUERY, query } from './graphql.ts';
 import { createLatencyRecorder } from './latency.ts';
-import { tally, type LoadJob, type ScenarioResult, type ScenarioName } from './protocol.ts';
+import { tally, type LoadJob, type LoadScenario, type ScenarioResult } from './protocol.ts';
 
 interface HttpScenario {
   path: string;
@@ -19,8 +19,8 @@ interface HttpScenario {
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-/** The scenario `name` against the subgraph at `baseUrl`. */
-function httpScenario(name: Exclude<ScenarioName, 'fanout'>, baseUrl: string): HttpScenario {
+/** The scenario `job.scenario` against the subgraph at `baseUrl`. */
+function httpScenario(name: Exclude<LoadScenario, 'fanout' | 'resume'>, baseUrl: string, job: LoadJob): HttpScenario {
   const nextNotification = createNotificationBodies();
   const graphql = (text: string, hasData: (data: Record<string, any>) => boolean): HttpScenario => ({
     path: GRAPHQL_PATH,
@@ -57,6 +57,10 @@ function httpScenario(name: Exclude<ScenarioName, 'fanout'>, baseUrl: string): H
         // Run alone (--only), the store may hold fewer than a page: fill one.
         prepare: () => fillOnePage(baseUrl, nextNotification),
       };
+    case 'query-deep-page':
+      // The growth mode's page deep in one account's history: the query carries the cursor.
+      if (!job.query) throw new Error('query-deep-page needs the job\'s query');
+      return graphql(job.query, (data) => data.collectionNotifications?.edges?.length === 20);
   }
 }
 
@@ -80,8 +84,8 @@ async function fillOnePage(baseUrl: string, nextNotification: () => { body: stri
  * served (seen even against a bare node:http server). `onMeasuring` tells the server side it starts.
  */
 export async function runHttpScenario(job: LoadJob, onMeasuring: () => void): Promise<ScenarioResult> {
-  if (job.scenario === 'fanout') throw new Error('fanout is not an HTTP scenario');
-  const scenario = httpScenario(job.scenario, job.baseUrl);
+  if (job.scenario === 'fanout' || job.scenario === 'resume') throw new Error(`${job.scenario} is not an HTTP scenario`);
+  const scenario = httpScenario(job.scenario, job.baseUrl, job);
   await scenario.prepare?.();
 
   const latency = createLatencyRecorder();

@@ -3,6 +3,7 @@
 // sends the result back and exits.
 import { runFanout } from './fanout.ts';
 import { runHttpScenario } from './http-load.ts';
+import { runResume } from './resume.ts';
 import type { ChildMessage, LoadJob, ParentMessage } from './protocol.ts';
 
 function send(message: ChildMessage): Promise<void> {
@@ -36,7 +37,9 @@ async function run(job: LoadJob): Promise<void> {
             await send({ type: 'await-subscribers', count });
             return answer;
           }, onMeasuring)
-        : await runHttpScenario(job, onMeasuring);
+        : job.scenario === 'resume'
+          ? await runResume(job, onMeasuring)
+          : await runHttpScenario(job, onMeasuring);
     const cpu = process.cpuUsage(measuring.cpu);
     const loadCpuCores = (cpu.user + cpu.system) / 1000 / (performance.now() - measuring.at);
     await send({ type: 'result', result: { ...scenarioResult, loadCpuCores } });

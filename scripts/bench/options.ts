@@ -1,17 +1,30 @@
 import { parseArgs } from 'node:util';
 import { SELECTABLE, type Selectable } from './protocol.ts';
 
-export const USAGE = `usage: npm run bench -- [--duration 5] [--warmup 1] [--connections 100] [--rounds 3] [--subscribers 1000,10000]
-       [--events 30] [--only <name>[,<name>…]] [--quick] [--tracing] [--json] [--dir <parent of the temp dirs>]
+export const USAGE = `usage: npm run bench -- [--store sqlite|postgres] [--duration 5] [--warmup 1] [--connections 100] [--rounds 3]
+       [--subscribers 1000,10000] [--events 30] [--only <name>[,<name>…]] [--quick] [--tracing] [--json] [--dir <parent of the temp dirs>]
+       npm run bench -- --rows 1000000 [--store sqlite|postgres] [--duration …] [--connections …] [--quick] [--json]
 Names for --only: ${SELECTABLE.join(', ')}.
+--store sqlite (the default): the first run on a SQLite file, then, with DATABASE_URL set, the PostgreSQL
+  run. --store postgres: the PostgreSQL run alone (DATABASE_URL required). The PostgreSQL run compares
+  ours with the PostgreSQL receiver floor; with REDIS_URL set it uses Redis pub/sub and adds two
+  replicas against one.
+--rows N: the growth mode instead: webhook 00, start-up, a page deep in an account and a resume of
+  up to 50,000 notifications, on a store filled to a baseline and then to N notifications (SQLite;
+  then PostgreSQL with DATABASE_URL; --store postgres: PostgreSQL alone), with the ratio of the two.
 --rounds: each HTTP scenario with a floor runs this many times, ours and the floor taking turns;
   each side's median run is reported, so a slow moment of the shared machine lands on both sides.
 --quick: a run of seconds that checks every scenario and floor works (0.5 s, 10 connections, one
   round, 50 subscribers, 5 events, one cold start); figures from it mean nothing. Options given win over it.
-Fan-out runs post --events notifications, fewer when subscribers × events would pass 200,000.
-With DATABASE_URL and REDIS_URL set, a second run on them with two replicas follows the first.`;
+Fan-out runs post --events notifications, fewer when subscribers × events would pass 200,000.`;
+
+export type StoreChoice = 'sqlite' | 'postgres';
 
 export interface BenchOptions {
+  /** sqlite: the SQLite run first, the PostgreSQL run after it when DATABASE_URL is set; postgres: that run alone. */
+  store: StoreChoice;
+  /** The growth mode: the figures at a baseline and at this many stored notifications. */
+  rows: number | undefined;
   /** Seconds of measured load per HTTP scenario. */
   durationS: number;
   /** Seconds of unmeasured load before each HTTP scenario (and 5 unmeasured fan-out events when > 0). */
@@ -48,6 +61,8 @@ export function readOptions(args: string[]): BenchOptions {
     ({ values } = parseArgs({
       args,
       options: {
+        store: { type: 'string' },
+        rows: { type: 'string' },
         duration: { type: 'string' },
         warmup: { type: 'string' },
         connections: { type: 'string' },
@@ -66,7 +81,15 @@ export function readOptions(args: string[]): BenchOptions {
     throw new UsageError((error as Error).message);
   }
   const defaults = values.quick ? QUICK : DEFAULTS;
+  const store = values.store ?? 'sqlite';
+  if (store !== 'sqlite' && store !== 'postgres') throw new UsageError(`--store must be sqlite or postgres, got "${store}"`);
+  if (values.rows !== undefined && (values.only !== undefined || values.tracing)) {
+    throw new UsageError('--rows runs the growth mode alone: leave out --only and --tracing');
+  }
+  if (values.tracing && store === 'postgres') throw new UsageError('--tracing measures the SQLite run: leave out --store postgres');
   return {
+    store,
+    rows: values.rows === undefined ? undefined : rowCount(values.rows),
     durationS: seconds('--duration', values.duration ?? defaults.duration, 0.1),
     warmupS: seconds('--warmup', values.warmup ?? defaults.warmup, 0),
     connections: count('--connections', values.connections ?? defaults.connections),
@@ -89,6 +112,13 @@ function selection(only: string | undefined): readonly Selectable[] {
   const unknown = names.find((name) => !(SELECTABLE as readonly string[]).includes(name));
   if (unknown !== undefined) throw new UsageError(`--only must name scenarios among ${SELECTABLE.join(', ')}; got "${unknown}"`);
   return SELECTABLE.filter((name) => names.includes(name));
+}
+
+/** The growth mode needs room for a baseline below it: at least 2,000. */
+function rowCount(raw: string): number {
+  const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= 2_000) || value > 100_000_000) throw new UsageError(`--rows must be a whole number from 2000 to 100000000, got "${raw}"`);
+  return value;
 }
 
 function seconds(name: string, raw: string, min: number): number {

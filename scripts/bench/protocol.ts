@@ -10,10 +10,15 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 /** What `--only` may name: a load scenario, or the cold start. */
 export const SELECTABLE = [...SCENARIOS, 'cold-start'] as const;
 export type Selectable = (typeof SELECTABLE)[number];
+/** The growth mode's own scenarios (`--rows`), run by it alone: paging deep in an account, and a resume. */
+export const GROWTH_SCENARIOS = ['query-deep-page', 'resume'] as const;
+export type GrowthScenario = (typeof GROWTH_SCENARIOS)[number];
+/** Every scenario a load process can run. */
+export type LoadScenario = ScenarioName | GrowthScenario;
 
 /** One scenario for one load process. */
 export interface LoadJob {
-  scenario: ScenarioName;
+  scenario: LoadScenario;
   /** The origin that takes the webhook posts and preparation, e.g. http://127.0.0.1:41234 (no path). */
   baseUrl: string;
   /** Every origin the load is spread over (replicas); HTTP load and subscribers go round-robin. */
@@ -23,6 +28,10 @@ export interface LoadJob {
   connections: number;
   subscribers: number;
   events: number;
+  /** query-deep-page: the query sent again and again (it carries its cursor). */
+  query?: string | undefined;
+  /** resume: the cursor to resume after, and the settlementId of the last notification the replay must reach. */
+  resume?: { after: string; lastSettlementId: string } | undefined;
 }
 
 /** Milliseconds. */
@@ -35,7 +44,7 @@ export interface LatencySummary {
 
 /** What the load side measured for one scenario. */
 export interface LoadResult {
-  scenario: ScenarioName;
+  scenario: LoadScenario;
   /** What drove it, e.g. "100 conn × 5 s" or "1000 subs × 30 events". */
   load: string;
   /** Replies (HTTP) or deliveries (fan-out) counted. */

@@ -4,7 +4,7 @@ import { loadavg } from 'node:os';
 import { runInLoadProcess } from './load-process.ts';
 import type { MemorySample, ServerSide } from './monitors.ts';
 import type { BenchOptions } from './options.ts';
-import { SCENARIOS, type LoadJob, type LoadResult, type ScenarioName } from './protocol.ts';
+import { SCENARIOS, type LoadJob, type LoadResult, type LoadScenario, type ScenarioName } from './protocol.ts';
 import type { Target } from './targets.ts';
 
 /** The floor that each scenario is compared with. */
@@ -18,15 +18,20 @@ export const FLOOR_OF = {
 } as const satisfies Record<ScenarioName, string>;
 export type FloorKind = (typeof FLOOR_OF)[ScenarioName];
 
-/** The server processes of one run: ours (one or two replicas) and the floors it measures. */
+/** The server processes of one run: ours, ours as replicas (ours first among them), and the floors it measures. */
 export interface SuiteTargets {
   ours: Target[];
+  /** When given, every scenario also runs spread over these (two replicas against one). */
+  replicas?: Target[] | undefined;
   floors: Partial<Record<FloorKind, Target>>;
 }
 
+/** Which servers a report measured: ours, ours as replicas, or a floor. */
+export type Side = 'ours' | 'replicas' | 'floor';
+
 /** One scenario on one side: what the load side measured, what the servers saw, or why it failed. */
 export interface ScenarioReport extends LoadResult {
-  side: 'ours' | 'floor';
+  side: Side;
   /** The processes it ran against, e.g. "ours" or "bare receiver". */
   target: string;
   /** Fan-out only. */
@@ -59,18 +64,19 @@ export async function runSuite(options: BenchOptions, targets: SuiteTargets, tit
   for (const scenario of scenarios) {
     for (const subscribers of scenario === 'fanout' ? options.subscribers : [undefined]) {
       const floor = targets.floors[FLOOR_OF[scenario]];
-      const sides: ['ours' | 'floor', Target[]][] = [['ours', targets.ours]];
+      const sides: [Side, Target[]][] = [['ours', targets.ours]];
+      if (targets.replicas) sides.push(['replicas', targets.replicas]);
       if (floor) sides.push(['floor', [floor]]);
-      const rounds = scenario === 'fanout' || !floor ? 1 : options.rounds;
+      const rounds = scenario === 'fanout' || sides.length === 1 ? 1 : options.rounds;
       const runs = sides.map(() => [] as ScenarioReport[]);
       for (let round = 1; round <= rounds; round += 1) {
         for (const [index, [side, servers]] of sides.entries()) {
-          // Replicas are named "ours #1", "ours #2": together, "ours ×2".
+          // Replicas are named "ours", "ours #2": together, "ours ×2".
           const name = servers.length > 1 ? `${servers[0]!.name.replace(/ #\d+$/, '')} ×${servers.length}` : servers[0]!.name;
           const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
           // The load average says when other processes competed for the cores during this one.
           process.stderr.write(`${title} ${progressLine(scenario, options, subscribers)} against ${name}${of} (load average ${loadavg()[0]!.toFixed(1)})…\n`);
-          const report = await runScenario({ scenario, options, subscribers: subscribers ?? options.subscribers[0]!, side, name, servers });
+          const report = await runOnServers({ scenario, options, subscribers: subscribers ?? options.subscribers[0]!, side, name, servers });
           process.stderr.write(`  ${describeDone(report)}\n`);
           runs[index]!.push(report);
         }
@@ -92,7 +98,7 @@ export function median(runs: readonly ScenarioReport[]): ScenarioReport {
   return { ...middle, errors: runs.reduce((sum, run) => sum + run.errors, 0), failure: runs.find((run) => run.failure)?.failure };
 }
 
-function progressLine(scenario: ScenarioName, options: BenchOptions, subscribers: number | undefined): string {
+function progressLine(scenario: LoadScenario, options: BenchOptions, subscribers: number | undefined): string {
   return scenario === 'fanout'
     ? `fanout: ${subscribers} subscribers × ${eventsFor(subscribers!, options.events)} events`
     : `${scenario}: ${options.durationS} s at ${options.connections} connections`;
@@ -105,22 +111,24 @@ function describeDone(report: ScenarioReport): string {
   return `${report.perSecond.toFixed(0)} ${unit}, p50 ${report.latencyMs.p50.toFixed(2)} ms, p99 ${report.latencyMs.p99.toFixed(2)} ms, ${report.errors} errors${memory}`;
 }
 
-interface ScenarioRun {
-  scenario: ScenarioName;
+export interface ScenarioRun {
+  scenario: LoadScenario;
   options: BenchOptions;
   subscribers: number;
-  side: 'ours' | 'floor';
+  side: Side;
   name: string;
   servers: Target[];
+  /** What the growth mode's scenarios add to the job (their query, their resume). */
+  job?: Pick<LoadJob, 'query' | 'resume'>;
 }
 
 /** Runs one scenario in a load process, bracketing it with the servers' own measurements. */
-async function runScenario(run: ScenarioRun): Promise<ScenarioReport> {
+export async function runOnServers(run: ScenarioRun): Promise<ScenarioReport> {
   const { scenario, options, subscribers, servers } = run;
   const { durationS, warmupS, connections } = options;
   const events = eventsFor(subscribers, options.events);
   const baseUrls = servers.map((server) => server.baseUrl);
-  const job: LoadJob = { scenario, baseUrl: baseUrls[0]!, baseUrls, durationS, warmupS, connections, subscribers, events };
+  const job: LoadJob = { scenario, baseUrl: baseUrls[0]!, baseUrls, durationS, warmupS, connections, subscribers, events, ...run.job };
   const begin = () => void Promise.all(servers.map((server) => server.call('begin'))).catch(() => {});
   const memory = scenario === 'fanout' ? await memoryGrowth(servers) : undefined;
   const base = { side: run.side, target: run.name, subscribers: scenario === 'fanout' ? subscribers : undefined };
@@ -171,7 +179,7 @@ async function waitForSubscriptions(servers: Target[], target: number): Promise<
   }
 }
 
-function failedResult(scenario: ScenarioName): LoadResult {
+function failedResult(scenario: LoadScenario): LoadResult {
   const latencyMs = { p50: 0, p90: 0, p99: 0, max: 0 };
   return { scenario, load: '-', count: 0, seconds: 0, perSecond: 0, latencyMs, non2xx: 0, errors: 1, outcomes: {}, loadCpuCores: 0 };
 }

@@ -6,10 +6,11 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { HostCall, HostCalls, HostMessage, HostRequest } from './protocol.ts';
 
-/** The server processes the bench can start; the project's and the three floors. */
+/** The server processes the bench can start; the project's and the floors. */
 export const TARGET_FILES = {
   app: './app-host.ts',
   receiver: './floors/receiver.ts',
+  'pg-receiver': './floors/pg-receiver.ts',
   subgraph: './floors/subgraph.ts',
   broadcaster: './floors/broadcaster.ts',
 } as const;

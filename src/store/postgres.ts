@@ -15,7 +15,7 @@ import {
   type NotificationRow,
 } from './notification-row.ts';
 import { SUMMARY_QUERIES, rangedPage, summarize } from './postgres-summary.ts';
-import type { NotificationStore } from './types.ts';
+import type { NotificationStore, StoreSize } from './types.ts';
 
 const POOL_SETTINGS = {
   // Inserts go one batch at a time on one connection; the rest serve reads.
@@ -212,6 +212,10 @@ function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): Noti
       if (closing) throw new Error('The postgres store is closed');
       return summarize(pool, query);
     },
+    async size() {
+      if (closing) throw new Error('The postgres store is closed');
+      return measureSize(pool);
+    },
     async ping() {
       if (closing) throw new Error('The postgres store is closed');
       await pool.query('SELECT 1');
@@ -222,4 +226,20 @@ function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): Noti
       return closing;
     },
   };
+}
+
+/**
+ * The table's size from the catalog, never a count(*): its files with indexes and TOAST, and rows
+ * estimated as the planner does, the tuples per page of the last VACUUM or ANALYZE times the pages
+ * the table has now. Before the first of those (a young table), the statistics' live-tuple count.
+ */
+const SIZE_SQL = `SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
+    (CASE WHEN c.relpages > 0 AND c.reltuples >= 0
+      THEN c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::bigint)
+      ELSE pg_stat_get_live_tuples(c.oid) END)::bigint AS rows
+  FROM pg_class c WHERE c.oid = 'collection_notifications'::regclass`;
+
+async function measureSize(pool: pg.Pool): Promise<StoreSize> {
+  const { rows } = await pool.query<{ bytes: string; rows: string }>({ name: 'notifications-size', text: SIZE_SQL });
+  return { bytes: Number(rows[0]?.bytes ?? 0), approximateRows: Number(rows[0]?.rows ?? 0) };
 }

@@ -17,7 +17,7 @@ import {
 } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
 import { prepareSummaryStatements, rangedPage, summarize, summaryColumnValues } from './sqlite-summary.ts';
-import type { NotificationStore } from './types.ts';
+import type { NotificationStore, StoreSize } from './types.ts';
 
 /** What the SQLite store takes: its logger, and what to tell about each batch. */
 export interface SqliteStoreOptions extends BatchOptions {
@@ -110,6 +110,7 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
     if (closing) throw new Error('The sqlite store is closed');
   };
   const rowOf = (notification: NewCollectionNotification) => [...toInsertParams(notification), ...summaryColumnValues(notification)];
+  const readSize = sizeReader(database);
   const batcher = createInsertBatcher(
     async (notifications) =>
       insertRows(database, statements.insert, notifications.map(rowOf)).map((seq, index) =>
@@ -150,6 +151,10 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
       assertOpen();
       return summarize(database, statements.summary, query);
     },
+    async size() {
+      assertOpen();
+      return readSize();
+    },
     async ping() {
       assertOpen();
       statements.ping.get();
@@ -159,5 +164,21 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
       closing ??= batcher.drain().then(() => database.close());
       return closing;
     },
+  };
+}
+
+/**
+ * The store's size without a scan: the file's pages, and the span of seq (the rowid: its min and its
+ * max are one B-tree descent each). AUTOINCREMENT never reuses a seq and a rolled-back or duplicate
+ * insert takes none, so the span is the row count unless rows in the middle were deleted; archiving
+ * the oldest (docs/operations.md) keeps it exact.
+ */
+function sizeReader(database: DatabaseSync): () => StoreSize {
+  const statement = database.prepare(`SELECT
+    (SELECT page_count FROM pragma_page_count()) * (SELECT page_size FROM pragma_page_size()) AS bytes,
+    coalesce((SELECT max(seq) FROM collection_notifications) - (SELECT min(seq) FROM collection_notifications) + 1, 0) AS rows`);
+  return () => {
+    const row = statement.get() as { bytes: number; rows: number };
+    return { bytes: Number(row.bytes), approximateRows: Number(row.rows) };
   };
 }

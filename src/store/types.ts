@@ -47,7 +47,20 @@ export interface NotificationStore {
   listAfter(query: { accountNumber?: string | undefined; afterSeq: number; limit: number }): Promise<CollectionNotificationRecord[]>;
   /** Exact totals of the notifications whose time falls in [from, to), and of each bank-local day in it. */
   summarize(query: SummaryQuery): Promise<CollectionSummaryRecord>;
+  /**
+   * The store's size, cheaply: what it takes on disk and about how many notifications it holds,
+   * read from the database's own bookkeeping, never by counting rows. For the size metrics.
+   */
+  size(): Promise<StoreSize>;
   /** Rejects when the store cannot be reached; for readiness. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** What `NotificationStore.size` answers. */
+export interface StoreSize {
+  /** Bytes the notifications take in the database: table, indexes and overflow (the SQLite file: all of it). */
+  bytes: number;
+  /** Stored notifications, estimated without a scan (SQLite: exact unless rows in the middle were deleted). */
+  approximateRows: number;
 }

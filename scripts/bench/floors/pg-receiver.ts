@@ -1,0 +1,55 @@
+// Floor for the webhook on PostgreSQL: the least a durable receiver must do there, with the same rules
+// and reply as the SQLite one (floors/webhook-floor.ts). Every delivery of one event-loop turn goes to
+// the database as ONE statement, `INSERT … SELECT FROM unnest(…) ON CONFLICT (settlement_id) DO NOTHING
+// RETURNING settlement_id`, in an implicit transaction with synchronous_commit on: one round trip per
+// batch, and nothing is answered before its commit. Up to IN_FLIGHT batches run at once on their own
+// connections, so a turn's batch does not wait for the previous one's WAL flush; while all are busy,
+// deliveries gather into the next. The table, in a schema the orchestrator made for it
+// (FLOOR_DATABASE_URL selects it), holds what the SQLite floor holds: settlement_id, session_id, body.
+import pg from 'pg';
+import { codesFor, reply, serveWebhookFloor, type Code, type Delivery } from './webhook-floor.ts';
+
+/** Batches written at once; measured against 1 (docs/benchmarks.md), the floor's best. */
+const IN_FLIGHT = 4;
+
+if (!process.env.FLOOR_DATABASE_URL) throw new Error('floors/pg-receiver.ts needs FLOOR_DATABASE_URL (the bench sets it)');
+const url = new URL(process.env.FLOOR_DATABASE_URL);
+// synchronous_commit on whatever the server's default: a 00 must survive a crash.
+url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c synchronous_commit=on`.trim());
+const pool = new pg.Pool({ connectionString: url.toString(), max: IN_FLIGHT });
+await pool.query(`CREATE TABLE notifications (
+  position BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  settlement_id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, body TEXT NOT NULL)`);
+const INSERT = `INSERT INTO notifications (settlement_id, session_id, body)
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+  ON CONFLICT (settlement_id) DO NOTHING RETURNING settlement_id`;
+
+let inFlight = 0;
+let waiting: Delivery[] = [];
+
+async function write(batch: Delivery[]): Promise<void> {
+  inFlight += 1;
+  let codes: Code[];
+  try {
+    const values = [batch.map((d) => d.settlementId), batch.map((d) => d.sessionId), batch.map((d) => d.body)];
+    const { rows } = await pool.query<{ settlement_id: string }>({ name: 'insert', text: INSERT, values });
+    codes = codesFor(batch, rows.map((row) => row.settlement_id));
+  } catch {
+    codes = batch.map(() => '03');
+  }
+  inFlight -= 1;
+  batch.forEach((item, i) => reply(item.response, item.sessionId, codes[i]!));
+  if (waiting.length > 0) {
+    const next = waiting;
+    waiting = [];
+    void write(next);
+  }
+}
+
+await serveWebhookFloor({
+  commit(batch) {
+    if (inFlight < IN_FLIGHT) void write(batch);
+    else waiting.push(...batch);
+  },
+  close: () => pool.end(),
+});
