@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from 'graphql-ws';
 import { request } from 'undici';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, signedHeaders } from './helpers/app.ts';
@@ -17,6 +17,21 @@ function routerSpan() {
   const traceId = randomBytes(16).toString('hex');
   const spanId = randomBytes(8).toString('hex');
   return { traceId, spanId, traceparent: `00-${traceId}-${spanId}-01` };
+}
+
+/**
+ * A collector and a traced subgraph for a whole describe block, stopped by the returned function
+ * (onCleanup is per test; these outlive one).
+ */
+async function startSharedTraced() {
+  const stops: (() => Promise<void>)[] = [];
+  const collector = await startOtlpCollector({ register: (stop) => stops.push(stop) });
+  const subgraph = await startSubgraphProcess(
+    { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50' },
+    undefined,
+    { register: (stop) => stops.push(stop) },
+  );
+  return { collector, subgraph, stop: async () => void (await Promise.all(stops.reverse().map((stop) => stop()))) };
 }
 
 /** The subgraph exporting to `collector` over OTLP/HTTP JSON, batches flushed quickly. */
@@ -36,10 +51,18 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 
 const LOOKUP = 'query Lookup { account(accountNumber: "0123456789", bankCode: "000023") { accountName bvn bank { name } } bvn(number: "22212345678") { firstName } }';
 
+// One traced process and collector serve every test of this block, each test in a trace of its own
+// (its router span); the last one stops the process to flush whatever is still batched.
 describe('OpenTelemetry tracing', () => {
+  let collector: OtlpCollector;
+  let subgraph: SubgraphProcess;
+  let stopShared: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    ({ collector, subgraph, stop: stopShared } = await startSharedTraced());
+  });
+  afterAll(() => stopShared?.());
+
   it('makes the bank call a CLIENT span under the router span that sent the query', async () => {
-    const collector = await startOtlpCollector();
-    const subgraph = await startTraced(collector);
     const router = routerSpan();
     const { body } = await post(`${subgraph.baseUrl}/graphql`, { query: LOOKUP }, { traceparent: router.traceparent });
     expect(body.errors).toBeUndefined();
@@ -58,8 +81,6 @@ describe('OpenTelemetry tracing', () => {
   });
 
   it("records a refused bank call's contract code on its span and on the operation's", async () => {
-    const collector = await startOtlpCollector();
-    const subgraph = await startTraced(collector);
     const router = routerSpan();
     const { body } = await post(`${subgraph.baseUrl}/graphql`, { query: '{ account(accountNumber: "5555555555", bankCode: "000023") { accountName } }' }, { traceparent: router.traceparent });
     const code = body.errors[0].extensions.code as string;
@@ -72,30 +93,26 @@ describe('OpenTelemetry tracing', () => {
   });
 
   it('traces a webhook delivery with its reply code, the store write and the publish; its log line carries the trace id', async () => {
-    const collector = await startOtlpCollector();
-    const subgraph = await startTraced(collector, { OTEL_SERVICE_NAME: 'bank-subgraph-test' });
     const router = routerSpan();
-    const { body } = await post(`${subgraph.baseUrl}/webhooks/collection`, notificationBody(), { ...signedHeaders(), traceparent: router.traceparent });
+    const delivered = notificationBody();
+    const { body } = await post(`${subgraph.baseUrl}/webhooks/collection`, delivered, { ...signedHeaders(), traceparent: router.traceparent });
     expect(body.responseCode).toBe('00');
 
     const delivery = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'POST /webhooks/collection');
     expect(delivery.kind).toBe(SpanKindNumber.SERVER);
     expect(delivery.parentSpanId).toBe(router.spanId);
     expect(delivery.attributes).toMatchObject({ 'collection.response_code': '00', 'collection.reason': 'accepted' });
-    expect(delivery.resource['service.name']).toBe('bank-subgraph-test');
     const write = await collector.waitForSpan((s) => s.name === 'INSERT collection_notifications' && s.parentSpanId === delivery.spanId);
     expect(write.attributes).toMatchObject({ 'db.system.name': 'sqlite', 'collection.store_outcome': 'inserted' });
     const publish = await collector.waitForSpan((s) => s.name === 'send notificationsStored' && s.parentSpanId === delivery.spanId);
     expect(publish.kind).toBe(SpanKindNumber.PRODUCER);
 
     // Log lines are written in batches, at most 100 ms late.
-    const line = await waitFor(() => subgraph.logs.find((entry) => entry.responseCode === '00'));
+    const line = await waitFor(() => subgraph.logs.find((entry) => entry.settlementId === delivered.settlementId));
     expect(line).toMatchObject({ trace_id: router.traceId, span_id: delivery.spanId });
   });
 
   it('makes each subscription event a span under the router span of the WebSocket upgrade', async () => {
-    const collector = await startOtlpCollector();
-    const subgraph = await startTraced(collector);
     const router = routerSpan();
     const client = createClient({
       url: `${subgraph.baseUrl.replace(/^http/, 'ws')}/graphql`,
@@ -120,8 +137,6 @@ describe('OpenTelemetry tracing', () => {
   });
 
   it("makes each event of a callback-protocol subscription a span under the router's subscribe request", async () => {
-    const collector = await startOtlpCollector();
-    const subgraph = await startTraced(collector);
     // The router's callback endpoint: 200 to check, 204 to the rest.
     const callbacks = createServer((req, res) => {
       let body = '';
@@ -142,8 +157,6 @@ describe('OpenTelemetry tracing', () => {
   });
 
   it('exports no credential, token, password, BVN or account number in any byte', async () => {
-    const collector = await startOtlpCollector();
-    const subgraph = await startTraced(collector);
     const url = `${subgraph.baseUrl}/graphql`;
     const router = routerSpan();
     const headers = { traceparent: router.traceparent };
@@ -171,9 +184,12 @@ describe('OpenTelemetry tracing', () => {
     for (const secret of secrets) expect(exported, secret).not.toContain(secret);
   });
 
+});
+
+describe('OpenTelemetry tracing, each in a process of its own', () => {
   it('exports over http/protobuf, the default protocol', async () => {
     const collector = await startOtlpCollector();
-    const subgraph = await startTraced(collector, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
+    const subgraph = await startTraced(collector, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'bank-subgraph-test' });
     const router = routerSpan();
     await post(`${subgraph.baseUrl}/graphql`, { query: '{ banks { code name } }' }, { traceparent: router.traceparent });
     subgraph.child.kill('SIGTERM');
@@ -182,7 +198,10 @@ describe('OpenTelemetry tracing', () => {
     expect(traces.length).toBeGreaterThan(0);
     expect(traces[0]!.contentType).toBe('application/x-protobuf');
     // The trace id travels as its 16 raw bytes.
-    expect(Buffer.concat(traces.map((b) => b.body)).includes(Buffer.from(router.traceId, 'hex'))).toBe(true);
+    const exported = Buffer.concat(traces.map((b) => b.body));
+    expect(exported.includes(Buffer.from(router.traceId, 'hex'))).toBe(true);
+    // OTEL_SERVICE_NAME names the resource (a protobuf string is its UTF-8 bytes).
+    expect(exported.includes(Buffer.from('bank-subgraph-test'))).toBe(true);
   });
 
   it('starts no SDK and exports nothing without an exporter', async () => {

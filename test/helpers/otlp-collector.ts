@@ -59,7 +59,7 @@ function flatten(body: any): CollectedSpan[] {
 }
 
 /** An in-process OTLP/HTTP collector on a free loopback port: keeps every body, answers 200. Closed after the test. */
-export async function startOtlpCollector(): Promise<OtlpCollector> {
+export async function startOtlpCollector({ register = onCleanup }: { register?: (stop: () => Promise<void>) => void } = {}): Promise<OtlpCollector> {
   const bodies: OtlpCollector['bodies'] = [];
   const spans: CollectedSpan[] = [];
   const server = createServer((request, response) => {
@@ -75,7 +75,7 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onCleanup(() => new Promise((resolve) => server.close(resolve)));
+  register(() => new Promise((resolve) => server.close(() => resolve())));
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,

@@ -20,16 +20,21 @@ export interface SubgraphProcess {
 
 /**
  * Runs `src/main.ts` as `npm start` would, with `env` on top of a clean test environment (port 0,
- * loopback, in-memory SQLite), and resolves once it logs where it listens. Killed after the test.
+ * loopback, in-memory SQLite), and resolves once it logs where it listens. Killed after the test,
+ * or by whatever `register` is given (a process shared by a describe block).
  */
-export async function startSubgraphProcess(env: Record<string, string> = {}, cwd?: string): Promise<SubgraphProcess> {
+export async function startSubgraphProcess(
+  env: Record<string, string> = {},
+  cwd?: string,
+  { register = onCleanup }: { register?: (stop: () => Promise<void>) => void } = {},
+): Promise<SubgraphProcess> {
   const child = spawn(process.execPath, [MAIN], {
     cwd,
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', STORE_URL: 'sqlite::memory:', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
-  onCleanup(async () => {
+  register(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   });
