@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { captureLogs } from './helpers/logs.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -50,20 +51,26 @@ describe('the webhook on node:http', () => {
     expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
   });
 
-  it('stores nothing from a delivery whose sender hangs up mid-body, and goes on serving', async () => {
+  it('stores nothing from a delivery whose sender hangs up before the declared length, and goes on serving', async () => {
     const store = await openMemoryStore();
-    const app = await startApp({}, { store });
+    const { logger, logs } = captureLogs();
+    const app = await startApp({}, { store, logger });
     const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
     await once(socket, 'connect');
-    const payload = JSON.stringify(notificationBody());
+    // The whole notification, valid JSON on its own, but 10 bytes short of the length declared: a
+    // route that read it as complete when the sender left would store it.
+    const unfinished = notificationBody();
+    const payload = JSON.stringify(unfinished);
     const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-    socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n`);
-    socket.write(payload.slice(0, 40));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const request = `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload) + 10}\r\n\r\n${payload}`;
+    // Handed to the kernel, which sends it before the close: the server reads every byte, then the end.
+    await new Promise((resolve) => socket.write(request, resolve));
     socket.destroy();
+    await waitFor(() => logs.find((line) => String(line.msg).includes('hung up before the body ended')));
     const next = notificationBody();
     expect((await app.deliver(next)).reply.responseCode).toBe('00');
     expect((await store.listNewestFirst({ limit: 5 })).map((n) => n.settlementId)).toEqual([next.settlementId]);
+    expect(await store.getMany([unfinished.settlementId as string])).toEqual([null]);
   });
 
   it('answers 503 and closes the connection to a delivery that arrives while the server drains', async () => {

@@ -71,7 +71,11 @@ async function serve(request: IncomingMessage, response: ServerResponse, { deps,
     // The rest of the body is never read: the connection cannot carry another request after it.
     return send(response, 413, verdict, { connection: 'close' });
   }
-  if (body === 'aborted') return; // the bank hung up: nobody to answer
+  if (body === 'aborted') {
+    // Nobody to answer, and nothing stored: the bank, seeing no reply, sends it again.
+    deps.logger.warn({ reqId }, 'collection notification: the sender hung up before the body ended; nothing stored');
+    return;
+  }
 
   let verdict: Verdict;
   try {
