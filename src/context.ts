@@ -1,6 +1,6 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { NotificationLog } from './collection/notification-log.ts';
-import type { CollectionNotificationRecord } from './domain/index.ts';
+import type { CollectionNotificationRecord, LogPosition } from './domain/index.ts';
 import type { Config } from './config.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
 import type { BankListCache } from './loaders/bank-list-cache.ts';
@@ -30,8 +30,8 @@ export interface Context {
   bank: BankClients;
   loaders: Loaders;
   store: NotificationStore;
-  /** The `incomingTransfer` stream: replay after `afterSeq` when given, then live. */
-  incomingTransfers(options: { accountNumber?: string | undefined; afterSeq?: number | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
+  /** The `incomingTransfer` stream: replay after the `after` position when given, then live. */
+  incomingTransfers(options: { accountNumber?: string | undefined; after?: LogPosition | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
 
 /** A fresh context, with its own loaders and bank-call budget, for one GraphQL operation. */

@@ -11,7 +11,7 @@ function memoryWrite() {
     calls.push(notifications);
     return notifications.map((one) => {
       if (rows.has(one.settlementId)) return null;
-      const record = { ...one, seq: rows.size + 1 };
+      const record = { ...one, position: { txid: 0, seq: rows.size + 1 } };
       rows.set(one.settlementId, record);
       return record;
     });
