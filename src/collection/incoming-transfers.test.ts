@@ -46,7 +46,7 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const deliver = async () => {
     const result = await raw.insert(newNotification({ accountNumber: ACCOUNT }));
     if (result.status !== 'inserted') throw new Error('not inserted');
-    notificationLog.announce(result.notification.position);
+    notificationLog.announce(result.notification.position, result.settled);
     return result.notification;
   };
   const live = async () => (await metrics.activeSubscriptions.get()).values[0]?.value ?? 0;

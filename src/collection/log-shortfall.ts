@@ -26,8 +26,9 @@ export function createShortfall(logger: Logger, options: { pollIntervalMs: numbe
     expect(committed: LogPosition) {
       if (comparePositions(committed, expected) > 0) expected = committed;
     },
-    check(position: LogPosition) {
-      if (comparePositions(position, expected) >= 0) {
+    /** After a read that reached `position`; `waited` when someone waits on what is short of it. */
+    check(position: LogPosition, waited: boolean) {
+      if (!waited || comparePositions(position, expected) >= 0) {
         if (warned) logger.info({ position, heldBackMs: Date.now() - since! }, 'the notification log caught up');
         since = undefined;
         warned = false;

@@ -4,7 +4,7 @@ import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { capturingLogger, databaseUrl, isolatedPostgresUrl, silent, storeBackends, untilSettled } from '../../test/helpers/stores.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
-import { START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
+import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
@@ -31,11 +31,11 @@ function wrapListAfter(store: NotificationStore, wrap: (read: NotificationStore[
   });
 }
 
-/** Stores one new notification without telling anyone; its position. */
-async function insertQuietly(store: NotificationStore): Promise<LogPosition> {
+/** Stores one new notification without telling anyone; its position, and the log's settled one. */
+async function insertQuietly(store: NotificationStore): Promise<{ position: LogPosition; settled: LogPosition }> {
   const result = await store.insert(newNotification());
   if (result.status !== 'inserted') throw new Error('not inserted');
-  return result.notification.position;
+  return { position: result.notification.position, settled: result.settled };
 }
 
 /** Everything a listener was handed, and their positions. */
@@ -64,12 +64,12 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const metrics = createMetrics();
     const logger = options.logger ?? silent;
     const start = () => startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, ...options });
-    /** Stores and publishes one notification, as the webhook does. */
+    /** Stores and publishes one notification, as the webhook's announcement does. */
     const deliver = async (into: NotificationStore = raw) => {
       const result = await into.insert(newNotification());
       if (result.status !== 'inserted') throw new Error('not inserted');
-      await pubsub.publish('notificationsStored', { ...result.notification.position });
-      return result.notification;
+      await pubsub.publish('notificationsStored', { ...result.notification.position, settled: result.settled });
+      return { ...result.notification, settled: result.settled };
     };
     /** Reads counted by the log's metric, of one trigger and/or outcome. */
     const reads = async (labels: { trigger?: string; outcome?: string }) => {
@@ -128,29 +128,43 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     });
     const other = await startNotificationLog({ store, pubsub: spy, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
     onCleanup(() => other.close());
-    const stored: LogPosition[] = [];
+    const stored: { position: LogPosition; settled: LogPosition }[] = [];
     for (let i = 0; i < 5; i += 1) stored.push(await insertQuietly(store));
-    for (const position of [stored[4]!, ...stored.slice(0, 4)]) other.announce(position);
+    for (const { position, settled } of [stored[4]!, ...stored.slice(0, 4)]) other.announce(position, settled);
     expect(published).toEqual([]); // not inside the turn that committed
     await waitFor(() => (published.length > 0 ? true : undefined));
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(published).toEqual([{ topic: 'notificationsStored', payload: { ...stored[4] } }]);
+    expect(published).toEqual([{ topic: 'notificationsStored', payload: { ...stored[4]!.position, settled: stored[4]!.settled } }]);
     expect(log.position).toEqual(START_OF_LOG); // its own pub/sub never carried the spy's message
   });
 
-  test('moves its position to the settled head without reading a notification while nobody listens', async () => {
-    let rowReads = 0;
-    const { deliver, open } = await setUp({ wrap: (read) => (query) => ((rowReads += 1), read(query)) });
+  test('moves its position to an announced settled one without reading while nobody listens', async () => {
+    const { deliver, open, reads, store } = await setUp();
     const log = await open();
     const skipped = await deliver();
-    await waitFor(() => (log.position.seq === skipped.position.seq ? true : undefined));
-    expect(log.position).toEqual(skipped.position);
-    expect(rowReads).toBe(0);
+    await waitFor(() => (comparePositions(log.position, skipped.settled) === 0 ? true : undefined));
+    expect(await reads({})).toBe(0);
     const { listener, positions } = recorder();
-    expect(log.follow(listener).position).toEqual(skipped.position);
+    const { position } = log.follow(listener);
+    expect(position).toEqual(skipped.settled);
+    // It is owed exactly what lies after that position: on SQLite, a commit settles itself.
     const next = await deliver();
-    await waitFor(() => (positions().length === 1 ? true : undefined));
-    expect(positions()).toEqual([next.position]);
+    await waitFor(() => (comparePositions(positions().at(-1) ?? START_OF_LOG, next.position) === 0 ? true : undefined));
+    expect(positions()).toEqual((await store.listAfter({ after: position, limit: 10 })).map((n) => n.position));
+    if (store.kind === 'sqlite') expect(positions()).toEqual([next.position]);
+  });
+
+  test('moves its position to the settled head with one look at the log when woken with nobody listening', async () => {
+    let rowReads = 0;
+    const { store, open, reads } = await setUp({ wrap: (read) => (query) => ((rowReads += 1), read(query)) });
+    const log = await open();
+    const { position } = await insertQuietly(store);
+    await untilSettled(store, [position]);
+    log.wake('timer');
+    await log.settled();
+    expect(log.position).toEqual(position);
+    expect(await reads({ trigger: 'timer', outcome: 'ok' })).toBe(1);
+    expect(rowReads).toBe(0);
   });
 
   test('answers an announcement it cannot publish with a log line, and the others read it on their timer', async () => {
@@ -163,9 +177,9 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const logger = Object.assign(Object.create(silent), { error: (fields: unknown) => void lines.push(fields) });
     const replica = await startNotificationLog({ store, pubsub: failing, metrics: createMetrics(), logger }, { pollIntervalMs: 60_000 });
     onCleanup(() => replica.close());
-    const position = await insertQuietly(store);
+    const { position, settled } = await insertQuietly(store);
     await untilSettled(store, [position]);
-    expect(() => replica.announce(position)).not.toThrow();
+    expect(() => replica.announce(position, settled)).not.toThrow();
     await waitFor(() => (lines.length === 1 ? true : undefined));
     expect(lines[0]).toMatchObject(position);
     expect(positions()).toEqual([]); // the message never came
@@ -179,10 +193,10 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const published: unknown[] = [];
     const recording: PubSub = { ...deafPubSub, publish: async (_topic, payload) => void published.push(payload) };
     const log = await startNotificationLog({ store, pubsub: recording, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
-    const position = await insertQuietly(store);
-    log.announce(position);
+    const { position, settled } = await insertQuietly(store);
+    log.announce(position, settled);
     await log.close();
-    expect(published).toEqual([{ ...position }]);
+    expect(published).toEqual([{ ...position, settled }]);
   });
 
   test('reads page by page until caught up, from one wake', async () => {
@@ -322,8 +336,8 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     // A transaction that has written (holds an id) and stays open, as a slow migration would.
     await holder.query('BEGIN');
     await holder.query('SELECT pg_current_xact_id()');
-    const position = await insertQuietly(store);
-    log.announce(position);
+    const { position, settled } = await insertQuietly(store);
+    log.announce(position, settled);
     const warning = await waitFor(() => lines.find((line) => line.includes('live delivery is held back')));
     expect(JSON.parse(warning)).toMatchObject({ level: 40, expected: position });
     expect(positions()).toEqual([]);

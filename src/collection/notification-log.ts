@@ -44,11 +44,12 @@ export interface NotificationLog {
   /** Asks for a read; a wake while one runs causes one more read after it, however many arrive. */
   wake(trigger: ReadTrigger): void;
   /**
-   * Says that this replica committed a notification at `position`: wakes this replica's reader at
-   * once and, once per event-loop turn whatever the number of commits in it, every replica's
-   * through pub/sub. Never fails: a lost message only leaves the others to their safety-net timer.
+   * Says that this replica committed a notification at `committed`, the log then being settled
+   * through `settled` (the store's InsertResult): wakes this replica's reader at once and, once per
+   * event-loop turn whatever the number of commits in it, every replica's through pub/sub. Never
+   * fails: a lost message only leaves the others to their safety-net timer.
    */
-  announce(position: LogPosition): void;
+  announce(committed: LogPosition, settled: LogPosition): void;
   /** Resolves once no read is running or asked for. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -78,9 +79,10 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
   const reader = createLogReader(deps, await deps.store.settledHead(), { pageSize, pollIntervalMs, heldBackWarningMs });
   const announcer = createAnnouncer(deps);
   const unsubscribe = await deps.pubsub.subscribe('notificationsStored', (message) => {
-    // Only a hint: the store says what is new. A position (earlier releases sent none) is one to reach.
-    if (typeof message.txid === 'number' && typeof message.seq === 'number') reader.expect({ txid: message.txid, seq: message.seq });
-    reader.wake('wake');
+    // Only hints: the store says what is new. Earlier releases sent neither position.
+    if (isPosition(message)) reader.expect(message);
+    if (isPosition(message.settled)) reader.reached(message.settled);
+    else reader.wake('wake');
   });
   // Messages may have been lost just before the link dropped: read at once, not at the next tick.
   const stopWatching = deps.pubsub.onInterruption(() => reader.wake('wake'));
@@ -94,10 +96,10 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
     },
     follow: reader.follow,
     wake: reader.wake,
-    announce(position) {
-      reader.expect(position);
-      reader.wake('wake');
-      if (!closing) announcer.announce(position);
+    announce(committed, settled) {
+      reader.expect(committed);
+      reader.reached(settled);
+      if (!closing) announcer.announce(committed, settled);
     },
     settled: reader.settled,
     close: () =>
@@ -112,29 +114,35 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
   };
 }
 
+const isPosition = (value: unknown): value is LogPosition =>
+  typeof (value as LogPosition | undefined)?.txid === 'number' && typeof (value as LogPosition).seq === 'number';
+
+const later = (a: LogPosition, b: LogPosition) => (comparePositions(a, b) >= 0 ? a : b);
+
 /**
  * The publishing half: positions announced in one event-loop turn (every commit of a busy webhook)
  * go out as one `notificationsStored` message with the highest of them.
  */
 function createAnnouncer({ pubsub, logger }: NotificationLogDeps) {
-  let highest: LogPosition = START_OF_LOG;
+  let highest = { committed: START_OF_LOG, settled: START_OF_LOG };
   let links: Link[] = [];
   let sending: Promise<void> | undefined;
 
   async function send() {
-    const { txid, seq } = highest;
+    const { committed, settled } = highest;
     const linked = links;
     links = [];
     try {
-      await tracePublish(pubsub.kind, 'notificationsStored', () => pubsub.publish('notificationsStored', { seq, txid }), linked);
+      const message = { txid: committed.txid, seq: committed.seq, settled: { txid: settled.txid, seq: settled.seq } };
+      await tracePublish(pubsub.kind, 'notificationsStored', () => pubsub.publish('notificationsStored', message), linked);
     } catch (error) {
-      logger.error({ err: error, txid, seq }, 'stored notifications could not be announced; other replicas will read them on their next tick');
+      logger.error({ err: error, ...committed }, 'stored notifications could not be announced; other replicas will read them on their next tick');
     }
   }
 
   return {
-    announce(position: LogPosition) {
-      if (comparePositions(position, highest) > 0) highest = position;
+    announce(committed: LogPosition, settled: LogPosition) {
+      highest = { committed: later(committed, highest.committed), settled: later(settled, highest.settled) };
       const link = linkToActiveSpan();
       if (link && links.length < MAX_PUBLISH_LINKS) links.push(link);
       sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(send).finally(() => (sending = undefined));
@@ -215,8 +223,8 @@ function createLogReader(deps: NotificationLogDeps, start: LogPosition, options:
 
   async function readUntilCaughtUp(trigger: ReadTrigger) {
     if (listeners.size === 0) {
-      // Nobody to hand notifications to: move to the settled head without reading a row. Whoever
-      // follows meanwhile is owed what lies after the position it was given, so then read.
+      // Nobody to hand notifications to: move to the settled head without reading a notification.
+      // Whoever follows meanwhile is owed what lies after the position it was given, so then read.
       const head = await store.settledHead();
       metrics.logReads.inc({ trigger, outcome: 'ok' });
       if (listeners.size === 0) {
@@ -244,7 +252,8 @@ function createLogReader(deps: NotificationLogDeps, start: LogPosition, options:
       await readUntilCaughtUp(trigger);
       if (failing) logger.info({ position }, 'reading the notification log again');
       failing = false;
-      if (!closed) shortfall.check(position);
+      // Only delivery waits on what is committed but not settled: with nobody listening, no hurry.
+      if (!closed) shortfall.check(position, listeners.size > 0);
     } catch (error) {
       metrics.logReads.inc({ trigger, outcome: 'error' });
       // Once per outage, not once a second: the timer keeps retrying from the same position.
@@ -266,6 +275,15 @@ function createLogReader(deps: NotificationLogDeps, start: LogPosition, options:
     },
     /** A notification at `committed` is stored: reads that stop short of it are retried soon. */
     expect: (committed: LogPosition) => shortfall.expect(committed),
+    /**
+     * The log is settled through `settled`. With nobody listening, the position moves there without
+     * a read; otherwise there may be notifications to hand out: read.
+     */
+    reached(settled: LogPosition) {
+      if (closed) return;
+      if (listeners.size > 0) return reads.request('wake');
+      if (comparePositions(settled, position) > 0) moveTo(settled);
+    },
     settled: () => reads.settled(),
     async close() {
       closed = true;

@@ -8,7 +8,9 @@ import { comparePositions, START_OF_LOG, type LogPosition } from '../domain/inde
 /** Lets the store's batch, flushed on setImmediate, start (and on the main thread, finish). */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-/** Where an insert was stored, as text to compare in sets; throws when it was not stored. */
+const anyPosition = { txid: expect.any(Number), seq: expect.any(Number) };
+
+/** Where an insert was stored; throws when it was not stored. */
 const positionOf = (result: InsertResult): LogPosition => {
   if (result.status !== 'inserted') throw new Error('not inserted');
   return result.notification.position;
@@ -41,8 +43,8 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     ]);
 
     expect(results.map((result) => result.status)).toEqual(['inserted', 'duplicate', 'inserted', 'duplicate']);
-    expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, position: { txid: expect.any(Number), seq: expect.any(Number) } } });
-    expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, position: { txid: expect.any(Number), seq: expect.any(Number) } } });
+    expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, position: anyPosition }, settled: anyPosition });
+    expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, position: anyPosition }, settled: anyPosition });
     // One batch, one commit, and positions in the order the inserts came.
     expect(batches).toEqual([{ size: 4, inserted: 2, outcome: 'committed', ms: expect.any(Number) }]);
     expect(comparePositions(positionOf(results[2]!), positionOf(results[0]!))).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { START_OF_LOG, type LogPosition, type NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
-import { createInsertBatcher, type BatchOptions } from './batch.ts';
+import { createInsertBatcher, type BatchOptions, type WriteBatch } from './batch.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
 import {
   INSERT_COLUMNS,
@@ -75,13 +75,14 @@ const QUERIES = {
   // its column defaults, and evaluating them (txid's pg_current_xact_id(), or seq's nextval now
   // and then) gives the transaction an id, and so a commit record and a WAL flush. A batch of
   // bank retries only (all 01) thus costs no flush. ON CONFLICT still settles races with other
-  // replicas, whose rows are not visible yet.
+  // replicas, whose rows are not visible yet. The statement's snapshot xmin comes back too: every
+  // transaction below it had ended, so the log is settled up to there (see SETTLED).
   insert: `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
     SELECT ${INSERT_COLUMNS.map((column) => `u.${column}`).join(', ')}
     FROM unnest(${INSERT_COLUMNS.map((_, index) => `$${index + 1}::text[]`).join(', ')}) AS u(${INSERT_COLUMNS.join(', ')})
     WHERE NOT EXISTS (SELECT FROM collection_notifications c WHERE c.settlement_id = u.settlement_id)
     ON CONFLICT (settlement_id) DO NOTHING
-    RETURNING txid, seq, settlement_id`,
+    RETURNING txid, seq, settlement_id, pg_snapshot_xmin(pg_current_snapshot()) AS horizon`,
   getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,
   newest: `${FROM} WHERE (txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
   newestOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
@@ -178,21 +179,23 @@ function migrationTarget(client: pg.Client): MigrationTarget {
 }
 
 /** Writes one batch (distinct settlementIds) as one statement; answers each one's record, or null when already stored. */
-async function writeBatch(pool: pg.Pool, notifications: NewCollectionNotification[]) {
+async function writeBatch(pool: pg.Pool, notifications: NewCollectionNotification[]): ReturnType<WriteBatch> {
   // Named: each connection parses and plans the statement once.
-  const { rows } = await pool.query<{ txid: string; seq: string; settlement_id: string }>({
+  const { rows } = await pool.query<{ txid: string; seq: string; settlement_id: string; horizon: string }>({
     name: 'notifications-insert',
     text: QUERIES.insert,
     values: insertColumns(notifications),
   });
-  if (rows.length === 0) return notifications.map(() => null);
-  // One statement, one transaction: every row has the same txid.
-  const txid = rows[0]!.txid;
+  if (rows.length === 0) return { records: notifications.map(() => null), settled: START_OF_LOG };
+  // One statement, one transaction, one snapshot: every row has the same txid and horizon.
+  const { txid, horizon } = rows[0]!;
   const seqs = new Map(rows.map((row) => [row.settlement_id, row.seq]));
-  return notifications.map((notification) => {
+  const records = notifications.map((notification) => {
     const seq = seqs.get(notification.settlementId);
     return seq === undefined ? null : insertedRecord(notification, toPosition(txid, seq));
   });
+  // No row is at seq 0: (horizon, 0) lies after every row below the horizon and before the rest.
+  return { records, settled: toPosition(horizon, 0) };
 }
 
 /** The insert's parameters: one array per column, in INSERT_COLUMNS order. */

@@ -107,13 +107,12 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
   const assertOpen = () => {
     if (closing) throw new Error('The sqlite store is closed');
   };
-  const batcher = createInsertBatcher(
-    async (notifications) =>
-      insertRows(database, statements.insert, notifications.map(toInsertParams)).map((seq, index) =>
-        seq === null ? null : insertedRecord(notifications[index]!, atSeq(seq)),
-      ),
-    options,
-  );
+  const batcher = createInsertBatcher(async (notifications) => {
+    const seqs = insertRows(database, statements.insert, notifications.map(toInsertParams));
+    const records = seqs.map((seq, index) => (seq === null ? null : insertedRecord(notifications[index]!, atSeq(seq))));
+    // Committed in seq order, one writer at a time: everything up to this batch's last row is settled.
+    return { records, settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))) };
+  }, options);
   // Every read runs synchronously inside its async body: statements of one connection never interleave.
   return {
     kind: 'sqlite',

@@ -45,8 +45,8 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
 
     const first = await store.insert(full);
     const second = await store.insert(sparse);
-    expect(first).toEqual({ status: 'inserted', notification: { ...full, position: anyPosition } });
-    expect(second).toEqual({ status: 'inserted', notification: { ...sparse, position: anyPosition } });
+    expect(first).toEqual({ status: 'inserted', notification: { ...full, position: anyPosition }, settled: anyPosition });
+    expect(second).toEqual({ status: 'inserted', notification: { ...sparse, position: anyPosition }, settled: anyPosition });
 
     const [readFull, readSparse] = await store.getMany([full.settlementId, sparse.settlementId]);
     expect(readFull).toStrictEqual({ ...full, position: positionOf(first) });
@@ -149,6 +149,22 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const ofAccount = await store.listAfter({ accountNumber: '2222222222', after: START_OF_LOG, limit: 10 });
     expect(ofAccount.map((record) => record.position)).toEqual([positions[1], positions[3]]);
     expect(await store.listAfter({ after: positions[4]!, limit: 10 })).toEqual([]);
+  });
+
+  test('tells with each insert a position its commit found settled: everything at or below it is listed at once', async () => {
+    const { store } = await setup();
+    const results = [];
+    for (let index = 0; index < 3; index += 1) results.push(await store.insert(notification()));
+    for (const result of results) {
+      if (result.status !== 'inserted') throw new Error('not inserted');
+      const listed = await store.listAfter({ after: START_OF_LOG, limit: 10 });
+      const below = listed.filter((record) => comparePositions(record.position, result.settled) <= 0);
+      const every = await Promise.all(results.map(async (r) => (await store.getMany([r.status === 'inserted' ? r.notification.settlementId : '']))[0]!));
+      expect(below).toEqual(every.filter((record) => comparePositions(record.position, result.settled) <= 0));
+      // Where one writer commits at a time in seq order, a commit settles itself.
+      if (store.kind === 'sqlite') expect(result.settled).toEqual(result.notification.position);
+      else expect(result.settled.txid).toBeLessThanOrEqual(result.notification.position.txid);
+    }
   });
 
   test('finds the position of a stored seq, and none for a seq not stored', async () => {

@@ -1,7 +1,16 @@
 import type { CollectionNotificationRecord, LogPosition, NewCollectionNotification } from '../domain/index.ts';
 
 export type InsertResult =
-  | { status: 'inserted'; notification: CollectionNotificationRecord }
+  | {
+      status: 'inserted';
+      notification: CollectionNotificationRecord;
+      /**
+       * A position the log had settled through when this insert committed (on SQLite the
+       * notification's own; on PostgreSQL the oldest transaction then running, at seq 0): a log
+       * follower with nobody to hand notifications to may move there without reading.
+       */
+      settled: LogPosition;
+    }
   | { status: 'duplicate' };
 
 /**
