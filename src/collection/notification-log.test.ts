@@ -154,6 +154,23 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     if (store.kind === 'sqlite') expect(positions()).toEqual([next.position]);
   });
 
+  test('reads nothing more when it hears back a commit it has already handed out', async () => {
+    const { deliver, open, reads } = await setUp();
+    const log = await open();
+    const { listener, positions } = recorder();
+    log.follow(listener);
+    const sent = await deliver();
+    await waitFor(() => (positions().length === 1 ? true : undefined));
+    await log.settled();
+    const before = await reads({});
+    // The webhook's own announcement, and its own pub/sub message coming back, after the read.
+    log.announce(sent.position, sent.settled);
+    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    await log.settled();
+    expect(await reads({})).toBe(before);
+    expect(positions()).toEqual([sent.position]);
+  });
+
   test('moves its position to the settled head with one look at the log when woken with nobody listening', async () => {
     let rowReads = 0;
     const { store, open, reads } = await setUp({ wrap: (read) => (query) => ((rowReads += 1), read(query)) });

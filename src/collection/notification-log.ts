@@ -80,9 +80,7 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
   const announcer = createAnnouncer(deps);
   const unsubscribe = await deps.pubsub.subscribe('notificationsStored', (message) => {
     // Only hints: the store says what is new. Earlier releases sent neither position.
-    if (isPosition(message)) reader.expect(message);
-    if (isPosition(message.settled)) reader.reached(message.settled);
-    else reader.wake('wake');
+    reader.heard(isPosition(message) ? message : undefined, isPosition(message.settled) ? message.settled : undefined);
   });
   // Messages may have been lost just before the link dropped: read at once, not at the next tick.
   const stopWatching = deps.pubsub.onInterruption(() => reader.wake('wake'));
@@ -97,8 +95,7 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
     follow: reader.follow,
     wake: reader.wake,
     announce(committed, settled) {
-      reader.expect(committed);
-      reader.reached(settled);
+      reader.heard(committed, settled);
       if (!closing) announcer.announce(committed, settled);
     },
     settled: reader.settled,
@@ -273,16 +270,22 @@ function createLogReader(deps: NotificationLogDeps, start: LogPosition, options:
     wake(trigger: ReadTrigger) {
       if (!closed) reads.request(trigger);
     },
-    /** A notification at `committed` is stored: reads that stop short of it are retried soon. */
-    expect: (committed: LogPosition) => shortfall.expect(committed),
     /**
-     * The log is settled through `settled`. With nobody listening, the position moves there without
-     * a read; otherwise there may be notifications to hand out: read.
+     * A replica committed a notification at `committed`, the log being settled through `settled`
+     * (either unknown from a replica of an earlier release). With listeners, read unless that
+     * commit was handed out already (a replica hears its own messages back); reads that stop short
+     * of it are retried soon. With nobody listening, move to `settled` without reading.
      */
-    reached(settled: LogPosition) {
+    heard(committed: LogPosition | undefined, settled: LogPosition | undefined) {
       if (closed) return;
-      if (listeners.size > 0) return reads.request('wake');
-      if (comparePositions(settled, position) > 0) moveTo(settled);
+      if (committed) shortfall.expect(committed);
+      if (listeners.size > 0) {
+        if (!committed || comparePositions(committed, position) > 0) reads.request('wake');
+      } else if (!settled) {
+        reads.request('wake');
+      } else if (comparePositions(settled, position) > 0) {
+        moveTo(settled);
+      }
     },
     settled: () => reads.settled(),
     async close() {

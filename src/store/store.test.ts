@@ -29,7 +29,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
   test('stores every field exactly as given and getMany returns it', async () => {
     const { store } = await setup();
     const rawBody = `{"tranRemarks":"${'Ọ̀dọ́ paid ₦1,500 for ẹ̀wà 🚀 — "quotes" \\n '.repeat(4_000)}"}`;
-    const full = notification({ transactionAmount: '1500.00', settledAmount: '0.10', rawBody });
+    const full = notification({ transactionAmount: '1500.00', settledAmount: '0.10', narration: 'a "quoted", {braced} \\ NULL', sessionId: 'NULL', rawBody });
     const sparse = notification({
       sessionId: '',
       settledAmount: null,
