@@ -90,7 +90,7 @@ export function createMetrics() {
     }),
     logPosition: new Gauge({
       name: 'collection_log_position',
-      help: 'The seq of the log position this replica has read up to and handed to its subscribers; replicas that have read as far show the same.',
+      help: 'The seq of the last notification this replica has read up to in the store log and handed to its subscribers; replicas that have read as far show the same.',
       registers: [registry],
     }),
     logReads: new Counter({

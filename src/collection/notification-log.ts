@@ -215,7 +215,8 @@ function createLogReader(deps: NotificationLogDeps, start: LogPosition, options:
 
   const moveTo = (next: LogPosition) => {
     position = next;
-    metrics.logPosition.set(position.seq);
+    // A settled position between two transactions' notifications (seq 0) names no notification.
+    if (next.seq > 0) metrics.logPosition.set(next.seq);
   };
 
   async function readUntilCaughtUp(trigger: ReadTrigger) {
