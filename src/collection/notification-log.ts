@@ -239,7 +239,7 @@ function createLogReader(deps: NotificationLogDeps, start: LogPosition, options:
         position = notification.position;
         listeners.handOut(notification);
       }
-      metrics.logPosition.set(position.seq);
+      moveTo(position);
       if (page.length < options.pageSize || closed) return;
     }
   }
