@@ -74,13 +74,16 @@ const QUERIES = {
   // Rows already stored are dropped before the insert looks at them: a row that reaches it gets
   // its column defaults, and evaluating them (txid's pg_current_xact_id(), or seq's nextval now
   // and then) gives the transaction an id, and so a commit record and a WAL flush. A batch of
-  // bank retries only (all 01) thus costs no flush. ON CONFLICT still settles races with other
-  // replicas, whose rows are not visible yet. The statement's snapshot xmin comes back too: every
-  // transaction below it had ended, so the log is settled up to there (see SETTLED).
+  // bank retries only (all 01) thus costs no flush. The check is a scalar subquery, one probe of
+  // the unique index per delivery: NOT EXISTS would become an anti-join, which a plan made while
+  // the table looked small (before its first ANALYZE) hashes by reading the whole table, per batch.
+  // ON CONFLICT still settles races with other replicas, whose rows are not visible yet. The
+  // statement's snapshot xmin comes back too: every transaction below it had ended, so the log is
+  // settled up to there (see SETTLED).
   insert: `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
     SELECT ${INSERT_COLUMNS.map((column) => `u.${column}`).join(', ')}
     FROM unnest(${INSERT_COLUMNS.map((_, index) => `$${index + 1}::text[]`).join(', ')}) AS u(${INSERT_COLUMNS.join(', ')})
-    WHERE NOT EXISTS (SELECT FROM collection_notifications c WHERE c.settlement_id = u.settlement_id)
+    WHERE (SELECT true FROM collection_notifications c WHERE c.settlement_id = u.settlement_id) IS NULL
     ON CONFLICT (settlement_id) DO NOTHING
     RETURNING txid, seq, settlement_id, pg_snapshot_xmin(pg_current_snapshot()) AS horizon`,
   getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,
