@@ -1,6 +1,6 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { NotificationLog } from './collection/notification-log.ts';
-import type { CollectionNotificationRecord } from './domain/index.ts';
+import type { CollectionNotificationRecord, LogPosition } from './domain/index.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
 import type { ReferenceData } from './loaders/reference-data.ts';
@@ -39,8 +39,8 @@ export interface Context {
   store: NotificationStore;
   /** The IANA zone of the bank's calendar (`BANK_TIMEZONE`): where summaries cut their days. */
   bankTimezone: string;
-  /** The `incomingTransfer` stream: replay after `afterSeq` when given, then live. */
-  incomingTransfers(options: { accountNumber?: string | undefined; afterSeq?: number | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
+  /** The `incomingTransfer` stream: replay after the `after` position when given, then live. */
+  incomingTransfers(options: { accountNumber?: string | undefined; after?: LogPosition | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
 
 /** A fresh context, with its own loaders and bank-call budget, for one GraphQL operation. */

@@ -95,12 +95,12 @@ export function createMetrics() {
     }),
     logPosition: new Gauge({
       name: 'collection_log_position',
-      help: 'The highest notification position (seq) this replica has read from the store and handed to its subscribers.',
+      help: 'The seq of the last notification this replica has read up to in the store log and handed to its subscribers; replicas that have read as far show the same.',
       registers: [registry],
     }),
     logReads: new Counter({
       name: 'collection_log_reads_total',
-      help: 'Store reads of new notifications by this replica, by trigger (wake: a pub/sub message; timer: the safety net) and outcome (ok, error).',
+      help: 'Store reads of new notifications by this replica, by trigger (wake: a pub/sub message; timer: the safety net; retry: a read that stopped short of a committed notification not yet settled) and outcome (ok, error).',
       labelNames: ['trigger', 'outcome'] as const,
       registers: [registry],
     }),

@@ -1,5 +1,7 @@
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
 import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
 import { databaseUrl, isolatedPostgresUrl, tempSqlitePath } from './helpers/stores.ts';
 import { startTcpProxy } from './helpers/tcp-proxy.ts';
@@ -32,8 +34,8 @@ const redisUrl = serviceUrl('REDIS_URL');
 
 describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', () => {
   /** Two replicas on one database and one Redis; `redisUrlOfA` puts a proxy between A and Redis. */
-  async function startReplicas(redisUrlOfA = redisUrl!): Promise<[TestApp, TestApp]> {
-    const storeUrl = await isolatedPostgresUrl(databaseUrl!);
+  async function startReplicas(redisUrlOfA = redisUrl!, storeUrl?: string): Promise<[TestApp, TestApp]> {
+    storeUrl ??= await isolatedPostgresUrl(databaseUrl!);
     const pubsubChannelPrefix = uniqueChannelPrefix();
     const a = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redisUrlOfA }, { pubsubChannelPrefix });
     const b = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redisUrl! }, { pubsubChannelPrefix });
@@ -125,5 +127,40 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
       expect([...events]).toEqual(expected);
       expect(events.ended).toBeUndefined();
     }
+  });
+
+  it('delivers two notifications whose commits finish out of order to subscribers on both replicas, once each, in log order', async () => {
+    const storeUrl = await isolatedPostgresUrl(databaseUrl!);
+    const [a, b] = await startReplicas(redisUrl!, storeUrl);
+    const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
+    const admin = new pg.Client({ connectionString: storeUrl });
+    await admin.connect();
+    onCleanup(() => admin.end());
+    // A's insert of `slow` takes its transaction id and seq, then stalls until the test lets it go.
+    const slow = notificationBody();
+    const gate = 424_244;
+    await admin.query(`CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.settlement_id = '${slow.settlementId as string}' THEN PERFORM pg_advisory_xact_lock(${gate}); END IF; RETURN NEW; END $$;
+      CREATE TRIGGER stall BEFORE INSERT ON collection_notifications FOR EACH ROW EXECUTE FUNCTION stall()`);
+    await admin.query('SELECT pg_advisory_lock($1)', [gate]);
+    const slowReply = a.deliver(slow);
+    await waitFor(async () => {
+      const { rows } = await admin.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND NOT granted", [gate]);
+      return rows.length > 0 ? true : undefined;
+    });
+
+    // B commits `fast` meanwhile: no lock to wait for, so it is acknowledged first.
+    const fast = notificationBody();
+    expect((await b.deliver(fast)).reply.responseCode).toBe('00');
+    // Both followers read after that commit, and hand out nothing: `slow` could still land before it.
+    const reads = (app: TestApp) => app.app.services.metrics.logReads.get().then(({ values }) => values.reduce((sum, v) => sum + v.value, 0));
+    const readsBefore = await Promise.all([a, b].map(reads));
+    await waitFor(async () => ((await Promise.all([a, b].map(reads))).every((n, i) => n >= readsBefore[i]! + 2) ? true : undefined));
+    expect(subscribers.map((events) => [...events])).toEqual([[], []]);
+
+    await admin.query('SELECT pg_advisory_unlock($1)', [gate]);
+    expect((await slowReply).reply.responseCode).toBe('00');
+    await received(subscribers, fast.settlementId);
+    for (const events of subscribers) expect([...events]).toEqual([slow.settlementId, fast.settlementId]);
   });
 });

@@ -92,7 +92,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): (delivery: Delivery) 
 
     // Stored: the transfer is ours whatever happens next. Every replica's log follower is woken (one
     // pub/sub message per event-loop turn); if that message is lost, their safety-net timer reads it.
-    deps.notificationLog.announce(result.notification.seq);
+    deps.notificationLog.announce(result.notification.position, result.settled);
     return verdict('00', 'accepted', { settlementId });
   };
 }

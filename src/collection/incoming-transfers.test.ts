@@ -46,7 +46,7 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const deliver = async () => {
     const result = await raw.insert(newNotification({ accountNumber: ACCOUNT }));
     if (result.status !== 'inserted') throw new Error('not inserted');
-    notificationLog.announce(result.notification.seq);
+    notificationLog.announce(result.notification.position, result.settled);
     return result.notification;
   };
   const live = async () => (await metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
@@ -56,10 +56,13 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   return { deps, deliver, interrupt: () => interrupt(), live, untilLive, notificationLog };
 }
 
-/** Resolves once the log has handed out `seq`. */
+/** Resolves once the log has handed out `seq` (on SQLite a position is (0, seq)). */
 function logReached(log: NotificationLog, seq: number) {
-  return waitFor(() => (log.position >= seq ? true : undefined));
+  return waitFor(() => (log.position.seq >= seq ? true : undefined));
 }
+
+/** The position of `seq` on SQLite. */
+const at = (seq: number | undefined) => ({ txid: 0, seq: seq! });
 
 /** Pulls `count` notifications (fewer when the stream ends, or after 5 s without one); their seqs. */
 async function take(stream: AsyncIterator<CollectionNotificationRecord>, count: number): Promise<number[]> {
@@ -69,7 +72,7 @@ async function take(stream: AsyncIterator<CollectionNotificationRecord>, count: 
     const quiet = new Promise<'quiet'>((resolve) => (timer = setTimeout(() => resolve('quiet'), 5_000)));
     const next = await Promise.race([stream.next(), quiet]).finally(() => clearTimeout(timer));
     if (next === 'quiet' || next.done) break;
-    seqs.push(next.value.seq);
+    seqs.push(next.value.position.seq);
   }
   return seqs;
 }
@@ -94,10 +97,10 @@ describe('streamIncomingTransfers', () => {
     const first = stream.next();
     await untilLive();
     const before = await deliver();
-    expect((await first).value?.seq).toBe(before.seq);
+    expect((await first).value?.position).toEqual(before.position);
     interrupt();
     const after = await deliver();
-    expect(await take(stream, 1)).toEqual([after.seq]);
+    expect(await take(stream, 1)).toEqual([after.position.seq]);
     await stream.return?.();
   });
 
@@ -130,16 +133,16 @@ describe('streamIncomingTransfers', () => {
         await holdReplay.promise;
       },
     });
-    const stored = [await deliver(), await deliver(), await deliver()].map((n) => n.seq);
+    const stored = [await deliver(), await deliver(), await deliver()].map((n) => n.position.seq);
     await logReached(notificationLog, stored[2]!);
-    const stream = streamIncomingTransfers(deps, { accountNumber: ACCOUNT, afterSeq: stored[0] });
+    const stream = streamIncomingTransfers(deps, { accountNumber: ACCOUNT, after: at(stored[0]) });
     const taking = take(stream, 3);
     await replayWaiting.promise;
-    const during = (await deliver()).seq;
+    const during = (await deliver()).position.seq;
     await logReached(notificationLog, during);
     holdReplay.resolve();
     expect(await taking).toEqual([stored[1], stored[2], during]);
-    const later = (await deliver()).seq;
+    const later = (await deliver()).position.seq;
     expect(await take(stream, 1)).toEqual([later]);
     await stream.return?.();
   });
@@ -149,10 +152,10 @@ describe('streamIncomingTransfers', () => {
     await notificationLog.close(); // a log that has fallen behind the store
     const lagging = await startNotificationLog({ ...deps, pubsub: await createPubSub('memory:', { logger }) }, { pollIntervalMs: 60_000 });
     onCleanup(() => lagging.close());
-    const seen = [await deliver(), await deliver()].map((n) => n.seq);
-    const stream = streamIncomingTransfers({ ...deps, notificationLog: lagging }, { afterSeq: seen[1] });
+    const seen = [await deliver(), await deliver()].map((n) => n.position.seq);
+    const stream = streamIncomingTransfers({ ...deps, notificationLog: lagging }, { after: at(seen[1]) });
     const taking = take(stream, 1);
-    const next = (await deliver()).seq;
+    const next = (await deliver()).position.seq;
     lagging.wake('timer');
     expect(await taking).toEqual([next]);
     await stream.return?.();

@@ -1,5 +1,5 @@
 import { FixedBuffer, Repeater } from '@repeaterjs/repeater';
-import type { CollectionNotificationRecord } from '../domain/index.ts';
+import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { NotificationStore } from '../store/types.ts';
@@ -20,19 +20,19 @@ export interface IncomingTransferDeps {
 type Notification = CollectionNotificationRecord;
 
 /**
- * The `incomingTransfer` stream: with `afterSeq`, every stored notification after it in order, then
- * live ones; without, live only. No gap and no duplicate at the seam:
- * 1. follow this replica's log first, which names its position P and hands out only seq > P;
- * 2. replay from the store the notifications in (afterSeq, P], page by page, buffering what the log
+ * The `incomingTransfer` stream: with `after` (a log position), every stored notification after it
+ * in order, then live ones; without, live only. No gap and no duplicate at the seam:
+ * 1. follow this replica's log first, which names its position P and hands out only positions > P;
+ * 2. replay from the store the notifications in (after, P], page by page, buffering what the log
  *    hands out meanwhile;
  * 3. then deliver the buffer and go live.
  * A subscriber that stops reading is ended (completed) so the client resumes from its last cursor.
  */
 export function streamIncomingTransfers(
   deps: IncomingTransferDeps,
-  options: { accountNumber?: string | undefined; afterSeq?: number | undefined },
+  options: { accountNumber?: string | undefined; after?: LogPosition | undefined },
 ): AsyncIterableIterator<Notification> {
-  const { accountNumber, afterSeq } = options;
+  const { accountNumber, after } = options;
   const wanted = (n: Notification) => accountNumber === undefined || n.accountNumber === accountNumber;
 
   return new Repeater<Notification>(async (push, stop) => {
@@ -48,15 +48,15 @@ export function streamIncomingTransfers(
       stop();
     };
     void stop.then(() => (open = false));
-    const delivery = createDelivery({ push, end, metrics: deps.metrics, afterSeq });
+    const delivery = createDelivery({ push, end, metrics: deps.metrics, after });
     const following = deps.notificationLog.follow((n) => {
       if (wanted(n)) delivery.live(n);
     });
     // Counted once live, so the gauge also tells when a new subscriber can no longer miss a delivery.
     deps.metrics.activeSubscriptions.inc();
     try {
-      if (afterSeq !== undefined) {
-        const range = { accountNumber, afterSeq, through: following.position };
+      if (after !== undefined) {
+        const range = { accountNumber, after, through: following.position };
         await replay(deps.store, range, { deliver: delivery.replayed, isOpen: () => open });
         delivery.goLive();
       }
@@ -73,19 +73,19 @@ interface DeliveryOptions {
   end: (reason: string) => void;
   metrics: Metrics;
   /** Where the client resumes; live notifications are buffered until `goLive()` when given. */
-  afterSeq: number | undefined;
+  after: LogPosition | undefined;
 }
 
-/** Pushes to the subscriber in seq order, each at most once; holds live ones while a replay runs. */
-function createDelivery({ push, end, metrics, afterSeq }: DeliveryOptions) {
-  // Cheap guard: the highest seq pushed. A cursor may be ahead of this replica's log (read on
+/** Pushes to the subscriber in position order, each at most once; holds live ones while a replay runs. */
+function createDelivery({ push, end, metrics, after }: DeliveryOptions) {
+  // Cheap guard: the highest position pushed. A cursor may be ahead of this replica's log (read on
   // another replica, or by a query): what the log then hands out up to it was seen already.
-  let delivered = afterSeq ?? 0;
-  let buffer: Notification[] | undefined = afterSeq === undefined ? undefined : [];
+  let delivered = after ?? START_OF_LOG;
+  let buffer: Notification[] | undefined = after === undefined ? undefined : [];
 
   const pushLive = (notification: Notification) => {
-    if (notification.seq <= delivered) return;
-    delivered = notification.seq;
+    if (comparePositions(notification.position, delivered) <= 0) return;
+    delivered = notification.position;
     try {
       void push(notification);
       metrics.deliveredEvents.inc({ source: 'live' });
@@ -102,12 +102,12 @@ function createDelivery({ push, end, metrics, afterSeq }: DeliveryOptions) {
       if (buffer.length > SUBSCRIBER_BUFFER) end('the subscriber fell too far behind during its replay');
     },
     async replayed(notification: Notification) {
-      if (notification.seq <= delivered) return;
-      delivered = notification.seq;
+      if (comparePositions(notification.position, delivered) <= 0) return;
+      delivered = notification.position;
       await push(notification);
       metrics.deliveredEvents.inc({ source: 'replay' });
     },
-    /** Everything buffered has seq > the replay's end, so it follows on in order. */
+    /** Everything buffered lies after the replay's end, so it follows on in order. */
     goLive() {
       const pending = buffer ?? [];
       buffer = undefined;
@@ -117,21 +117,21 @@ function createDelivery({ push, end, metrics, afterSeq }: DeliveryOptions) {
 }
 
 /**
- * Reads (afterSeq, through] from the store, oldest first, page by page. Rows past `through` are
+ * Reads (after, through] from the store, oldest first, page by page. Rows past `through` are
  * left to the log, which hands them out to the subscriber's buffer.
  */
 async function replay(
   store: NotificationStore,
-  range: { accountNumber: string | undefined; afterSeq: number; through: number },
+  range: { accountNumber: string | undefined; after: LogPosition; through: LogPosition },
   subscriber: { deliver: (n: Notification) => Promise<void>; isOpen: () => boolean },
 ): Promise<void> {
-  let from = range.afterSeq;
-  while (from < range.through && subscriber.isOpen()) {
-    const page = await store.listAfter({ accountNumber: range.accountNumber, afterSeq: from, limit: REPLAY_PAGE_SIZE });
+  let from = range.after;
+  while (comparePositions(from, range.through) < 0 && subscriber.isOpen()) {
+    const page = await store.listAfter({ accountNumber: range.accountNumber, after: from, limit: REPLAY_PAGE_SIZE });
     for (const notification of page) {
-      if (notification.seq > range.through) return;
+      if (comparePositions(notification.position, range.through) > 0) return;
       await subscriber.deliver(notification);
-      from = notification.seq;
+      from = notification.position;
     }
     if (page.length < REPLAY_PAGE_SIZE) return;
   }

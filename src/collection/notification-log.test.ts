@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
-import { silent, storeBackends } from '../../test/helpers/stores.ts';
+import { silent, storeBackends, untilSettled } from '../../test/helpers/stores.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
-import type { CollectionNotificationRecord } from '../domain/index.ts';
+import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
+import type { Logger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
 import type { PubSub } from '../pubsub/types.ts';
@@ -28,38 +29,45 @@ function wrapListAfter(store: NotificationStore, wrap: (read: NotificationStore[
   });
 }
 
-/** Stores one new notification without telling anyone; its seq. */
-async function insertQuietly(store: NotificationStore): Promise<number> {
+/** Stores one new notification without telling anyone; its position, and the log's settled one. */
+async function insertQuietly(store: NotificationStore): Promise<{ position: LogPosition; settled: LogPosition }> {
   const result = await store.insert(newNotification());
   if (result.status !== 'inserted') throw new Error('not inserted');
-  return result.notification.seq;
+  return { position: result.notification.position, settled: result.settled };
 }
 
-/** Everything a listener was handed, by seq and settlementId. */
+/** Everything a listener was handed, and their positions. */
 function recorder() {
   const received: CollectionNotificationRecord[] = [];
-  return { received, listener: (n: CollectionNotificationRecord) => void received.push(n), seqs: () => received.map((n) => n.seq) };
+  return {
+    received,
+    listener: (n: CollectionNotificationRecord) => void received.push(n),
+    positions: () => received.map((n) => n.position),
+  };
 }
+
+const positionOf = (result: Awaited<ReturnType<NotificationStore['insert']>>) => (result.status === 'inserted' ? result.notification.position : undefined);
 
 describe.each(storeBackends)('the notification log on $name', (backend) => {
   const test = it.runIf(backend.enabled);
   const testShared = it.runIf(backend.enabled && backend.shared);
 
   /** A fresh database, a store on it, memory pub/sub unless given, and a log following it (closed after). */
-  async function setUp(options: NotificationLogOptions & { pubsub?: PubSub; wrap?: Parameters<typeof wrapListAfter>[1] } = {}) {
+  async function setUp(options: NotificationLogOptions & { pubsub?: PubSub; logger?: Logger; wrap?: Parameters<typeof wrapListAfter>[1] } = {}) {
     const database = await backend.create();
     const raw = await database.open();
     const store = options.wrap ? wrapListAfter(raw, options.wrap) : raw;
     const pubsub = options.pubsub ?? (await createPubSub('memory:', { logger: silent }));
     onCleanup(() => pubsub.close());
     const metrics = createMetrics();
-    const start = () => startNotificationLog({ store, pubsub, metrics, logger: silent }, { pollIntervalMs: 60_000, ...options });
-    /** Stores and publishes one notification, as the webhook does. */
+    const logger = options.logger ?? silent;
+    const start = () => startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, ...options });
+    /** Stores and publishes one notification, as the webhook's announcement does. */
     const deliver = async (into: NotificationStore = raw) => {
       const result = await into.insert(newNotification());
       if (result.status !== 'inserted') throw new Error('not inserted');
-      await pubsub.publish('notificationsStored', { seq: result.notification.seq });
-      return result.notification;
+      await pubsub.publish('notificationsStored', { ...result.notification.position, settled: result.settled });
+      return { ...result.notification, settled: result.settled };
     };
     /** Reads counted by the log's metric, of one trigger and/or outcome. */
     const reads = async (labels: { trigger?: string; outcome?: string }) => {
@@ -76,16 +84,17 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
   }
 
   test('starts at the newest stored notification and hands out only what is stored after it', async () => {
-    const { deliver, open, metrics } = await setUp();
+    const { deliver, open, metrics, store } = await setUp();
     await deliver();
     const newest = await deliver();
+    await untilSettled(store, [newest.position]);
     const log = await open();
-    const { listener, seqs } = recorder();
-    expect(log.follow(listener).position).toBe(newest.seq);
+    const { listener, positions } = recorder();
+    expect(log.follow(listener).position).toEqual(newest.position);
     const later = [await deliver(), await deliver()];
-    await waitFor(() => (seqs().length === 2 ? true : undefined));
-    expect(seqs()).toEqual(later.map((n) => n.seq));
-    expect((await metrics.logPosition.get()).values[0]?.value).toBe(later[1]!.seq);
+    await waitFor(() => (positions().length === 2 ? true : undefined));
+    expect(positions()).toEqual(later.map((n) => n.position));
+    expect((await metrics.logPosition.get()).values[0]?.value).toBe(later[1]!.position.seq);
   });
 
   test('hands each notification to every listener in position order, once, however often it is woken', async () => {
@@ -94,16 +103,16 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const [one, two] = [recorder(), recorder()];
     log.follow(one.listener);
     log.follow(two.listener);
-    const sent: number[] = [];
+    const sent: LogPosition[] = [];
     for (let i = 0; i < 20; i += 1) {
-      sent.push((await deliver()).seq);
+      sent.push((await deliver()).position);
       log.wake('wake');
       log.wake('timer');
     }
-    await waitFor(() => (one.seqs().length >= 20 && two.seqs().length >= 20 ? true : undefined));
+    await waitFor(() => (one.positions().length >= 20 && two.positions().length >= 20 ? true : undefined));
     await log.settled();
-    expect(one.seqs()).toEqual(sent);
-    expect(two.seqs()).toEqual(sent);
+    expect(one.positions()).toEqual(sent);
+    expect(two.positions()).toEqual(sent);
   });
 
   test('announces the commits of one event-loop turn as one message with the highest position', async () => {
@@ -117,47 +126,81 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     });
     const other = await startNotificationLog({ store, pubsub: spy, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
     onCleanup(() => other.close());
-    const stored: number[] = [];
+    const stored: { position: LogPosition; settled: LogPosition }[] = [];
     for (let i = 0; i < 5; i += 1) stored.push(await insertQuietly(store));
-    for (const seq of stored) other.announce(seq);
+    for (const { position, settled } of [stored[4]!, ...stored.slice(0, 4)]) other.announce(position, settled);
     expect(published).toEqual([]); // not inside the turn that committed
     await waitFor(() => (published.length > 0 ? true : undefined));
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(published).toEqual([{ topic: 'notificationsStored', payload: { seq: stored[4] } }]);
-    expect(log.position).toBe(0); // its own pub/sub never carried the spy's message
+    expect(published).toEqual([{ topic: 'notificationsStored', payload: { ...stored[4]!.position, settled: stored[4]!.settled } }]);
+    expect(log.position).toEqual(START_OF_LOG); // its own pub/sub never carried the spy's message
   });
 
-  test('moves its position to an announced one without reading while nobody listens', async () => {
-    const { deliver, open, reads } = await setUp();
+  test('moves its position to an announced settled one without reading while nobody listens', async () => {
+    const { deliver, open, reads, store } = await setUp();
     const log = await open();
     const skipped = await deliver();
-    await waitFor(() => (log.position === skipped.seq ? true : undefined));
+    await waitFor(() => (comparePositions(log.position, skipped.settled) === 0 ? true : undefined));
     expect(await reads({})).toBe(0);
-    const { listener, seqs } = recorder();
-    expect(log.follow(listener).position).toBe(skipped.seq);
+    const { listener, positions } = recorder();
+    const { position } = log.follow(listener);
+    expect(position).toEqual(skipped.settled);
+    // It is owed exactly what lies after that position: on SQLite, a commit settles itself.
     const next = await deliver();
-    await waitFor(() => (seqs().length === 1 ? true : undefined));
-    expect(seqs()).toEqual([next.seq]);
+    await waitFor(() => (comparePositions(positions().at(-1) ?? START_OF_LOG, next.position) === 0 ? true : undefined));
+    expect(positions()).toEqual((await store.listAfter({ after: position, limit: 10 })).map((n) => n.position));
+    if (store.kind === 'sqlite') expect(positions()).toEqual([next.position]);
+  });
+
+  test('reads nothing more when it hears back a commit it has already handed out', async () => {
+    const { deliver, open, reads } = await setUp();
+    const log = await open();
+    const { listener, positions } = recorder();
+    log.follow(listener);
+    const sent = await deliver();
+    await waitFor(() => (positions().length === 1 ? true : undefined));
+    await log.settled();
+    const before = await reads({});
+    // The webhook's own announcement, and its own pub/sub message coming back, after the read.
+    log.announce(sent.position, sent.settled);
+    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    await log.settled();
+    expect(await reads({})).toBe(before);
+    expect(positions()).toEqual([sent.position]);
+  });
+
+  test('moves its position to the settled head with one look at the log when woken with nobody listening', async () => {
+    let rowReads = 0;
+    const { store, open, reads } = await setUp({ wrap: (read) => (query) => ((rowReads += 1), read(query)) });
+    const log = await open();
+    const { position } = await insertQuietly(store);
+    await untilSettled(store, [position]);
+    log.wake('timer');
+    await log.settled();
+    expect(log.position).toEqual(position);
+    expect(await reads({ trigger: 'timer', outcome: 'ok' })).toBe(1);
+    expect(rowReads).toBe(0);
   });
 
   test('answers an announcement it cannot publish with a log line, and the others read it on their timer', async () => {
     const { store, open } = await setUp();
     const log = await open();
-    const { listener, seqs } = recorder();
+    const { listener, positions } = recorder();
     log.follow(listener);
     const failing: PubSub = { ...deafPubSub, publish: async () => Promise.reject(new Error('redis down')) };
     const lines: unknown[] = [];
     const logger = Object.assign(Object.create(silent), { error: (fields: unknown) => void lines.push(fields) });
     const replica = await startNotificationLog({ store, pubsub: failing, metrics: createMetrics(), logger }, { pollIntervalMs: 60_000 });
     onCleanup(() => replica.close());
-    const seq = await insertQuietly(store);
-    expect(() => replica.announce(seq)).not.toThrow();
+    const { position, settled } = await insertQuietly(store);
+    await untilSettled(store, [position]);
+    expect(() => replica.announce(position, settled)).not.toThrow();
     await waitFor(() => (lines.length === 1 ? true : undefined));
-    expect(lines[0]).toMatchObject({ seq });
-    expect(seqs()).toEqual([]); // the message never came
+    expect(lines[0]).toMatchObject(position);
+    expect(positions()).toEqual([]); // the message never came
     log.wake('timer');
     await log.settled();
-    expect(seqs()).toEqual([seq]);
+    expect(positions()).toEqual([position]);
   });
 
   test('sends an announcement still pending when it closes', async () => {
@@ -165,22 +208,23 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const published: unknown[] = [];
     const recording: PubSub = { ...deafPubSub, publish: async (_topic, payload) => void published.push(payload) };
     const log = await startNotificationLog({ store, pubsub: recording, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
-    const seq = await insertQuietly(store);
-    log.announce(seq);
+    const { position, settled } = await insertQuietly(store);
+    log.announce(position, settled);
     await log.close();
-    expect(published).toEqual([{ seq }]);
+    expect(published).toEqual([{ ...position, settled }]);
   });
 
   test('reads page by page until caught up, from one wake', async () => {
     const { store, open, reads } = await setUp({ pageSize: 3 });
     const log = await open();
-    const { listener, seqs } = recorder();
+    const { listener, positions } = recorder();
     log.follow(listener);
     const stored = [];
     for (let i = 0; i < 10; i += 1) stored.push(await store.insert(newNotification()));
+    await untilSettled(store, stored);
     log.wake('wake');
     await log.settled();
-    expect(seqs()).toEqual(stored.map((r) => (r.status === 'inserted' ? r.notification.seq : -1)));
+    expect(positions()).toEqual(stored.map(positionOf));
     expect(await reads({ trigger: 'wake', outcome: 'ok' })).toBe(4);
   });
 
@@ -191,7 +235,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const { store, open, reads } = await setUp({
       wrap: (read) => async (query) => {
         calls += 1;
-        // Its position at start comes from listNewestFirst: this is the first read, held.
+        // Its position at start comes from settledHead: this is the first read, held.
         if (calls === 1) {
           started.resolve();
           await held.promise;
@@ -200,27 +244,28 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
       },
     });
     const log = await open();
-    const { listener, seqs } = recorder();
+    const { listener, positions } = recorder();
     log.follow(listener);
     log.wake('wake');
     await started.promise;
     const late = await store.insert(newNotification());
+    await untilSettled(store, [late]);
     for (let i = 0; i < 10; i += 1) log.wake(i % 2 ? 'wake' : 'timer');
     held.resolve();
     await log.settled();
     expect(calls).toBe(2);
     expect(await reads({})).toBe(2);
-    expect(seqs()).toEqual([late.status === 'inserted' ? late.notification.seq : -1]);
+    expect(positions()).toEqual([positionOf(late)]);
   });
 
   test('reads on its timer when pub/sub never delivers', async () => {
     const { deliver, open, reads } = await setUp({ pubsub: deafPubSub, pollIntervalMs: 25 });
     const log = await open();
-    const { listener, seqs } = recorder();
+    const { listener, positions } = recorder();
     log.follow(listener);
-    const sent = [await deliver(), await deliver()].map((n) => n.seq);
-    await waitFor(() => (seqs().length === 2 ? true : undefined));
-    expect(seqs()).toEqual(sent);
+    const sent = [await deliver(), await deliver()].map((n) => n.position);
+    await waitFor(() => (positions().length === 2 ? true : undefined));
+    expect(positions()).toEqual(sent);
     expect(await reads({ trigger: 'timer', outcome: 'ok' })).toBeGreaterThan(0);
     expect(await reads({ trigger: 'wake' })).toBe(0);
   });
@@ -234,7 +279,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
       },
     });
     const log = await open();
-    const { listener, seqs } = recorder();
+    const { listener, positions } = recorder();
     log.follow(listener);
     const first = await store.insert(newNotification());
     failing = true;
@@ -242,10 +287,11 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     await log.settled();
     expect(await reads({ outcome: 'error' })).toBe(1);
     const second = await store.insert(newNotification());
+    await untilSettled(store, [first, second]);
     failing = false;
     log.wake('timer');
     await log.settled();
-    expect(seqs()).toEqual([first, second].map((r) => (r.status === 'inserted' ? r.notification.seq : -1)));
+    expect(positions()).toEqual([first, second].map(positionOf));
   });
 
   test('keeps handing out to the others when a listener throws, and nothing after stop()', async () => {
@@ -259,27 +305,27 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const following = log.follow(leaving.listener);
     log.follow(staying.listener);
     const first = await deliver();
-    await waitFor(() => (staying.seqs().length === 1 ? true : undefined));
+    await waitFor(() => (staying.positions().length === 1 ? true : undefined));
     following.stop();
     const second = await deliver();
-    await waitFor(() => (staying.seqs().length === 2 ? true : undefined));
-    expect(staying.seqs()).toEqual([first.seq, second.seq]);
-    expect(leaving.seqs()).toEqual([first.seq]);
+    await waitFor(() => (staying.positions().length === 2 ? true : undefined));
+    expect(staying.positions()).toEqual([first.position, second.position]);
+    expect(leaving.positions()).toEqual([first.position]);
   });
 
   testShared('misses no row committed by another store while it reads concurrently', async () => {
-    // Two replicas on one database, inserting at once while this log reads all the time: seq in
-    // commit order means nothing can commit below a position already read.
+    // Two replicas on one database, inserting at once while this log reads all the time: it reads
+    // only the settled log, where nothing can commit below a position already read.
     const { database, store, deliver, open } = await setUp({ pollIntervalMs: 1 });
     const other = await database.open();
     const log = await open();
-    const { listener, seqs } = recorder();
+    const { listener, positions } = recorder();
     log.follow(listener);
     await Promise.all(Array.from({ length: 100 }, (_, i) => deliver(i % 2 ? other : store)));
-    const all = (await store.listAfter({ afterSeq: 0, limit: 500 })).map((n) => n.seq);
-    expect(all).toHaveLength(100);
-    await waitFor(() => (seqs().length >= 100 ? true : undefined));
+    await waitFor(async () => ((await store.listAfter({ after: START_OF_LOG, limit: 500 })).length === 100 ? true : undefined));
+    const all = (await store.listAfter({ after: START_OF_LOG, limit: 500 })).map((n) => n.position);
+    await waitFor(() => (positions().length >= 100 ? true : undefined));
     await log.settled();
-    expect(seqs()).toEqual(all);
+    expect(positions()).toEqual(all);
   });
 });

@@ -1,10 +1,11 @@
 import type { Link } from '@opentelemetry/api';
-import type { CollectionNotificationRecord } from '../domain/index.ts';
+import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { linkToActiveSpan, tracePublish } from '../telemetry/webhook.ts';
+import { createShortfall, DEFAULT_HELD_BACK_WARNING_MS } from './log-shortfall.ts';
 
 /** How often a replica reads the log unwoken: the most a lost pub/sub message delays live delivery. */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
@@ -13,24 +14,28 @@ const DEFAULT_PAGE_SIZE = 500;
 /** Deliveries a publish span links to at most; one busy turn can hold thousands. */
 const MAX_PUBLISH_LINKS = 128;
 
-/** Why a read ran: a pub/sub wake-up (or loss of the link), or the safety-net timer. */
-export type ReadTrigger = 'wake' | 'timer';
+/**
+ * Why a read ran: a pub/sub wake-up (or loss of the link), the safety-net timer, or a retry of a
+ * read that stopped short of a position known to be committed (not settled yet).
+ */
+export type ReadTrigger = 'wake' | 'timer' | 'retry';
 
 export type LogListener = (notification: CollectionNotificationRecord) => void;
 
 /** One listener's place on the log: it gets every notification after `position`, until `stop()`. */
 export interface LogFollowing {
-  readonly position: number;
+  readonly position: LogPosition;
   stop(): void;
 }
 
 /**
- * This replica's follower of the store's log of notifications. It reads by position (seq) and hands
- * each new notification to every local listener, in position order, once; one read serves them all.
+ * This replica's follower of the store's log of notifications. It reads the settled log by position
+ * and hands each new notification to every local listener, in position order, once; one read serves
+ * them all.
  */
 export interface NotificationLog {
-  /** The highest seq handed out so far (at start, the store's newest). */
-  readonly position: number;
+  /** The position of the last notification handed out or passed (at start, the newest settled). */
+  readonly position: LogPosition;
   /**
    * Registers `listener` from the current position, which is returned: it is handed exactly the
    * notifications after it. Synchronous, so nothing can be handed out between the two.
@@ -39,11 +44,12 @@ export interface NotificationLog {
   /** Asks for a read; a wake while one runs causes one more read after it, however many arrive. */
   wake(trigger: ReadTrigger): void;
   /**
-   * Says that this replica committed notifications up to `seq`: wakes this replica's reader at once
-   * and, once per event-loop turn whatever the number of commits in it, every replica's through
-   * pub/sub. Never fails: a lost message only leaves the others to their safety-net timer.
+   * Says that this replica committed a notification at `committed`, the log then being settled
+   * through `settled` (the store's InsertResult): wakes this replica's reader at once and, once per
+   * event-loop turn whatever the number of commits in it, every replica's through pub/sub. Never
+   * fails: a lost message only leaves the others to their safety-net timer.
    */
-  announce(seq: number): void;
+  announce(committed: LogPosition, settled: LogPosition): void;
   /** Resolves once no read is running or asked for. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -59,22 +65,22 @@ export interface NotificationLogDeps {
 export interface NotificationLogOptions {
   pollIntervalMs?: number;
   pageSize?: number;
+  heldBackWarningMs?: number;
 }
 
 /**
- * Starts following the log from the store's newest notification: woken by every replica's
- * `incomingTransfer` messages (published after each commit) and by a timer, since pub/sub may
- * lose messages (Redis at most once). Positions are safe to follow because the store assigns seq
- * in commit order: nothing can later appear below a position already read.
+ * Starts following the log from the store's newest settled notification: woken by every replica's
+ * `notificationsStored` messages (published after each commit) and by a timer, since pub/sub may
+ * lose messages (Redis at most once). It reads only the settled log, where nothing can later
+ * appear below a position already read.
  */
 export async function startNotificationLog(deps: NotificationLogDeps, options: NotificationLogOptions = {}): Promise<NotificationLog> {
-  const { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, pageSize = DEFAULT_PAGE_SIZE } = options;
-  const reader = createLogReader(deps, await newestSeq(deps.store), pageSize);
+  const { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, pageSize = DEFAULT_PAGE_SIZE, heldBackWarningMs = DEFAULT_HELD_BACK_WARNING_MS } = options;
+  const reader = createLogReader(deps, await deps.store.settledHead(), { pageSize, pollIntervalMs, heldBackWarningMs });
   const announcer = createAnnouncer(deps);
   const unsubscribe = await deps.pubsub.subscribe('notificationsStored', (message) => {
-    // Only a hint: the store says what is new. Anything but a position asks for a read.
-    if (typeof message.seq === 'number') reader.reached(message.seq);
-    else reader.wake('wake');
+    // Only hints: the store says what is new. Earlier releases sent neither position.
+    reader.heard(isPosition(message) ? message : undefined, isPosition(message.settled) ? message.settled : undefined);
   });
   // Messages may have been lost just before the link dropped: read at once, not at the next tick.
   const stopWatching = deps.pubsub.onInterruption(() => reader.wake('wake'));
@@ -88,9 +94,9 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
     },
     follow: reader.follow,
     wake: reader.wake,
-    announce(seq) {
-      reader.reached(seq);
-      if (!closing) announcer.announce(seq);
+    announce(committed, settled) {
+      reader.heard(committed, settled);
+      if (!closing) announcer.announce(committed, settled);
     },
     settled: reader.settled,
     close: () =>
@@ -105,29 +111,35 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
   };
 }
 
+const isPosition = (value: unknown): value is LogPosition =>
+  typeof (value as LogPosition | undefined)?.txid === 'number' && typeof (value as LogPosition).seq === 'number';
+
+const later = (a: LogPosition, b: LogPosition) => (comparePositions(a, b) >= 0 ? a : b);
+
 /**
  * The publishing half: positions announced in one event-loop turn (every commit of a busy webhook)
  * go out as one `notificationsStored` message with the highest of them.
  */
 function createAnnouncer({ pubsub, logger }: NotificationLogDeps) {
-  let highest = 0;
+  let highest = { committed: START_OF_LOG, settled: START_OF_LOG };
   let links: Link[] = [];
   let sending: Promise<void> | undefined;
 
   async function send() {
-    const seq = highest;
+    const { committed, settled } = highest;
     const linked = links;
     links = [];
     try {
-      await tracePublish(pubsub.kind, 'notificationsStored', () => pubsub.publish('notificationsStored', { seq }), linked);
+      const message = { txid: committed.txid, seq: committed.seq, settled: { txid: settled.txid, seq: settled.seq } };
+      await tracePublish(pubsub.kind, 'notificationsStored', () => pubsub.publish('notificationsStored', message), linked);
     } catch (error) {
-      logger.error({ err: error, seq }, 'stored notifications could not be announced; other replicas will read them on their next tick');
+      logger.error({ err: error, ...committed }, 'stored notifications could not be announced; other replicas will read them on their next tick');
     }
   }
 
   return {
-    announce(seq: number) {
-      highest = Math.max(highest, seq);
+    announce(committed: LogPosition, settled: LogPosition) {
+      highest = { committed: later(committed, highest.committed), settled: later(settled, highest.settled) };
       const link = linkToActiveSpan();
       if (link && links.length < MAX_PUBLISH_LINKS) links.push(link);
       sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(send).finally(() => (sending = undefined));
@@ -136,12 +148,6 @@ function createAnnouncer({ pubsub, logger }: NotificationLogDeps) {
       while (sending) await sending;
     },
   };
-}
-
-/** The seq of the newest stored notification, or 0 when there is none (seq starts at 1). */
-async function newestSeq(store: NotificationStore): Promise<number> {
-  const [newest] = await store.listNewestFirst({ limit: 1 });
-  return newest?.seq ?? 0;
 }
 
 /** The local listeners; one that throws never keeps a notification from the others. */
@@ -191,27 +197,50 @@ function coalesce(work: (trigger: ReadTrigger) => Promise<void>) {
   };
 }
 
+interface ReaderOptions {
+  pageSize: number;
+  pollIntervalMs: number;
+  heldBackWarningMs: number;
+}
+
 /** The reading half: the position, the listeners, and reads coalesced so that one at most runs. */
-function createLogReader(deps: NotificationLogDeps, start: number, pageSize: number) {
+function createLogReader(deps: NotificationLogDeps, start: LogPosition, options: ReaderOptions) {
   const { store, metrics, logger } = deps;
   const listeners = createListeners(logger);
+  const shortfall = createShortfall(logger, options, () => reads.request('retry'));
   let position = start;
   let failing = false;
   let closed = false;
-  metrics.logPosition.set(position);
+  metrics.logPosition.set(position.seq);
+
+  const moveTo = (next: LogPosition) => {
+    position = next;
+    // A settled position between two transactions' notifications (seq 0) names no notification.
+    if (next.seq > 0) metrics.logPosition.set(next.seq);
+  };
 
   async function readUntilCaughtUp(trigger: ReadTrigger) {
+    if (listeners.size === 0) {
+      // Nobody to hand notifications to: move to the settled head without reading a notification.
+      // Whoever follows meanwhile is owed what lies after the position it was given, so then read.
+      const head = await store.settledHead();
+      metrics.logReads.inc({ trigger, outcome: 'ok' });
+      if (listeners.size === 0) {
+        if (comparePositions(head, position) > 0) moveTo(head);
+        return;
+      }
+    }
     for (;;) {
-      const page = await store.listAfter({ afterSeq: position, limit: pageSize });
+      const page = await store.listAfter({ after: position, limit: options.pageSize });
       metrics.logReads.inc({ trigger, outcome: 'ok' });
       for (const notification of page) {
         // Cheap guard: a page never overlaps the position, but nothing is ever handed out twice.
-        if (notification.seq <= position) continue;
-        position = notification.seq;
+        if (comparePositions(notification.position, position) <= 0) continue;
+        position = notification.position;
         listeners.handOut(notification);
       }
-      metrics.logPosition.set(position);
-      if (page.length < pageSize || closed) return;
+      moveTo(position);
+      if (page.length < options.pageSize || closed) return;
     }
   }
 
@@ -221,6 +250,8 @@ function createLogReader(deps: NotificationLogDeps, start: number, pageSize: num
       await readUntilCaughtUp(trigger);
       if (failing) logger.info({ position }, 'reading the notification log again');
       failing = false;
+      // Only delivery waits on what is committed but not settled: with nobody listening, no hurry.
+      if (!closed) shortfall.check(position, listeners.size > 0);
     } catch (error) {
       metrics.logReads.inc({ trigger, outcome: 'error' });
       // Once per outage, not once a second: the timer keeps retrying from the same position.
@@ -241,18 +272,26 @@ function createLogReader(deps: NotificationLogDeps, start: number, pageSize: num
       if (!closed) reads.request(trigger);
     },
     /**
-     * A commit reached `seq`. Seq order is commit order, so nothing at or below it can appear later:
-     * with nobody listening the position moves there without reading a row.
+     * A replica committed a notification at `committed`, the log being settled through `settled`
+     * (either unknown from a replica of an earlier release). With listeners, read unless that
+     * commit was handed out already (a replica hears its own messages back); reads that stop short
+     * of it are retried soon. With nobody listening, move to `settled` without reading.
      */
-    reached(seq: number) {
-      if (closed || seq <= position) return;
-      if (listeners.size > 0) return reads.request('wake');
-      position = seq;
-      metrics.logPosition.set(position);
+    heard(committed: LogPosition | undefined, settled: LogPosition | undefined) {
+      if (closed) return;
+      if (committed) shortfall.expect(committed);
+      if (listeners.size > 0) {
+        if (!committed || comparePositions(committed, position) > 0) reads.request('wake');
+      } else if (!settled) {
+        reads.request('wake');
+      } else if (comparePositions(settled, position) > 0) {
+        moveTo(settled);
+      }
     },
     settled: () => reads.settled(),
     async close() {
       closed = true;
+      shortfall.stop();
       await reads.settled();
       listeners.clear();
     },

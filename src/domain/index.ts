@@ -1,8 +1,9 @@
 /**
  * The records every layer shares: the store, pub/sub, the bank clients, the loaders and the resolvers
- * (through codegen's mappers) all speak these. This floor imports nothing of ours.
+ * (through codegen's mappers) all speak these, and the log position's order. This floor imports
+ * nothing of ours.
  */
 export type * from './bank.ts';
 export type * from './merchant.ts';
-export type * from './notification.ts';
+export * from './notification.ts';
 export type * from './transaction.ts';

@@ -1,7 +1,28 @@
+/**
+ * A place in the store's log of notifications: the log is ordered by `txid`, then `seq`.
+ * - `txid`: the id of the database transaction that wrote the notification (PostgreSQL's `xid8`);
+ *   0 where one writer commits at a time (SQLite) and for rows written before positions had it.
+ * - `seq`: the number the store drew for it, unique, increasing within a transaction.
+ * Ordering by `seq` alone would not do on PostgreSQL: replicas' transactions draw seqs concurrently
+ * and commit in any order (the store's `listAfter` says why the pair is safe to follow).
+ */
+export interface LogPosition {
+  readonly txid: number;
+  readonly seq: number;
+}
+
+/** The position before every notification. */
+export const START_OF_LOG: LogPosition = Object.freeze({ txid: 0, seq: 0 });
+
+/** Negative, zero or positive as `a` comes before, at, or after `b` in the log. */
+export function comparePositions(a: LogPosition, b: LogPosition): number {
+  return a.txid - b.txid || a.seq - b.seq;
+}
+
 /** A collection notification as stored: the bank's webhook body (op 14), normalised. */
 export interface CollectionNotificationRecord {
-  /** Store-assigned position, increasing in commit order; the basis of cursors. */
-  seq: number;
+  /** Its place in the store's log; the basis of cursors and of live delivery's order. */
+  position: LogPosition;
   settlementId: string;
   /** The request's sessionId, `''` when the bank sent none. */
   sessionId: string;
@@ -28,7 +49,7 @@ export interface CollectionNotificationRecord {
 }
 
 /** What the webhook hands the store: everything but the position the store assigns. */
-export type NewCollectionNotification = Omit<CollectionNotificationRecord, 'seq'>;
+export type NewCollectionNotification = Omit<CollectionNotificationRecord, 'position'>;
 
 /** One page of `collectionNotifications`, newest first; the GraphQL connection is built from it. */
 export interface CollectionNotificationPage {

@@ -1,11 +1,12 @@
 /** Every topic and the payload published on it. */
 export interface TopicMap {
   /**
-   * A replica committed notifications up to `seq` (the log's position). A wake-up for every
-   * replica's log follower, which reads what is new from the store: published at most once per
-   * event-loop turn, however many deliveries that turn's commits held.
+   * A replica committed notifications, the newest at log position (`txid`, `seq`), the log being
+   * then settled through `settled`. A wake-up for every replica's log follower, which reads what is
+   * new from the store: published at most once per event-loop turn, however many deliveries that
+   * turn's commits held. Earlier releases sent `seq` alone.
    */
-  notificationsStored: { seq: number };
+  notificationsStored: { seq: number; txid?: number; settled?: { txid: number; seq: number } };
 }
 
 export type Topic = keyof TopicMap;

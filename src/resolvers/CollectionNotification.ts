@@ -7,7 +7,7 @@ import { encodeCursor } from '../collection/cursor.ts';
 
 export const CollectionNotification: CollectionNotificationResolvers = {
   __resolveReference: ({ settlementId }, { loaders }) => loaders.notificationLoader.load(settlementId),
-  cursor: (notification) => encodeCursor(notification.seq),
+  cursor: (notification) => encodeCursor(notification.position),
 };
 
 export const CollectionNotificationConnection: CollectionNotificationConnectionResolvers = {
@@ -16,12 +16,12 @@ export const CollectionNotificationConnection: CollectionNotificationConnectionR
   pageInfo: ({ notifications, hasNextPage }) => ({
     hasNextPage,
     hasPreviousPage: false,
-    startCursor: notifications[0] ? encodeCursor(notifications[0].seq) : null,
-    endCursor: notifications.at(-1) ? encodeCursor(notifications.at(-1)!.seq) : null,
+    startCursor: notifications[0] ? encodeCursor(notifications[0].position) : null,
+    endCursor: notifications.at(-1) ? encodeCursor(notifications.at(-1)!.position) : null,
   }),
 };
 
 export const CollectionNotificationEdge: CollectionNotificationEdgeResolvers = {
-  cursor: (notification) => encodeCursor(notification.seq),
+  cursor: (notification) => encodeCursor(notification.position),
   node: (notification) => notification,
 };

@@ -1,5 +1,5 @@
 import type { QueryResolvers } from '../__generated__/resolvers-types.ts';
-import { decodeCursor } from '../collection/cursor.ts';
+import { cursorPosition } from '../collection/cursor.ts';
 import * as valid from '../validation.ts';
 
 /** Page size of `collectionNotifications` when `first` is not given, and its ceiling. */
@@ -31,10 +31,10 @@ export const Query: QueryResolvers = {
   collectionNotifications: async (_, args, { store }) => {
     const limit = valid.pageSize(args.first, DEFAULT_PAGE, MAX_PAGE);
     const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
-    const beforeSeq = args.after == null ? undefined : decodeCursor(args.after);
+    const before = args.after == null ? undefined : await cursorPosition(args.after, store);
     const range = valid.pageRange(args.from, args.to, MAX_RANGE_DAYS);
     // One extra row tells whether another page follows.
-    const rows = await store.listNewestFirst({ accountNumber, beforeSeq, ...range, limit: limit + 1 });
+    const rows = await store.listNewestFirst({ accountNumber, before, ...range, limit: limit + 1 });
     return { notifications: rows.slice(0, limit), hasNextPage: rows.length > limit };
   },
   collectionSummary: (_, args, { store, bankTimezone }) => {

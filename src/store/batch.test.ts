@@ -9,12 +9,13 @@ function memoryWrite() {
   const calls: NewCollectionNotification[][] = [];
   const write: WriteBatch = async (notifications) => {
     calls.push(notifications);
-    return notifications.map((one) => {
+    const records = notifications.map((one) => {
       if (rows.has(one.settlementId)) return null;
-      const record = { ...one, seq: rows.size + 1 };
+      const record = { ...one, position: { txid: 0, seq: rows.size + 1 } };
       rows.set(one.settlementId, record);
       return record;
     });
+    return { records, settled: { txid: 0, seq: rows.size } };
   };
   return { write, calls };
 }

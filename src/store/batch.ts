@@ -1,7 +1,7 @@
 // Group commit, the same for every backend: inserts that arrive while the store is busy (or within
 // one turn of the event loop) are written together, in one transaction with one durable commit,
 // and each caller still gets its own answer.
-import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
+import type { CollectionNotificationRecord, LogPosition, NewCollectionNotification } from '../domain/index.ts';
 import type { InsertResult } from './types.ts';
 
 /** What one batch came to; for tests and the batch-size metric. */
@@ -24,10 +24,13 @@ export interface BatchOptions {
 
 /**
  * Writes notifications with distinct settlementIds in one transaction, in order; answers, per
- * notification, the stored record or null (already stored). Commits only when something was
- * inserted; throws, having stored nothing, when the transaction fails.
+ * notification, the stored record or null (already stored), and a log position settled when it
+ * committed (see InsertResult). Commits only when something was inserted; throws, having stored
+ * nothing, when the transaction fails.
  */
-export type WriteBatch = (notifications: NewCollectionNotification[]) => Promise<(CollectionNotificationRecord | null)[]>;
+export type WriteBatch = (
+  notifications: NewCollectionNotification[],
+) => Promise<{ records: (CollectionNotificationRecord | null)[]; settled: LogPosition }>;
 
 /** Bounds on one batch, so one statement stays within the driver's limits and memory. */
 export interface BatchLimits {
@@ -112,11 +115,13 @@ async function run(write: WriteBatch, batch: Entry[], onBatch: BatchOptions['onB
     if (!firsts.has(entry.notification.settlementId)) firsts.set(entry.notification.settlementId, entry);
   }
   let stored: Map<string, CollectionNotificationRecord>;
+  let settled: LogPosition;
   const started = performance.now();
   const ms = () => performance.now() - started;
   try {
     const unique = [...firsts.values()].map((entry) => entry.notification);
-    const records = await write(unique);
+    let records;
+    ({ records, settled } = await write(unique));
     stored = new Map();
     records.forEach((record, index) => record && stored.set(unique[index]!.settlementId, record));
   } catch (error) {
@@ -128,7 +133,7 @@ async function run(write: WriteBatch, batch: Entry[], onBatch: BatchOptions['onB
   for (const entry of batch) {
     const { settlementId } = entry.notification;
     const record = firsts.get(settlementId) === entry ? stored.get(settlementId) : undefined;
-    entry.resolve(record ? { status: 'inserted', notification: record } : { status: 'duplicate' });
+    entry.resolve(record ? { status: 'inserted', notification: record, settled } : { status: 'duplicate' });
   }
 }
 

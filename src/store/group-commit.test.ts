@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import type { BatchReport } from './batch.ts';
-import { storeBackends } from '../../test/helpers/stores.ts';
+import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
 import type { InsertResult } from './types.ts';
+import { comparePositions, START_OF_LOG, type LogPosition } from '../domain/index.ts';
 
 /** Lets the store's batch, flushed on setImmediate, start (and on the main thread, finish). */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
-const seqOf = (result: InsertResult) => (result.status === 'inserted' ? result.notification.seq : Number.NaN);
+const anyPosition = { txid: expect.any(Number), seq: expect.any(Number) };
+
+/** Where an insert was stored; throws when it was not stored. */
+const positionOf = (result: InsertResult): LogPosition => {
+  if (result.status !== 'inserted') throw new Error('not inserted');
+  return result.notification.position;
+};
 
 describe.each(storeBackends)('group commit on $name', (backend) => {
   const test = it.runIf(backend.enabled);
@@ -36,12 +43,13 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     ]);
 
     expect(results.map((result) => result.status)).toEqual(['inserted', 'duplicate', 'inserted', 'duplicate']);
-    expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, seq: expect.any(Number) } });
-    expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, seq: expect.any(Number) } });
-    // One batch, one commit, and seq in the order the inserts came.
+    expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, position: anyPosition }, settled: anyPosition });
+    expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, position: anyPosition }, settled: anyPosition });
+    // One batch, one commit, and positions in the order the inserts came.
     expect(batches).toEqual([{ size: 4, inserted: 2, outcome: 'committed', ms: expect.any(Number) }]);
-    expect(seqOf(results[2]!)).toBeGreaterThan(seqOf(results[0]!));
-    const all = await store.listAfter({ afterSeq: 0, limit: 10 });
+    expect(comparePositions(positionOf(results[2]!), positionOf(results[0]!))).toBeGreaterThan(0);
+    await untilSettled(store, results);
+    const all = await store.listAfter({ after: START_OF_LOG, limit: 10 });
     expect(all.map((record) => [record.settlementId, record.sessionId, record.transactionAmount])).toEqual([
       [stored.settlementId, stored.sessionId, '1500.00'],
       [fresh.settlementId, fresh.sessionId, '1500.00'],
@@ -90,17 +98,17 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
       { size: 3, inserted: 3, outcome: 'committed', ms: expect.any(Number) },
       { size: 5, inserted: 5, outcome: 'committed', ms: expect.any(Number) },
     ]);
-    const seqs = results.map(seqOf);
-    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    const positions = results.map(positionOf);
+    expect(positions).toEqual([...positions].sort(comparePositions));
   });
 
-  test('splits a long queue into batches of at most 500, seq following the order of the inserts', async () => {
+  test('splits a long queue into batches of at most 500, positions following the order of the inserts', async () => {
     const { store, batches } = await setup();
     const results = await Promise.all(Array.from({ length: 620 }, () => store.insert(notification())));
     expect(batches.map((batch) => batch.size)).toEqual([500, 120]);
-    const seqs = results.map(seqOf);
-    expect(new Set(seqs).size).toBe(620);
-    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    const positions = results.map(positionOf);
+    expect(new Set(positions.map(({ txid, seq }) => `${txid}.${seq}`)).size).toBe(620);
+    expect(positions).toEqual([...positions].sort(comparePositions));
   });
 
   test('answers every insert queued before close, and stores each of them', async () => {

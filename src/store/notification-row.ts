@@ -1,7 +1,11 @@
-import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
+import type { CollectionNotificationRecord, LogPosition, NewCollectionNotification } from '../domain/index.ts';
 
-/** A row of `collection_notifications` as both backends return it (PostgreSQL gives BIGINT as text). */
+/**
+ * A row of `collection_notifications` as both backends return it (PostgreSQL gives BIGINT and
+ * xid8 as text; SQLite, which has no txid column, selects 0 in its place).
+ */
 export interface NotificationRow {
+  txid: number | string;
   seq: number | string;
   settlement_id: string;
   session_id: string;
@@ -22,9 +26,9 @@ export interface NotificationRow {
   raw_body: string;
 }
 
-type InsertColumn = Exclude<keyof NotificationRow, 'seq'>;
+type InsertColumn = Exclude<keyof NotificationRow, 'seq' | 'txid'>;
 
-/** Every column but `seq`, in the order of `toInsertParams`. */
+/** Every column but the position's, which the database fills in, in the order of `toInsertParams`. */
 export const INSERT_COLUMNS = [
   'settlement_id',
   'session_id',
@@ -49,12 +53,17 @@ export const INSERT_COLUMNS = [
 const everyColumnListed: [Exclude<InsertColumn, (typeof INSERT_COLUMNS)[number]>] extends [never] ? true : never = true;
 void everyColumnListed;
 
-/** The select list of every query: explicit, so a later migration adding a column changes no result. */
-export const SELECT_LIST = ['seq', ...INSERT_COLUMNS].join(', ');
+/**
+ * The select list of every query, given what stands for the txid: explicit, so a later migration
+ * adding a column changes no result.
+ */
+export function selectList(txid: string): string {
+  return [`${txid} AS txid`, 'seq', ...INSERT_COLUMNS].join(', ');
+}
 
 /** The insert's values, in INSERT_COLUMNS order; strings stay exactly as given. */
 export function toInsertParams(notification: NewCollectionNotification): (string | null)[] {
-  const row: Omit<NotificationRow, 'seq'> = {
+  const row: Omit<NotificationRow, 'seq' | 'txid'> = {
     settlement_id: notification.settlementId,
     session_id: notification.sessionId,
     account_number: notification.accountNumber,
@@ -77,17 +86,30 @@ export function toInsertParams(notification: NewCollectionNotification): (string
 }
 
 /**
- * The record of a notification just inserted: what was sent, with the seq the database drew. Every
- * column is TEXT stored verbatim, so an insert returns only its seq, not the row back again.
+ * The record of a notification just inserted: what was sent, at the position the database gave it.
+ * Every column is TEXT stored verbatim, so an insert returns only its position, not the row again.
  */
-export function insertedRecord(notification: NewCollectionNotification, seq: number | string): CollectionNotificationRecord {
-  return { seq: Number(seq), ...notification };
+export function insertedRecord(notification: NewCollectionNotification, position: LogPosition): CollectionNotificationRecord {
+  return { position, ...notification };
+}
+
+/**
+ * A position as the database gives it. An xid8 is a 64-bit count of transactions; a JavaScript
+ * number holds it exactly up to 2^53, which a database writing a million transactions a second
+ * reaches in about 285 years: past that, reads fail rather than misorder the log.
+ */
+export function toPosition(txid: number | string, seq: number | string): LogPosition {
+  const position = { txid: Number(txid), seq: Number(seq) };
+  if (!Number.isSafeInteger(position.txid) || !Number.isSafeInteger(position.seq)) {
+    throw new RangeError(`log position (${txid}, ${seq}) is beyond what this release can hold exactly`);
+  }
+  return position;
 }
 
 /** The domain record of a stored row. */
 export function toRecord(row: NotificationRow): CollectionNotificationRecord {
   return {
-    seq: Number(row.seq),
+    position: toPosition(row.txid, row.seq),
     settlementId: row.settlement_id,
     sessionId: row.session_id,
     accountNumber: row.account_number,
@@ -121,9 +143,4 @@ export function inRequestedOrder(
 export function checkLimit(limit: number): number {
   if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`limit must be a whole number ≥ 0, got ${limit}`);
   return limit;
-}
-
-/** `beforeSeq` when given, else a bound above every seq. */
-export function upperSeqBound(beforeSeq: number | undefined): number {
-  return beforeSeq ?? Number.MAX_SAFE_INTEGER;
 }

@@ -2,7 +2,6 @@
 // event_time columns: numeric sums are exact, and pg hands them over as text.
 import type pg from 'pg';
 import { parseDecimal } from './decimal.ts';
-import { SELECT_LIST } from './notification-row.ts';
 import { bankDays, summaryRecord, type DaySums } from './summary.ts';
 import type { SummaryQuery } from './types.ts';
 
@@ -16,29 +15,11 @@ const daySums = (account: string) => `SELECT s.* FROM unnest($1::timestamptz[], 
   ) AS s
   ORDER BY d.day`;
 
-const FROM = `SELECT ${SELECT_LIST} FROM collection_notifications`;
 /** The statements, by name: named, so each connection plans them once. */
 export const SUMMARY_QUERIES = {
   daySums: daySums(''),
   daySumsOfAccount: daySums('account_number = $3 AND '),
-  newestInRange: inRange(''),
-  newestOfAccountInRange: inRange('account_number = $5 AND '),
-  // Everything since `from`: the planner walks seq newest first, or the time index when `from` is recent.
-  newestSince: `${FROM} WHERE event_time >= $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
-  newestOfAccountSince: `${FROM} WHERE account_number = $4 AND event_time >= $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
 };
-
-/**
- * A page of [from, to): the range's seqs first (materialized, so the planner reads them through the
- * time index), then the page's rows. It costs what the range holds, as a summary of it does; left to
- * itself, with a LIMIT, the planner would walk seq from the newest and skip every row after the range.
- */
-function inRange(account: string) {
-  return `WITH in_range AS MATERIALIZED (
-      SELECT seq FROM collection_notifications WHERE ${account}event_time >= $1 AND event_time < $2 AND seq < $3
-    )
-    ${FROM} WHERE seq IN (SELECT seq FROM in_range ORDER BY seq DESC LIMIT $4) ORDER BY seq DESC`;
-}
 
 interface SumsRow {
   count: string;
@@ -73,16 +54,4 @@ function toSums(row: SumsRow): DaySums {
     feeAmount: amount(row.fee_amount),
     vatAmount: amount(row.vat_amount),
   };
-}
-
-/** The query name and values of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
-export function rangedPage(page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; before: number; limit: number }) {
-  const account = page.accountNumber === undefined ? [] : [page.accountNumber];
-  const from = page.from?.toISOString() ?? '-infinity';
-  if (page.to === undefined) {
-    const name = page.accountNumber === undefined ? 'newestSince' : 'newestOfAccountSince';
-    return { name, values: [from, page.before, page.limit, ...account] } as const;
-  }
-  const name = page.accountNumber === undefined ? 'newestInRange' : 'newestOfAccountInRange';
-  return { name, values: [from, page.to.toISOString(), page.before, page.limit, ...account] } as const;
 }

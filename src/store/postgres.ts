@@ -1,33 +1,34 @@
 import pg from 'pg';
-import type { NewCollectionNotification } from '../domain/index.ts';
+import { START_OF_LOG, type LogPosition, type NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
-import { createInsertBatcher, type BatchOptions } from './batch.ts';
+import { createInsertBatcher, type BatchOptions, type WriteBatch } from './batch.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
 import {
   INSERT_COLUMNS,
-  SELECT_LIST,
   checkLimit,
   inRequestedOrder,
   insertedRecord,
+  selectList,
   toInsertParams,
+  toPosition,
   toRecord,
-  upperSeqBound,
   type NotificationRow,
 } from './notification-row.ts';
-import { SUMMARY_QUERIES, rangedPage, summarize } from './postgres-summary.ts';
+import { summarize } from './postgres-summary.ts';
 import type { NotificationStore, StoreSize } from './types.ts';
 
 const POOL_SETTINGS = {
-  // Inserts go one batch at a time on one connection; the rest serve reads.
+  // Inserts go one batch at a time, one statement each; the other connections serve reads.
   max: 10,
   // Opening a connection, and waiting for a free one, fails after this rather than stalling a webhook.
   connectionTimeoutMillis: 5_000,
   idleTimeoutMillis: 30_000,
   // A stuck database (or a lock held too long) gives an error (webhook 03, bank retries), not a hang.
+  // It also bounds how long one of our own inserts can hold the log's settled position back.
   statement_timeout: 5_000,
   // Client-side backstop for a server or network that stops answering altogether.
   query_timeout: 10_000,
-  // A replica that stalls mid-insert must not hold the insert lock for everyone else.
+  // A session of ours left inside a transaction (the migration's) must not hold the log back.
   idle_in_transaction_session_timeout: 10_000,
   keepAlive: true,
   application_name: 'bank-subgraph',
@@ -36,49 +37,117 @@ const POOL_SETTINGS = {
 // Migrations may rewrite tables; they run once, at start, on a connection of their own.
 const MIGRATION_TIMEOUT_MS = 120_000;
 
-// Fixed application keys for pg_advisory_*lock (one namespace per database).
+// Fixed application key for pg_advisory_lock (one namespace per database).
 const MIGRATION_LOCK_KEY = 7_314_001;
-const INSERT_LOCK_KEY = 7_314_002;
 
-const FROM = `SELECT ${SELECT_LIST} FROM collection_notifications`;
+/**
+ * The settled part of the log: rows whose writing transaction is older than the oldest one still
+ * running when the statement's snapshot was taken. Why reading it in (txid, seq) order misses
+ * nothing and repeats nothing, although replicas insert without a lock and commit in any order:
+ *
+ * 1. Every transaction with an id below the snapshot's xmin has ended; those that committed are
+ *    all visible to that snapshot, and every transaction yet to write gets a larger id. So the rows
+ *    with txid < xmin are a final set: none can be added to it later.
+ * 2. A follower at position P has handed out exactly the rows at or below P, and every one of them
+ *    is settled. A read returns the rows above P with txid < xmin, in (txid, seq) order, the first n.
+ *    Each row at or below the last one returned, P', has txid <= P'.txid < xmin, so by (1) it is
+ *    final and was either at or below P or in this read. So again exactly the rows at or below P'
+ *    have been handed out, and all are final: no later commit lands below P' (no skip), and the next
+ *    read starts above it (no repeat). A row still unsettled is above P' and is read once it settles.
+ *
+ * Ordering by seq alone, with the same `txid < xmin` filter, is not enough: a batch of two rows
+ * in transaction A (txid 100) draws seqs 5 and 7 while transaction B (txid 101) draws seq 6. Should
+ * A commit while B runs, a reader sees 5 and 7 (txid 100 < xmin 101) and moves past 7; when B then
+ * commits, its 6 lies below a position already read and is never handed out. Ordered by txid
+ * first, B's (101, 6) comes after A's (100, 7).
+ *
+ * A transaction anywhere on the server that holds an id (has written something) and stays open
+ * keeps xmin, and so live delivery, back until it ends; reads are never wrong, only later.
+ */
+const SETTLED = 'txid < pg_snapshot_xmin(pg_current_snapshot())';
+// Above every xid8: the "before" of a first page.
+const AFTER_EVERY_TXID = '18446744073709551615';
+
+const FROM = `SELECT ${selectList('txid')} FROM collection_notifications`;
+
+/**
+ * A page of [from, to): the range's positions first (materialized, so the planner reads them through
+ * the time index, which carries them), then the page's rows. It costs what the range holds, as a
+ * summary of it does; left to itself, with a LIMIT, the planner would walk the log from the newest
+ * and skip every row after the range.
+ */
+function inRange(account: string) {
+  return `WITH in_range AS MATERIALIZED (
+      SELECT txid, seq FROM collection_notifications
+      WHERE ${account}event_time >= $1 AND event_time < $2 AND (txid, seq) < ($3::xid8, $4::bigint) AND ${SETTLED}
+    )
+    ${FROM} WHERE seq IN (SELECT seq FROM in_range ORDER BY txid DESC, seq DESC LIMIT $5) ORDER BY txid DESC, seq DESC`;
+}
+
 const QUERIES = {
-  // A whole batch in one statement: one text[] per column, so its parameters are 17 whatever the
-  // batch's size (PostgreSQL allows 65,535), and one prepared plan serves every batch.
+  // A whole batch in one statement, its own transaction (one round trip, one commit), with one
+  // text[] per column: its parameters are 17 whatever the batch's size, and one plan serves all.
+  // Rows already stored are dropped before the insert looks at them: a row that reaches it gets
+  // its column defaults, and evaluating them (txid's pg_current_xact_id(), or seq's nextval now
+  // and then) gives the transaction an id, and so a commit record and a WAL flush. A batch of
+  // bank retries only (all 01) thus costs no flush. The check is a scalar subquery, one probe of
+  // the unique index per delivery: NOT EXISTS would become an anti-join, which a plan made while
+  // the table looked small (before its first ANALYZE) hashes by reading the whole table, per batch.
+  // ON CONFLICT still settles races with other replicas, whose rows are not visible yet. The
+  // statement's snapshot xmin comes back too: every transaction below it had ended, so the log is
+  // settled up to there (see SETTLED).
   insert: `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
-    SELECT * FROM unnest(${INSERT_COLUMNS.map((_, index) => `$${index + 1}::text[]`).join(', ')})
+    SELECT ${INSERT_COLUMNS.map((column) => `u.${column}`).join(', ')}
+    FROM unnest(${INSERT_COLUMNS.map((_, index) => `$${index + 1}::text[]`).join(', ')}) AS u(${INSERT_COLUMNS.join(', ')})
+    WHERE (SELECT true FROM collection_notifications c WHERE c.settlement_id = u.settlement_id) IS NULL
     ON CONFLICT (settlement_id) DO NOTHING
-    RETURNING seq, settlement_id`,
+    RETURNING txid, seq, settlement_id, pg_snapshot_xmin(pg_current_snapshot()) AS horizon`,
   getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,
-  newest: `${FROM} WHERE seq < $1 ORDER BY seq DESC LIMIT $2`,
-  newestOfAccount: `${FROM} WHERE account_number = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`,
-  after: `${FROM} WHERE seq > $1 ORDER BY seq LIMIT $2`,
-  afterOfAccount: `${FROM} WHERE account_number = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-  newestInRange: SUMMARY_QUERIES.newestInRange,
-  newestOfAccountInRange: SUMMARY_QUERIES.newestOfAccountInRange,
-  newestSince: SUMMARY_QUERIES.newestSince,
-  newestOfAccountSince: SUMMARY_QUERIES.newestOfAccountSince,
+  newest: `${FROM} WHERE (txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
+  newestOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid DESC, seq DESC LIMIT $4`,
+  after: `${FROM} WHERE (txid, seq) > ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid, seq LIMIT $3`,
+  afterOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) > ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid, seq LIMIT $4`,
+  settledHead: `SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
+  positionOfSeq: 'SELECT txid, seq FROM collection_notifications WHERE seq = $1',
+  // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
+  newestInRange: inRange(''),
+  newestOfAccountInRange: inRange('account_number = $6 AND '),
+  // Everything since `from`: the planner walks the log newest first, or the time index when `from` is recent.
+  newestSince: `${FROM} WHERE event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid DESC, seq DESC LIMIT $4`,
+  newestOfAccountSince: `${FROM} WHERE account_number = $5 AND event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid DESC, seq DESC LIMIT $4`,
 };
+type QueryName = keyof typeof QUERIES;
 
 /**
  * Connects to PostgreSQL at `url`, migrates the schema, and returns the store over a pool. Inserts
- * are group-committed: one batch at a time, one statement and one commit per batch; while it is
- * written, the next gathers.
+ * are group-committed: one batch at a time, each one statement in its own transaction (one round
+ * trip); while it is written, the next gathers.
  */
 export async function createPostgresStore(url: string, options: BatchOptions & { logger: Logger }): Promise<NotificationStore> {
   const { logger } = options;
-  await migrate(url, logger);
-  const pool = new pg.Pool({ connectionString: url, ...POOL_SETTINGS });
+  const synchronousCommit = await migrate(url, logger);
+  if (synchronousCommit === 'off') {
+    // With it off, a commit returns before the WAL is flushed: a 00 could be lost in a crash.
+    logger.warn('synchronous_commit is off on this database; the store turns it on for its own sessions');
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    ...POOL_SETTINGS,
+    // Per session, not per batch: a batch is one statement, with no transaction to SET LOCAL in.
+    // A connection that cannot set it is never used (the pool hands out its error instead).
+    onConnect: async (client) => void (await client.query('SET synchronous_commit = on')),
+  });
   // Without a listener, an idle connection dropped by the server would crash the process.
   pool.on('error', (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed; the pool replaces it'));
-  try {
-    return storeOver(pool, await beginInsertSql(pool, logger), options);
-  } catch (error) {
-    await pool.end();
-    throw error;
-  }
+  return storeOver(pool, options);
 }
 
-async function migrate(url: string, logger: Logger): Promise<void> {
+/** Applies the migrations not yet applied; answers the database's own `synchronous_commit`. */
+async function migrate(url: string, logger: Logger): Promise<string | undefined> {
   const client = new pg.Client({
     connectionString: url,
     ...POOL_SETTINGS,
@@ -90,6 +159,8 @@ async function migrate(url: string, logger: Logger): Promise<void> {
   await client.connect();
   try {
     await runMigrations(migrationTarget(client), await loadMigrations('postgres'), logger);
+    const { rows } = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+    return rows[0]?.synchronous_commit;
   } finally {
     await client.end();
   }
@@ -134,54 +205,59 @@ function migrationTarget(client: pg.Client): MigrationTarget {
   };
 }
 
-/**
- * The statements that open an insert transaction. The lock makes seq order equal commit order across
- * replicas: without it, a transaction could draw seq 7, then commit after another's seq 8, and a
- * subscription that resumed "after seq 8" in between would never see 7.
- */
-async function beginInsertSql(pool: pg.Pool, logger: Logger): Promise<string> {
-  const lock = `SELECT pg_advisory_xact_lock(${INSERT_LOCK_KEY})`;
-  const { rows } = await pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
-  if (rows[0]?.synchronous_commit !== 'off') return `BEGIN; ${lock}`;
-  // With it off, COMMIT returns before the WAL is flushed: a 00 could be lost in a crash.
-  logger.warn('synchronous_commit is off on this database; the store turns it on for its inserts');
-  return `BEGIN; SET LOCAL synchronous_commit = on; ${lock}`;
-}
-
-/** Writes one batch (distinct settlementIds) under the insert lock; commits only when it stored something. */
-async function writeBatch(pool: pg.Pool, beginSql: string, notifications: NewCollectionNotification[]) {
-  const rows = notifications.map(toInsertParams);
-  const columns = INSERT_COLUMNS.map((_, index) => rows.map((row) => row[index]));
-  const client = await pool.connect();
-  let result: pg.QueryResult<{ seq: string; settlement_id: string }>;
-  try {
-    await client.query(beginSql);
-    // Named: each connection parses and plans the statement once.
-    result = await client.query<{ seq: string; settlement_id: string }>({ name: 'notifications-insert', text: QUERIES.insert, values: columns });
-    // All duplicates wrote nothing worth keeping: rolling back spares a WAL flush per bank retry.
-    await client.query(result.rows.length > 0 ? 'COMMIT' : 'ROLLBACK');
-  } catch (error) {
-    // Discarding the connection ends its session: the server rolls back and frees the lock, even
-    // when the failure was a time-out that left a statement running.
-    client.release(error instanceof Error ? error : true);
-    throw error;
-  }
-  client.release();
-  const seqs = new Map(result.rows.map((row) => [row.settlement_id, row.seq]));
-  return notifications.map((notification) => {
-    const seq = seqs.get(notification.settlementId);
-    return seq === undefined ? null : insertedRecord(notification, seq);
+/** Writes one batch (distinct settlementIds) as one statement; answers each one's record, or null when already stored. */
+async function writeBatch(pool: pg.Pool, notifications: NewCollectionNotification[]): ReturnType<WriteBatch> {
+  // Named: each connection parses and plans the statement once.
+  const { rows } = await pool.query<{ txid: string; seq: string; settlement_id: string; horizon: string }>({
+    name: 'notifications-insert',
+    text: QUERIES.insert,
+    values: insertColumns(notifications),
   });
+  if (rows.length === 0) return { records: notifications.map(() => null), settled: START_OF_LOG };
+  // One statement, one transaction, one snapshot: every row has the same txid and horizon.
+  const { txid, horizon } = rows[0]!;
+  const seqs = new Map(rows.map((row) => [row.settlement_id, row.seq]));
+  const records = notifications.map((notification) => {
+    const seq = seqs.get(notification.settlementId);
+    return seq === undefined ? null : insertedRecord(notification, toPosition(txid, seq));
+  });
+  // No row is at seq 0: (horizon, 0) lies after every row below the horizon and before the rest.
+  return { records, settled: toPosition(horizon, 0) };
 }
 
-function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): NotificationStore {
+/** The insert's parameters: one array per column, in INSERT_COLUMNS order. */
+function insertColumns(notifications: readonly NewCollectionNotification[]): (string | null)[][] {
+  const rows = notifications.map(toInsertParams);
+  return INSERT_COLUMNS.map((_, index) => rows.map((row) => row[index]!));
+}
+
+/** The query name and values of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
+function rangedPage(page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; bound: unknown[]; limit: number }) {
+  const account = page.accountNumber === undefined ? [] : [page.accountNumber];
+  const from = page.from?.toISOString() ?? '-infinity';
+  if (page.to === undefined) {
+    const name = page.accountNumber === undefined ? 'newestSince' : 'newestOfAccountSince';
+    return { name, values: [from, ...page.bound, page.limit, ...account] } as const;
+  }
+  const name = page.accountNumber === undefined ? 'newestInRange' : 'newestOfAccountInRange';
+  return { name, values: [from, page.to.toISOString(), ...page.bound, page.limit, ...account] } as const;
+}
+
+/** `position` as the (txid, seq) parameters of a query. */
+const positionParams = (position: LogPosition) => [String(position.txid), position.seq];
+
+function storeOver(pool: pg.Pool, options: BatchOptions): NotificationStore {
   let closing: Promise<void> | undefined;
-  const batcher = createInsertBatcher((notifications) => writeBatch(pool, beginSql, notifications), options);
-  const select = async (name: Exclude<keyof typeof QUERIES, 'insert'>, values: unknown[]) => {
+  const batcher = createInsertBatcher((notifications) => writeBatch(pool, notifications), options);
+  const query = async <Row extends pg.QueryResultRow>(name: Exclude<QueryName, 'insert'>, values: unknown[]) => {
     if (closing) throw new Error('The postgres store is closed');
     // Named, as the insert: planned once per connection.
-    const result = await pool.query<NotificationRow>({ name: `notifications-${name}`, text: QUERIES[name], values });
-    return result.rows.map(toRecord);
+    return (await pool.query<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
+  };
+  const select = async (name: Exclude<QueryName, 'insert'>, values: unknown[]) => (await query<NotificationRow>(name, values)).map(toRecord);
+  const position = async (name: 'settledHead' | 'positionOfSeq', values: unknown[]) => {
+    const [row] = await query<{ txid: string; seq: string }>(name, values);
+    return row && toPosition(row.txid, row.seq);
   };
   return {
     kind: 'postgres',
@@ -193,20 +269,26 @@ function storeOver(pool: pg.Pool, beginSql: string, options: BatchOptions): Noti
       if (settlementIds.length === 0) return [];
       return inRequestedOrder(settlementIds, await select('getMany', [settlementIds]));
     },
-    async listNewestFirst({ accountNumber, beforeSeq, limit, from, to }) {
-      const before = upperSeqBound(beforeSeq);
+    async listNewestFirst({ accountNumber, before, limit, from, to }) {
+      const bound = before ? positionParams(before) : [AFTER_EVERY_TXID, 0];
       if (from !== undefined || to !== undefined) {
-        const page = rangedPage({ accountNumber, from, to, before, limit: checkLimit(limit) });
+        const page = rangedPage({ accountNumber, from, to, bound, limit: checkLimit(limit) });
         return select(page.name, [...page.values]);
       }
       return accountNumber === undefined
-        ? select('newest', [before, checkLimit(limit)])
-        : select('newestOfAccount', [accountNumber, before, checkLimit(limit)]);
+        ? select('newest', [...bound, checkLimit(limit)])
+        : select('newestOfAccount', [accountNumber, ...bound, checkLimit(limit)]);
     },
-    async listAfter({ accountNumber, afterSeq, limit }) {
+    async listAfter({ accountNumber, after, limit }) {
       return accountNumber === undefined
-        ? select('after', [afterSeq, checkLimit(limit)])
-        : select('afterOfAccount', [accountNumber, afterSeq, checkLimit(limit)]);
+        ? select('after', [...positionParams(after), checkLimit(limit)])
+        : select('afterOfAccount', [accountNumber, ...positionParams(after), checkLimit(limit)]);
+    },
+    async settledHead() {
+      return (await position('settledHead', [])) ?? START_OF_LOG;
+    },
+    async positionOfSeq(seq) {
+      return position('positionOfSeq', [seq]);
     },
     async summarize(query) {
       if (closing) throw new Error('The postgres store is closed');

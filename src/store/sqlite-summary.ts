@@ -3,7 +3,7 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { NewCollectionNotification } from '../domain/index.ts';
 import { parseDecimal, type ExactDecimal } from './decimal.ts';
-import { SELECT_LIST } from './notification-row.ts';
+import { selectList } from './notification-row.ts';
 import { NO_SUMS, addSums, bankDays, summaryRecord, type DaySums } from './summary.ts';
 import type { SummaryQuery } from './types.ts';
 
@@ -61,7 +61,7 @@ export function prepareSummaryStatements(database: DatabaseSync) {
   // seq instead would first skip every newer row outside the range.
   const page = (index: string, account: string) =>
     database.prepare(
-      `SELECT ${SELECT_LIST} FROM collection_notifications WHERE seq IN (
+      `SELECT ${selectList('0')} FROM collection_notifications WHERE seq IN (
          SELECT seq FROM collection_notifications INDEXED BY ${index}
          WHERE ${account}${IN_RANGE} AND seq < ? ORDER BY seq DESC LIMIT ?
        ) ORDER BY seq DESC`,
@@ -71,7 +71,7 @@ export function prepareSummaryStatements(database: DatabaseSync) {
   // whole range through the time index instead, and sort it.
   const since = (indexing: string, account: string) =>
     database.prepare(
-      `SELECT ${SELECT_LIST} FROM collection_notifications ${indexing}
+      `SELECT ${selectList('0')} FROM collection_notifications ${indexing}
        WHERE ${account}event_ms >= ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
     );
   return {

@@ -1,20 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import type { NewCollectionNotification } from '../domain/index.ts';
+import { START_OF_LOG, type LogPosition, type NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
-import {
-  SELECT_LIST,
-  checkLimit,
-  inRequestedOrder,
-  insertedRecord,
-  toInsertParams,
-  toRecord,
-  upperSeqBound,
-  type NotificationRow,
-} from './notification-row.ts';
+import { checkLimit, inRequestedOrder, insertedRecord, selectList, toInsertParams, toRecord, type NotificationRow } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
 import { prepareSummaryStatements, rangedPage, summarize, summaryColumnValues } from './sqlite-summary.ts';
 import type { NotificationStore, StoreSize } from './types.ts';
@@ -85,8 +76,10 @@ function migrationTarget(database: DatabaseSync): MigrationTarget {
 
 type Statements = ReturnType<typeof prepareStatements>;
 
+// One writer at a time (BEGIN IMMEDIATE), and seq is the rowid drawn inside it: seq order is commit
+// order, everything committed is settled, and a position's txid is always 0.
 function prepareStatements(database: DatabaseSync) {
-  const from = `SELECT ${SELECT_LIST} FROM collection_notifications`;
+  const from = `SELECT ${selectList('0')} FROM collection_notifications`;
   return {
     insert: prepareInsert(database),
     // One statement for any number of ids: they travel as one JSON array.
@@ -95,10 +88,17 @@ function prepareStatements(database: DatabaseSync) {
     newestOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
     after: database.prepare(`${from} WHERE seq > ? ORDER BY seq LIMIT ?`),
     afterOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    newestSeq: database.prepare('SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1'),
+    hasSeq: database.prepare('SELECT seq FROM collection_notifications WHERE seq = ?'),
     ping: database.prepare('SELECT 1'),
     summary: prepareSummaryStatements(database),
   };
 }
+
+// Every row here is at txid 0: a position with a larger txid (from another store) is past them all.
+const seqBefore = (position: LogPosition | undefined) => (position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+const seqAfter = (position: LogPosition) => (position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+const atSeq = (seq: number): LogPosition => ({ txid: 0, seq });
 
 function records(statement: StatementSync, ...params: SQLInputValue[]) {
   return (statement.all(...params) as unknown as NotificationRow[]).map(toRecord);
@@ -111,13 +111,12 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
   };
   const rowOf = (notification: NewCollectionNotification) => [...toInsertParams(notification), ...summaryColumnValues(notification)];
   const readSize = sizeReader(database);
-  const batcher = createInsertBatcher(
-    async (notifications) =>
-      insertRows(database, statements.insert, notifications.map(rowOf)).map((seq, index) =>
-        seq === null ? null : insertedRecord(notifications[index]!, seq),
-      ),
-    options,
-  );
+  const batcher = createInsertBatcher(async (notifications) => {
+    const seqs = insertRows(database, statements.insert, notifications.map(rowOf));
+    const records = seqs.map((seq, index) => (seq === null ? null : insertedRecord(notifications[index]!, atSeq(seq))));
+    // Committed in seq order, one writer at a time: everything up to this batch's last row is settled.
+    return { records, settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))) };
+  }, options);
   // Every read runs synchronously inside its async body: statements of one connection never interleave.
   return {
     kind: 'sqlite',
@@ -130,22 +129,32 @@ function storeOver(database: DatabaseSync, statements: Statements, options: Batc
       if (settlementIds.length === 0) return [];
       return inRequestedOrder(settlementIds, records(statements.getMany, JSON.stringify(settlementIds)));
     },
-    async listNewestFirst({ accountNumber, beforeSeq, limit, from, to }) {
+    async listNewestFirst({ accountNumber, before, limit, from, to }) {
       assertOpen();
-      const before = upperSeqBound(beforeSeq);
+      const bound = seqBefore(before);
       if (from !== undefined || to !== undefined) {
-        const [statement, params] = rangedPage(statements.summary, { accountNumber, from, to, before, limit: checkLimit(limit) });
+        const [statement, params] = rangedPage(statements.summary, { accountNumber, from, to, before: bound, limit: checkLimit(limit) });
         return records(statement, ...params);
       }
       return accountNumber === undefined
-        ? records(statements.newest, before, checkLimit(limit))
-        : records(statements.newestOfAccount, accountNumber, before, checkLimit(limit));
+        ? records(statements.newest, bound, checkLimit(limit))
+        : records(statements.newestOfAccount, accountNumber, bound, checkLimit(limit));
     },
-    async listAfter({ accountNumber, afterSeq, limit }) {
+    async listAfter({ accountNumber, after, limit }) {
       assertOpen();
+      const bound = seqAfter(after);
       return accountNumber === undefined
-        ? records(statements.after, afterSeq, checkLimit(limit))
-        : records(statements.afterOfAccount, accountNumber, afterSeq, checkLimit(limit));
+        ? records(statements.after, bound, checkLimit(limit))
+        : records(statements.afterOfAccount, accountNumber, bound, checkLimit(limit));
+    },
+    async settledHead() {
+      assertOpen();
+      const row = statements.newestSeq.get();
+      return row ? atSeq(Number(row.seq)) : START_OF_LOG;
+    },
+    async positionOfSeq(seq) {
+      assertOpen();
+      return statements.hasSeq.get(seq) ? atSeq(seq) : undefined;
     },
     async summarize(query) {
       assertOpen();

@@ -1,12 +1,20 @@
 import { statSync } from 'node:fs';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
-import { capturingLogger, databaseUrl, isolatedPostgresUrl, silent, storeBackends, tempSqlitePath } from '../../test/helpers/stores.ts';
-import { waitFor } from '../../test/helpers/wait.ts';
+import { capturingLogger, silent, storeBackends, tempSqlitePath, untilSettled } from '../../test/helpers/stores.ts';
+import { comparePositions, START_OF_LOG, type LogPosition } from '../domain/index.ts';
 import { createNotificationStore } from './index.ts';
 import { loadMigrations } from './migrations.ts';
+import type { InsertResult } from './types.ts';
+
+const anyPosition = { txid: expect.any(Number), seq: expect.any(Number) };
+
+/** The position an insert was stored at; throws when it was not stored. */
+function positionOf(result: InsertResult): LogPosition {
+  if (result.status !== 'inserted') throw new Error('not inserted');
+  return result.notification.position;
+}
 
 describe.each(storeBackends)('NotificationStore on $name', (backend) => {
   const test = it.runIf(backend.enabled);
@@ -21,7 +29,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
   test('stores every field exactly as given and getMany returns it', async () => {
     const { store } = await setup();
     const rawBody = `{"tranRemarks":"${'Ọ̀dọ́ paid ₦1,500 for ẹ̀wà 🚀 — "quotes" \\n '.repeat(4_000)}"}`;
-    const full = notification({ transactionAmount: '1500.00', settledAmount: '0.10', rawBody });
+    const full = notification({ transactionAmount: '1500.00', settledAmount: '0.10', narration: 'a "quoted", {braced} \\ NULL', sessionId: 'NULL', rawBody });
     const sparse = notification({
       sessionId: '',
       settledAmount: null,
@@ -37,14 +45,14 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
 
     const first = await store.insert(full);
     const second = await store.insert(sparse);
-    expect(first).toEqual({ status: 'inserted', notification: { ...full, seq: expect.any(Number) } });
-    expect(second).toEqual({ status: 'inserted', notification: { ...sparse, seq: expect.any(Number) } });
+    expect(first).toEqual({ status: 'inserted', notification: { ...full, position: anyPosition }, settled: anyPosition });
+    expect(second).toEqual({ status: 'inserted', notification: { ...sparse, position: anyPosition }, settled: anyPosition });
 
     const [readFull, readSparse] = await store.getMany([full.settlementId, sparse.settlementId]);
-    expect(readFull).toStrictEqual({ ...full, seq: first.status === 'inserted' ? first.notification.seq : -1 });
+    expect(readFull).toStrictEqual({ ...full, position: positionOf(first) });
     expect(readFull?.transactionAmount).toBe('1500.00');
     expect(readFull?.rawBody).toBe(rawBody);
-    expect(readSparse).toStrictEqual({ ...sparse, seq: second.status === 'inserted' ? second.notification.seq : -1 });
+    expect(readSparse).toStrictEqual({ ...sparse, position: positionOf(second) });
   });
 
   test('getMany keeps the requested order and answers null for settlementIds not stored', async () => {
@@ -61,12 +69,13 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
   test('answers duplicate to a second insert of a settlementId and changes nothing', async () => {
     const { store } = await setup();
     const original = notification();
-    await store.insert(original);
+    const first = await store.insert(original);
     const again = await store.insert({ ...original, transactionAmount: '9999.99', rawBody: '{"changed":true}' });
     expect(again).toEqual({ status: 'duplicate' });
     const [stored] = await store.getMany([original.settlementId]);
     expect(stored).toMatchObject({ transactionAmount: '1500.00', rawBody: original.rawBody });
-    expect(await store.listAfter({ afterSeq: 0, limit: 10 })).toHaveLength(1);
+    await untilSettled(store, [first]);
+    expect(await store.listAfter({ after: START_OF_LOG, limit: 10 })).toHaveLength(1);
   });
 
   test('gives exactly one inserted among 200 concurrent inserts of one settlementId', async () => {
@@ -74,7 +83,8 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const one = notification();
     const results = await Promise.all(Array.from({ length: 200 }, () => store.insert(one)));
     expect(results.filter((result) => result.status === 'inserted')).toHaveLength(1);
-    expect(await store.listAfter({ afterSeq: 0, limit: 500 })).toHaveLength(1);
+    await untilSettled(store, results);
+    expect(await store.listAfter({ after: START_OF_LOG, limit: 500 })).toHaveLength(1);
   });
 
   testShared('gives exactly one inserted among 200 concurrent inserts across two stores sharing the database', async () => {
@@ -83,58 +93,85 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const one = notification();
     const results = await Promise.all(Array.from({ length: 200 }, (_, index) => (index % 2 ? other : store).insert(one)));
     expect(results.filter((result) => result.status === 'inserted')).toHaveLength(1);
-    expect(await other.listAfter({ afterSeq: 0, limit: 500 })).toHaveLength(1);
+    await untilSettled(other, results);
+    expect(await other.listAfter({ after: START_OF_LOG, limit: 500 })).toHaveLength(1);
   });
 
-  test('assigns seq strictly increasing in insertion order', async () => {
+  test('assigns positions strictly increasing in insertion order, and lists them in that order', async () => {
     const { store } = await setup();
-    const seqs: number[] = [];
-    for (let index = 0; index < 5; index += 1) {
-      const result = await store.insert(notification());
-      if (result.status === 'inserted') seqs.push(result.notification.seq);
-    }
-    expect(seqs).toHaveLength(5);
-    expect(seqs.every((seq, index) => index === 0 || seq > (seqs[index - 1] ?? Infinity))).toBe(true);
+    const positions: LogPosition[] = [];
+    for (let index = 0; index < 5; index += 1) positions.push(positionOf(await store.insert(notification())));
+    expect(positions.every((position, index) => index === 0 || comparePositions(position, positions[index - 1]!) > 0)).toBe(true);
     const concurrent = await Promise.all(Array.from({ length: 20 }, () => store.insert(notification())));
-    const all = await store.listAfter({ afterSeq: 0, limit: 100 });
-    expect(all.map((record) => record.seq)).toEqual([...all.map((record) => record.seq)].sort((a, b) => a - b));
-    expect(new Set(all.map((record) => record.seq)).size).toBe(5 + concurrent.length);
+    await untilSettled(store, [...positions, ...concurrent]);
+    const all = (await store.listAfter({ after: START_OF_LOG, limit: 100 })).map((record) => record.position);
+    expect(all).toEqual([...all].sort(comparePositions));
+    expect(all.slice(0, 5)).toEqual(positions);
+    expect(new Set(all.map((position) => `${position.txid}.${position.seq}`)).size).toBe(5 + concurrent.length);
+    expect(await store.settledHead()).toEqual(all.at(-1));
   });
 
-  test('pages listNewestFirst with beforeSeq and filters it by account', async () => {
+  test('pages listNewestFirst before a position and filters it by account', async () => {
     const { store } = await setup();
+    expect(await store.settledHead()).toEqual(START_OF_LOG);
     const accounts = ['1111111111', '2222222222', '1111111111', '1111111111', '2222222222'];
-    for (const accountNumber of accounts) await store.insert(notification({ accountNumber }));
-    const all = await store.listAfter({ afterSeq: 0, limit: 10 });
-    const seqs = all.map((record) => record.seq);
+    const stored = [];
+    for (const accountNumber of accounts) stored.push(await store.insert(notification({ accountNumber })));
+    await untilSettled(store, stored);
+    const positions = (await store.listAfter({ after: START_OF_LOG, limit: 10 })).map((record) => record.position);
 
     const page1 = await store.listNewestFirst({ limit: 2 });
-    const page2 = await store.listNewestFirst({ limit: 2, beforeSeq: page1.at(-1)?.seq });
-    const page3 = await store.listNewestFirst({ limit: 2, beforeSeq: page2.at(-1)?.seq });
-    expect([...page1, ...page2, ...page3].map((record) => record.seq)).toEqual([...seqs].reverse());
+    const page2 = await store.listNewestFirst({ limit: 2, before: page1.at(-1)?.position });
+    const page3 = await store.listNewestFirst({ limit: 2, before: page2.at(-1)?.position });
+    expect([...page1, ...page2, ...page3].map((record) => record.position)).toEqual([...positions].reverse());
     expect(page3).toHaveLength(1);
 
     const ofAccount = await store.listNewestFirst({ accountNumber: '1111111111', limit: 10 });
-    expect(ofAccount.map((record) => record.seq)).toEqual([seqs[3], seqs[2], seqs[0]]);
-    const olderOfAccount = await store.listNewestFirst({ accountNumber: '1111111111', beforeSeq: seqs[3], limit: 1 });
-    expect(olderOfAccount.map((record) => record.seq)).toEqual([seqs[2]]);
+    expect(ofAccount.map((record) => record.position)).toEqual([positions[3], positions[2], positions[0]]);
+    const olderOfAccount = await store.listNewestFirst({ accountNumber: '1111111111', before: positions[3], limit: 1 });
+    expect(olderOfAccount.map((record) => record.position)).toEqual([positions[2]]);
     expect(await store.listNewestFirst({ accountNumber: '9999999999', limit: 10 })).toEqual([]);
   });
 
-  test('lists oldest first after a seq with listAfter, filtered by account', async () => {
+  test('lists oldest first after a position with listAfter, filtered by account', async () => {
     const { store } = await setup();
     const accounts = ['1111111111', '2222222222', '1111111111', '2222222222', '1111111111'];
-    for (const accountNumber of accounts) await store.insert(notification({ accountNumber }));
-    const seqs = (await store.listAfter({ afterSeq: 0, limit: 10 })).map((record) => record.seq);
-    expect(seqs).toHaveLength(5);
+    const stored = [];
+    for (const accountNumber of accounts) stored.push(await store.insert(notification({ accountNumber })));
+    await untilSettled(store, stored);
+    const positions = (await store.listAfter({ after: START_OF_LOG, limit: 10 })).map((record) => record.position);
+    expect(positions).toHaveLength(5);
 
-    const after = await store.listAfter({ afterSeq: seqs[1] ?? 0, limit: 10 });
-    expect(after.map((record) => record.seq)).toEqual(seqs.slice(2));
-    const limited = await store.listAfter({ afterSeq: seqs[1] ?? 0, limit: 2 });
-    expect(limited.map((record) => record.seq)).toEqual(seqs.slice(2, 4));
-    const ofAccount = await store.listAfter({ accountNumber: '2222222222', afterSeq: 0, limit: 10 });
-    expect(ofAccount.map((record) => record.seq)).toEqual([seqs[1], seqs[3]]);
-    expect(await store.listAfter({ afterSeq: seqs[4] ?? 0, limit: 10 })).toEqual([]);
+    const after = await store.listAfter({ after: positions[1]!, limit: 10 });
+    expect(after.map((record) => record.position)).toEqual(positions.slice(2));
+    const limited = await store.listAfter({ after: positions[1]!, limit: 2 });
+    expect(limited.map((record) => record.position)).toEqual(positions.slice(2, 4));
+    const ofAccount = await store.listAfter({ accountNumber: '2222222222', after: START_OF_LOG, limit: 10 });
+    expect(ofAccount.map((record) => record.position)).toEqual([positions[1], positions[3]]);
+    expect(await store.listAfter({ after: positions[4]!, limit: 10 })).toEqual([]);
+  });
+
+  test('tells with each insert a position its commit found settled: everything at or below it is listed at once', async () => {
+    const { store } = await setup();
+    const results = [];
+    for (let index = 0; index < 3; index += 1) results.push(await store.insert(notification()));
+    for (const result of results) {
+      if (result.status !== 'inserted') throw new Error('not inserted');
+      const listed = await store.listAfter({ after: START_OF_LOG, limit: 10 });
+      const below = listed.filter((record) => comparePositions(record.position, result.settled) <= 0);
+      const every = await Promise.all(results.map(async (r) => (await store.getMany([r.status === 'inserted' ? r.notification.settlementId : '']))[0]!));
+      expect(below).toEqual(every.filter((record) => comparePositions(record.position, result.settled) <= 0));
+      // Where one writer commits at a time in seq order, a commit settles itself.
+      if (store.kind === 'sqlite') expect(result.settled).toEqual(result.notification.position);
+      else expect(result.settled.txid).toBeLessThanOrEqual(result.notification.position.txid);
+    }
+  });
+
+  test('finds the position of a stored seq, and none for a seq not stored', async () => {
+    const { store } = await setup();
+    const stored = positionOf(await store.insert(notification()));
+    expect(await store.positionOfSeq(stored.seq)).toEqual(stored);
+    expect(await store.positionOfSeq(stored.seq + 1_000)).toBeUndefined();
   });
 
   test('rejects an insert whose commit fails, stores nothing, and works again once the fault is gone', async () => {
@@ -143,7 +180,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     await database.breakInserts();
     await expect(store.insert(retried)).rejects.toThrow(/disk full/);
     expect(await store.getMany([retried.settlementId])).toEqual([null]);
-    expect(await store.listAfter({ afterSeq: 0, limit: 10 })).toEqual([]);
+    expect(await store.listAfter({ after: START_OF_LOG, limit: 10 })).toEqual([]);
 
     await database.repairInserts();
     // The bank's retry of the same notification now succeeds: the failed attempt left nothing behind.
@@ -190,54 +227,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
 
   test('refuses a negative limit instead of listing everything', async () => {
     const { store } = await setup();
-    await expect(store.listAfter({ afterSeq: 0, limit: -1 })).rejects.toThrow(RangeError);
-  });
-});
-
-describe.runIf(databaseUrl !== undefined)('NotificationStore on PostgreSQL, across replicas', () => {
-  it('commits inserts in seq order, so a later insert waits for an earlier one still in flight', async () => {
-    const schemaUrl = await isolatedPostgresUrl(databaseUrl ?? '');
-    // Its own application_name tells this test's sessions apart from other suites' on the server.
-    const url = new URL(schemaUrl);
-    const applicationName = `store-order-${Date.now()}`;
-    url.searchParams.set('application_name', applicationName);
-    const open = () => createNotificationStore(url.toString(), { logger: silent });
-    const [first, second] = await Promise.all([open(), open()]);
-    onCleanup(() => first.close());
-    onCleanup(() => second.close());
-    // Ended before the stores close, so a stalled insert is never left waiting on its gate.
-    const admin = new pg.Client({ connectionString: schemaUrl });
-    await admin.connect();
-    onCleanup(() => admin.end());
-
-    // The slow insert draws its seq, then stalls inside its transaction until the test lets it go.
-    const gate = 424_242;
-    await admin.query(`CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF NEW.settlement_id = 'SLOW' THEN PERFORM pg_advisory_xact_lock(${gate}); END IF; RETURN NEW; END $$;
-      CREATE TRIGGER stall BEFORE INSERT ON collection_notifications FOR EACH ROW EXECUTE FUNCTION stall()`);
-    await admin.query('SELECT pg_advisory_lock($1)', [gate]);
-    const waiting = async () => {
-      const { rows } = await admin.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = $1",
-        [applicationName],
-      );
-      return rows[0].n as number;
-    };
-    const slow = first.insert(notification({ settlementId: 'SLOW' }));
-    slow.catch(() => undefined); // awaited below; a failure here must not surface as unhandled first
-    await waitFor(async () => ((await waiting()) >= 1 ? true : undefined));
-    let fastDone = false;
-    const fast = second.insert(notification()).finally(() => (fastDone = true));
-    fast.catch(() => undefined);
-    // Now both are blocked: the slow one on the gate, the fast one on the store's insert lock.
-    await waitFor(async () => (fastDone || (await waiting()) >= 2 ? true : undefined));
-    expect(fastDone).toBe(false);
-    expect(await first.listAfter({ afterSeq: 0, limit: 10 })).toEqual([]);
-
-    await admin.query('SELECT pg_advisory_unlock($1)', [gate]);
-    const [slowResult, fastResult] = await Promise.all([slow, fast]);
-    if (slowResult.status !== 'inserted' || fastResult.status !== 'inserted') throw new Error('both should insert');
-    expect(fastResult.notification.seq).toBeGreaterThan(slowResult.notification.seq);
+    await expect(store.listAfter({ after: START_OF_LOG, limit: -1 })).rejects.toThrow(RangeError);
   });
 });
 
@@ -258,6 +248,6 @@ describe('NotificationStore on a SQLite file, duplicates', () => {
     expect(wal()).toBeGreaterThan(afterFirst);
     // Nor do retries use up positions: the next notification follows the first directly.
     const [stored] = await store.getMany([first.settlementId]);
-    expect(second.status === 'inserted' && second.notification.seq).toBe(stored!.seq + 1);
+    expect(positionOf(second).seq).toBe(stored!.position.seq + 1);
   });
 });

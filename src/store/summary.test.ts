@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceSum } from '../../test/helpers/amounts.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
-import { storeBackends } from '../../test/helpers/stores.ts';
-import type { NewCollectionNotification } from '../domain/index.ts';
+import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
+import type { LogPosition, NewCollectionNotification } from '../domain/index.ts';
 
 const WAT = 'Africa/Lagos';
 const at = (iso: string) => new Date(iso);
@@ -114,20 +114,21 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
   test('pages listNewestFirst within [from, to), by account, keeping seq order and beforeSeq', async () => {
     const store = await openStore();
     const times = ['08:59:59.999', '09:00:00.000', '09:15:00.000', '09:30:00.000', '09:45:00.000', '10:00:00.000'];
-    const stored: { seq: number; time: string; accountNumber: string }[] = [];
+    const stored: { position: LogPosition; time: string; accountNumber: string }[] = [];
     for (const [index, time] of times.entries()) {
       const accountNumber = index % 2 === 0 ? '1111111111' : '2222222222';
       const result = await store.insert(notification({ accountNumber, transactionTime: `2024-05-01T${time}+01:00` }));
-      if (result.status === 'inserted') stored.push({ seq: result.notification.seq, time, accountNumber });
+      if (result.status === 'inserted') stored.push({ position: result.notification.position, time, accountNumber });
     }
     // Stored late: its bank time is in range though its seq is the newest.
     const late = await store.insert(notification({ accountNumber: '1111111111', transactionTime: '2024-05-01T09:05:00+01:00' }));
-    const inRange = [...stored.slice(1, 5).map((s) => s.seq), late.status === 'inserted' ? late.notification.seq : -1].reverse();
+    const inRange = [...stored.slice(1, 5).map((s) => s.position.seq), late.status === 'inserted' ? late.notification.position.seq : -1].reverse();
+    await untilSettled(store, [late]);
     const range = { from: at('2024-05-01T09:00:00+01:00'), to: at('2024-05-01T10:00:00+01:00') };
 
     const first = await store.listNewestFirst({ ...range, limit: 2 });
-    const rest = await store.listNewestFirst({ ...range, limit: 10, beforeSeq: first.at(-1)!.seq });
-    expect([...first, ...rest].map((record) => record.seq)).toEqual(inRange);
+    const rest = await store.listNewestFirst({ ...range, limit: 10, before: first.at(-1)!.position });
+    expect([...first, ...rest].map((record) => record.position.seq)).toEqual(inRange);
     const ofAccount = await store.listNewestFirst({ ...range, accountNumber: '1111111111', limit: 10 });
     expect(ofAccount.map((record) => record.transactionTime)).toEqual([
       '2024-05-01T09:05:00+01:00',

@@ -1,7 +1,16 @@
-import type { CollectionNotificationRecord, CollectionSummaryRecord, NewCollectionNotification } from '../domain/index.ts';
+import type { CollectionNotificationRecord, CollectionSummaryRecord, LogPosition, NewCollectionNotification } from '../domain/index.ts';
 
 export type InsertResult =
-  | { status: 'inserted'; notification: CollectionNotificationRecord }
+  | {
+      status: 'inserted';
+      notification: CollectionNotificationRecord;
+      /**
+       * A position the log had settled through when this insert committed (on SQLite the
+       * notification's own; on PostgreSQL the oldest transaction then running, at seq 0): a log
+       * follower with nobody to hand notifications to may move there without reading.
+       */
+      settled: LogPosition;
+    }
   | { status: 'duplicate' };
 
 /**
@@ -24,27 +33,36 @@ export interface SummaryQuery {
  *   still answered for itself, and a transaction that fails rejects every insert it held;
  * - `settlementId` is unique: of any number of concurrent inserts of one settlementId, on one
  *   process or many sharing the database, exactly one resolves `inserted`;
- * - `seq` increases in commit order, so "everything after seq N" read once, then live events with
- *   seq > N, misses nothing and repeats nothing.
+ * - the notifications form a log ordered by position (`LogPosition`). Its **settled** part is final:
+ *   no notification can later appear at or below a settled position. The log reads (`listAfter`,
+ *   `listNewestFirst`, `settledHead`) see only the settled part, so "everything after position P"
+ *   read once, then again from the last position read, misses nothing and repeats nothing. On
+ *   SQLite everything committed is settled (one writer at a time, seq in commit order); on
+ *   PostgreSQL a notification settles once every transaction older than its own has ended.
  */
 export interface NotificationStore {
   readonly kind: 'sqlite' | 'postgres';
   insert(notification: NewCollectionNotification): Promise<InsertResult>;
-  /** The notifications for these settlementIds, in the same order; null where none is stored. */
+  /** The notifications for these settlementIds, in the same order, null where none is stored; settled or not. */
   getMany(settlementIds: readonly string[]): Promise<(CollectionNotificationRecord | null)[]>;
   /**
-   * Newest first: seq below `beforeSeq` (all when undefined), at most `limit`; with `from` / `to`,
-   * only notifications whose time (see SummaryQuery) falls in [from, to), either end open when absent.
+   * The settled log newest first: positions before `before` (all when undefined), at most `limit`;
+   * with `from` / `to`, only notifications whose time (see SummaryQuery) falls in [from, to), either
+   * end open when absent.
    */
   listNewestFirst(query: {
     accountNumber?: string | undefined;
-    beforeSeq?: number | undefined;
+    before?: LogPosition | undefined;
     limit: number;
     from?: Date | undefined;
     to?: Date | undefined;
   }): Promise<CollectionNotificationRecord[]>;
-  /** Oldest first: seq above `afterSeq`, at most `limit`; the replay of a resumed subscription. */
-  listAfter(query: { accountNumber?: string | undefined; afterSeq: number; limit: number }): Promise<CollectionNotificationRecord[]>;
+  /** The settled log oldest first: positions after `after`, at most `limit`; live delivery and replays read it. */
+  listAfter(query: { accountNumber?: string | undefined; after: LogPosition; limit: number }): Promise<CollectionNotificationRecord[]>;
+  /** The position of the newest settled notification (`START_OF_LOG` when none), reading no row. */
+  settledHead(): Promise<LogPosition>;
+  /** The position of the notification stored with this `seq`, undefined when none is: for cursors that held only a seq. */
+  positionOfSeq(seq: number): Promise<LogPosition | undefined>;
   /** Exact totals of the notifications whose time falls in [from, to), and of each bank-local day in it. */
   summarize(query: SummaryQuery): Promise<CollectionSummaryRecord>;
   /**

@@ -30,6 +30,6 @@ export function newNotification(overrides: Partial<NewCollectionNotification> = 
 
 /** A notification as the store returns it and pub/sub carries it, with its position. */
 export function storedNotification(overrides: Partial<CollectionNotificationRecord> = {}): CollectionNotificationRecord {
-  const { seq = counter + 1, ...rest } = overrides;
-  return { seq, ...newNotification(rest) };
+  const { position = { txid: 0, seq: counter + 1 }, ...rest } = overrides;
+  return { position, ...newNotification(rest) };
 }

@@ -15,9 +15,11 @@ import type { Logger } from '../../src/logger.ts';
 import { createNotificationStore } from '../../src/store/index.ts';
 import { createSqliteStore } from '../../src/store/sqlite.ts';
 import type { BatchOptions } from '../../src/store/batch.ts';
-import type { NotificationStore } from '../../src/store/types.ts';
+import { comparePositions, START_OF_LOG, type LogPosition } from '../../src/domain/index.ts';
+import type { InsertResult, NotificationStore } from '../../src/store/types.ts';
 import { onCleanup } from './cleanup.ts';
 import { serviceUrl } from './services.ts';
+import { waitFor } from './wait.ts';
 
 /** DATABASE_URL, or undefined to skip PostgreSQL (under CI=true its absence throws instead). */
 export const databaseUrl = serviceUrl('DATABASE_URL');
@@ -192,3 +194,16 @@ export const storeBackends: StoreBackend[] = [sqliteFile, sqliteMemory, postgres
 
 /** The backends the app reaches by STORE_URL (all but in-memory SQLite), for app-level suites. */
 export const urlStoreBackends: StoreBackend<UrlTestDatabase>[] = [sqliteFile, postgres];
+
+/**
+ * Resolves once every notification at or below `positions` is settled, so the log reads list them.
+ * On PostgreSQL a commit settles once older transactions end, and the server's other sessions
+ * (other suites running in parallel) may still have some open: a read right after an insert could
+ * miss it. On SQLite everything committed is settled at once.
+ */
+export async function untilSettled(store: NotificationStore, positions: readonly (LogPosition | InsertResult)[]): Promise<void> {
+  const newest = positions
+    .map((item) => ('status' in item ? (item.status === 'inserted' ? item.notification.position : START_OF_LOG) : item))
+    .reduce((a, b) => (comparePositions(a, b) >= 0 ? a : b), START_OF_LOG);
+  await waitFor(async () => (comparePositions(await store.settledHead(), newest) >= 0 ? true : undefined));
+}

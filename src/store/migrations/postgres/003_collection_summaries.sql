@@ -20,6 +20,6 @@ ALTER TABLE collection_notifications
 -- Both covering: a summary, and the positions of a page of a range, read only the index (an
 -- index-only scan), never the wide rows.
 CREATE INDEX collection_notifications_account_time ON collection_notifications (account_number, event_time)
-  INCLUDE (seq, transaction_amount_numeric, settled_amount_numeric, fee_amount_numeric, vat_amount_numeric);
+  INCLUDE (txid, seq, transaction_amount_numeric, settled_amount_numeric, fee_amount_numeric, vat_amount_numeric);
 CREATE INDEX collection_notifications_time ON collection_notifications (event_time)
-  INCLUDE (seq, transaction_amount_numeric, settled_amount_numeric, fee_amount_numeric, vat_amount_numeric);
+  INCLUDE (txid, seq, transaction_amount_numeric, settled_amount_numeric, fee_amount_numeric, vat_amount_numeric);

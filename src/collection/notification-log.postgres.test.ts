@@ -1,0 +1,54 @@
+/**
+ * The log follower on PostgreSQL while a transaction older than a committed notification stays open:
+ * the notification is not settled, so nothing is handed out until that transaction ends.
+ */
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { onCleanup } from '../../test/helpers/cleanup.ts';
+import { newNotification } from '../../test/helpers/notifications.ts';
+import { capturingLogger, databaseUrl, isolatedPostgresUrl, silent } from '../../test/helpers/stores.ts';
+import { waitFor } from '../../test/helpers/wait.ts';
+import type { LogPosition } from '../domain/index.ts';
+import { createMetrics } from '../metrics.ts';
+import { createPubSub } from '../pubsub/index.ts';
+import { createNotificationStore } from '../store/index.ts';
+import { startNotificationLog } from './notification-log.ts';
+
+describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, held back by an open transaction', () => {
+  it('hands out nothing while an older transaction is open, warns once when that lasts, and catches up soon after it ends', async () => {
+    const storeUrl = await isolatedPostgresUrl(databaseUrl!);
+    const store = await createNotificationStore(storeUrl, { logger: silent });
+    onCleanup(() => store.close());
+    const holder = new pg.Client({ connectionString: storeUrl });
+    await holder.connect();
+    onCleanup(() => holder.end());
+    const pubsub = await createPubSub('memory:', { logger: silent });
+    onCleanup(() => pubsub.close());
+    const metrics = createMetrics();
+    const { logger, lines } = capturingLogger();
+    // No timer to come to the rescue: only the log's own retries read again.
+    const log = await startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, heldBackWarningMs: 100 });
+    onCleanup(() => log.close());
+    const positions: LogPosition[] = [];
+    log.follow((notification) => void positions.push(notification.position));
+
+    // A transaction that has written (holds an id) and stays open, as a slow migration would.
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_current_xact_id()');
+    const result = await store.insert(newNotification());
+    if (result.status !== 'inserted') throw new Error('not inserted');
+    const { position } = result.notification;
+    log.announce(position, result.settled);
+    const warning = await waitFor(() => lines.find((line) => line.includes('live delivery is held back')));
+    expect(JSON.parse(warning)).toMatchObject({ level: 40, expected: position });
+    expect(positions).toEqual([]);
+
+    await holder.query('COMMIT');
+    await waitFor(() => (positions.length === 1 ? true : undefined));
+    expect(positions).toEqual([position]);
+    await waitFor(() => lines.find((line) => line.includes('the notification log caught up')));
+    expect(lines.filter((line) => line.includes('live delivery is held back'))).toHaveLength(1);
+    const { values } = await metrics.logReads.get();
+    expect(values.find((v) => v.labels.trigger === 'retry' && v.labels.outcome === 'ok')?.value).toBeGreaterThan(0);
+  });
+});
