@@ -1,4 +1,5 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
+import type { SubscriberConnection } from './collection/subscriber-queue.ts';
 import type { NotificationLog } from './collection/notification-log.ts';
 import type { CollectionNotificationRecord } from './domain/index.ts';
 import type { Config } from './config.ts';
@@ -34,8 +35,13 @@ export interface Context {
   incomingTransfers(options: { accountNumber?: string | undefined; afterSeq?: number | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
 
+/** How the operation's transport reaches its client, where it has a connection of its own (WebSocket). */
+export interface OperationTransport {
+  connection?: SubscriberConnection | undefined;
+}
+
 /** A fresh context, with its own loaders and bank-call budget, for one GraphQL operation. */
-export function createContext(services: Services): Context {
+export function createContext(services: Services, transport: OperationTransport = {}): Context {
   const max = services.config.maxOperationCost;
   const { bank } = createBankBudget(services.bank, max, () =>
     services.logger.warn({ max }, 'operation reached its bank-call budget (MAX_OPERATION_COST): further calls refused'),
@@ -45,6 +51,6 @@ export function createContext(services: Services): Context {
     // The loaders reach the bank through the budget too; the process-wide bank-list cache does not.
     loaders: createLoaders({ bank, bankList: services.bankList, store: services.store }),
     store: services.store,
-    incomingTransfers: (options) => streamIncomingTransfers(services, options),
+    incomingTransfers: (options) => streamIncomingTransfers(services, { ...options, connection: transport.connection }),
   };
 }

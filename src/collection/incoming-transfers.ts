@@ -1,14 +1,15 @@
-import { FixedBuffer, Repeater } from '@repeaterjs/repeater';
 import type { CollectionNotificationRecord } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { NotificationStore } from '../store/types.ts';
 import type { NotificationLog } from './notification-log.ts';
+import { reportTooFarBehind, SubscriberQueue, type SubscriberConnection } from './subscriber-queue.ts';
 
-/** How many stored notifications a resumed subscription reads per store query. */
+/**
+ * How many stored notifications a resumed subscription reads per store query. A page is read once
+ * the previous one has been taken, so it is also what a stalled replay holds (docs/benchmarks.md).
+ */
 const REPLAY_PAGE_SIZE = 200;
-/** Notifications a slow subscriber may fall behind by before it is ended (it can resume with `after`). */
-const SUBSCRIBER_BUFFER = 1000;
 
 export interface IncomingTransferDeps {
   notificationLog: NotificationLog;
@@ -19,120 +20,71 @@ export interface IncomingTransferDeps {
 
 type Notification = CollectionNotificationRecord;
 
+export interface IncomingTransferOptions {
+  accountNumber?: string | undefined;
+  afterSeq?: number | undefined;
+  /** The subscriber's own connection, closed when it falls too far behind; without one it completes. */
+  connection?: SubscriberConnection | undefined;
+}
+
 /**
  * The `incomingTransfer` stream: with `afterSeq`, every stored notification after it in order, then
  * live ones; without, live only. No gap and no duplicate at the seam:
  * 1. follow this replica's log first, which names its position P and hands out only seq > P;
- * 2. replay from the store the notifications in (afterSeq, P], page by page, buffering what the log
- *    hands out meanwhile;
- * 3. then deliver the buffer and go live.
- * A subscriber that stops reading is ended (completed) so the client resumes from its last cursor.
+ * 2. replay from the store the notifications in (afterSeq, P], a page at a time as the subscriber
+ *    takes them, while what the log hands out meanwhile waits behind the replay;
+ * 3. then hand on what waited, and go on live.
+ * A subscriber with more than SUBSCRIBER_WAITING_LIMIT notifications waiting is ended: its connection
+ * closed (1013 over WebSocket), or the subscription completed; either way the client resumes from its
+ * last cursor.
  */
-export function streamIncomingTransfers(
-  deps: IncomingTransferDeps,
-  options: { accountNumber?: string | undefined; afterSeq?: number | undefined },
-): AsyncIterableIterator<Notification> {
-  const { accountNumber, afterSeq } = options;
-  const wanted = (n: Notification) => accountNumber === undefined || n.accountNumber === accountNumber;
+export function streamIncomingTransfers(deps: IncomingTransferDeps, options: IncomingTransferOptions): AsyncIterableIterator<Notification> {
+  const { accountNumber, afterSeq, connection } = options;
+  // A cursor may be ahead of this replica's log (read on another replica, or by a query): what the
+  // log hands out up to it was seen already.
+  const seen = afterSeq ?? 0;
+  const wanted = (n: Notification) => n.seq > seen && (accountNumber === undefined || n.accountNumber === accountNumber);
+  let following: ReturnType<NotificationLog['follow']> | undefined;
 
-  return new Repeater<Notification>(async (push, stop) => {
-    let open = true;
-    // Ending completes the subscription; the client resumes with `after` and misses nothing. (A
-    // thrown error would make graphql-ws close the client's whole socket, other operations too.)
-    const end = (reason: string) => {
-      if (open) {
-        deps.logger.warn({ reason }, 'incomingTransfer subscription ended early; the client should resume with after');
-        deps.metrics.subscriptionsEndedEarly.inc();
-      }
-      open = false;
-      stop();
-    };
-    void stop.then(() => (open = false));
-    const delivery = createDelivery({ push, end, metrics: deps.metrics, afterSeq });
-    const following = deps.notificationLog.follow((n) => {
-      if (wanted(n)) delivery.live(n);
-    });
-    // Counted once live, so the gauge also tells when a new subscriber can no longer miss a delivery.
-    deps.metrics.activeSubscriptions.inc();
-    try {
-      if (afterSeq !== undefined) {
-        const range = { accountNumber, afterSeq, through: following.position };
-        await replay(deps.store, range, { deliver: delivery.replayed, isOpen: () => open });
-        delivery.goLive();
-      }
-      await stop;
-    } finally {
-      following.stop();
-      deps.metrics.activeSubscriptions.dec();
-    }
-  }, new FixedBuffer(SUBSCRIBER_BUFFER));
-}
-
-interface DeliveryOptions {
-  push: (value: Notification) => Promise<unknown>;
-  end: (reason: string) => void;
-  metrics: Metrics;
-  /** Where the client resumes; live notifications are buffered until `goLive()` when given. */
-  afterSeq: number | undefined;
-}
-
-/** Pushes to the subscriber in seq order, each at most once; holds live ones while a replay runs. */
-function createDelivery({ push, end, metrics, afterSeq }: DeliveryOptions) {
-  // Cheap guard: the highest seq pushed. A cursor may be ahead of this replica's log (read on
-  // another replica, or by a query): what the log then hands out up to it was seen already.
-  let delivered = afterSeq ?? 0;
-  let buffer: Notification[] | undefined = afterSeq === undefined ? undefined : [];
-
-  const pushLive = (notification: Notification) => {
-    if (notification.seq <= delivered) return;
-    delivered = notification.seq;
-    try {
-      void push(notification);
-      metrics.deliveredEvents.inc({ source: 'live' });
-    } catch {
-      // Too many pending pushes: end it rather than drop money events silently.
-      end('the subscriber fell too far behind');
-    }
-  };
-
-  return {
-    live(notification: Notification) {
-      if (!buffer) return pushLive(notification);
-      buffer.push(notification);
-      if (buffer.length > SUBSCRIBER_BUFFER) end('the subscriber fell too far behind during its replay');
+  return new SubscriberQueue<Notification>({
+    gauge: deps.metrics.notificationsWaiting,
+    start(queue) {
+      following = deps.notificationLog.follow((n) => {
+        if (wanted(n)) queue.push(n);
+      });
+      // Counted once live, so the gauge also tells when a new subscriber can no longer miss a delivery.
+      deps.metrics.activeSubscriptions.inc();
+      if (afterSeq === undefined) return undefined;
+      return replayPages(deps.store, { accountNumber, afterSeq, through: following.position });
     },
-    async replayed(notification: Notification) {
-      if (notification.seq <= delivered) return;
-      delivered = notification.seq;
-      await push(notification);
-      metrics.deliveredEvents.inc({ source: 'replay' });
+    onTaken: (_notification, source) => deps.metrics.deliveredEvents.inc({ source }),
+    onTooFarBehind(waiting) {
+      // A thrown error would make graphql-ws close the client's whole socket with 4500; completing
+      // (or a 1013 close the client retries) lets it resume with `after` and miss nothing.
+      if (connection) connection.tooFarBehind(waiting);
+      else reportTooFarBehind(deps, { waiting, ending: 'completed' });
     },
-    /** Everything buffered has seq > the replay's end, so it follows on in order. */
-    goLive() {
-      const pending = buffer ?? [];
-      buffer = undefined;
-      pending.forEach(pushLive);
+    onEnd() {
+      following?.stop();
+      if (following) deps.metrics.activeSubscriptions.dec();
     },
-  };
+  });
 }
 
 /**
- * Reads (afterSeq, through] from the store, oldest first, page by page. Rows past `through` are
- * left to the log, which hands them out to the subscriber's buffer.
+ * Reads (afterSeq, through] from the store, oldest first, a page per step. Rows past `through` are
+ * left to the log, which hands them out behind the replay.
  */
-async function replay(
+async function* replayPages(
   store: NotificationStore,
   range: { accountNumber: string | undefined; afterSeq: number; through: number },
-  subscriber: { deliver: (n: Notification) => Promise<void>; isOpen: () => boolean },
-): Promise<void> {
+): AsyncGenerator<Notification[], void> {
   let from = range.afterSeq;
-  while (from < range.through && subscriber.isOpen()) {
+  while (from < range.through) {
     const page = await store.listAfter({ accountNumber: range.accountNumber, afterSeq: from, limit: REPLAY_PAGE_SIZE });
-    for (const notification of page) {
-      if (notification.seq > range.through) return;
-      await subscriber.deliver(notification);
-      from = notification.seq;
-    }
-    if (page.length < REPLAY_PAGE_SIZE) return;
+    const within = page.filter((notification) => notification.seq <= range.through);
+    if (within.length > 0) yield within;
+    if (within.length < REPLAY_PAGE_SIZE) return;
+    from = within.at(-1)!.seq;
   }
 }

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
-import { WebSocketServer } from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { createContext, type Services } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 import { traceSubscriptionEvent, traced, tracedExecute, withUpgradeTrace } from '../telemetry/websocket.ts';
@@ -30,15 +30,18 @@ export function attachSubscriptionServer(
 ): SubscriptionServer {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
   const { logger, config, metrics } = services;
-  const fanout = createSubscriptionFanout({ logger, metrics });
+  const fanout = createSubscriptionFanout({ logger, metrics, sharedContext: () => createContext(services) });
   const disposable = useServer(
     {
       schema,
       // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
       onSubscribe: (_ctx, _id, payload) => checkWebSocketOperation(schema, limits, payload),
       // Each operation's spans are children of the upgrade request's traceparent (the router's).
-      context: ({ extra }, id, request, args) =>
-        withUpgradeTrace(fanout.bind(createContext(services), { socket: extra.socket, id, request }), extra.request.headers, args),
+      // An operation's stream that falls too far behind closes the socket it writes to with 1013.
+      context: ({ extra }, id, request, args) => {
+        const contextValue = createContext(services, { connection: fanout.connection(extra.socket) });
+        return withUpgradeTrace(fanout.bind(contextValue, { socket: extra.socket, id, request }), extra.request.headers, args);
+      },
       execute: tracedExecute,
       subscribe: traced((args) => fanout.subscribe(args)),
       onConnect: ({ extra, connectionParams }) => {
@@ -51,7 +54,13 @@ export function attachSubscriptionServer(
       onNext: (_ctx, _id, _payload, args, result) =>
         traceSubscriptionEvent(args, result.errors !== undefined, () => maskExecutionResult(result, logger)),
       // Validation errors, and errors thrown by a stream mid-way, which graphql-ws would send raw.
-      onError: (_ctx, id, _payload, errors) => {
+      onError: ({ extra }, id, _payload, errors) => {
+        // The socket is gone (closed for falling behind, or by the keep-alive): nothing reaches the
+        // client, and the error is the cancelled write of a frame to it, not a fault of ours.
+        if (extra.socket.readyState !== WebSocket.OPEN) {
+          logger.debug({ subscriptionId: id, errors: errors.map((e) => e.message) }, 'subscription ended with its socket');
+          return [];
+        }
         const formatted = errors.map((error) => formatWebSocketError(error, logger));
         // Internal faults are logged in full by formatError; this line carries only what the client saw.
         logger.warn({ subscriptionId: id, errors: formatted.map((e) => e.message) }, 'subscription operation failed');
