@@ -11,6 +11,9 @@ import { GRAPHQL_PATH } from './graphql.ts';
 import { checkWebSocketOperation } from './operation-limits.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
 
+/** What graphql-ws would send, were the socket still open, for an error that is the socket's own end. */
+const CONNECTION_GONE = { message: 'The connection closed.', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+
 export interface SubscriptionServer {
   /** Closes every client with 1001 (going away) and stops accepting upgrades. */
   dispose(): Promise<void>;
@@ -59,7 +62,7 @@ export function attachSubscriptionServer(
         // client, and the error is the cancelled write of a frame to it, not a fault of ours.
         if (extra.socket.readyState !== WebSocket.OPEN) {
           logger.debug({ subscriptionId: id, errors: errors.map((e) => e.message) }, 'subscription ended with its socket');
-          return [];
+          return errors.map(() => CONNECTION_GONE);
         }
         const formatted = errors.map((error) => formatWebSocketError(error, logger));
         // Internal faults are logged in full by formatError; this line carries only what the client saw.
