@@ -39,20 +39,28 @@ function controlledSource() {
  */
 function recordingHooks(options: { hold?: boolean } = {}) {
   const frames: { socket: string; frame: string }[] = [];
-  const held: { recipient: Recipient; tail: Buffer }[] = [];
+  const held: { recipient: Recipient; write: () => void }[] = [];
   let serialised = 0;
   let ended: string | undefined;
-  const record = (recipient: Recipient, tail: Buffer) =>
-    frames.push({ socket: (recipient.socket as unknown as { name: string }).name, frame: Buffer.concat([recipient.prefix, tail]).toString() });
   const writer: SocketWriter = {
-    send: (recipient, tail) => {
-      if (!options.hold) return record(recipient, tail) > 0;
-      held.push({ recipient, tail });
-      recipient.waiting.add();
-      return true;
+    recipient(socket, id) {
+      const write = (tail: Buffer) => () =>
+        void frames.push({ socket: (socket as unknown as { name: string }).name, frame: `{"id":${JSON.stringify(id)}${tail.toString()}` });
+      const recipient: Recipient = {
+        waiting: new WaitingCount({ inc: () => undefined, dec: () => undefined }, () => undefined),
+        send(tail) {
+          if (!options.hold) write(tail)();
+          else {
+            held.push({ recipient, write: write(tail) });
+            recipient.waiting.add();
+          }
+          return true;
+        },
+        forget: () => recipient.waiting.clear(),
+        onDrained: () => undefined,
+      };
+      return recipient;
     },
-    forget: (recipient) => recipient.waiting.clear(),
-    waitingCount: () => new WaitingCount({ inc: () => undefined, dec: () => undefined }, () => undefined),
     connection: () => ({ tooFarBehind: () => undefined }),
   };
   const hooks: SharedSubscriptionHooks = {
@@ -69,11 +77,11 @@ function recordingHooks(options: { hold?: boolean } = {}) {
     onReturnError: () => undefined,
   };
   const release = () => {
-    for (const { recipient, tail } of held.splice(0)) {
+    for (const { recipient, write } of held.splice(0)) {
       if (recipient.waiting.value === 0) continue; // forgotten
       recipient.waiting.remove();
-      record(recipient, tail);
-      if (recipient.waiting.value === 0) recipient.drained();
+      write();
+      if (recipient.waiting.value === 0) recipient.onDrained();
     }
   };
   return { hooks, frames, serialised: () => serialised, ended: () => ended, release };

@@ -1,6 +1,5 @@
 import type { ExecutionResult } from 'graphql';
 import type WebSocket from 'ws';
-import type { WaitingCount } from '../../collection/subscriber-queue.ts';
 import type { Recipient, SocketWriter } from './socket-writer.ts';
 
 /** One client's subscription: its socket and the `id` of its `subscribe` message. */
@@ -74,7 +73,7 @@ export class SharedSubscription {
 
   /** The member is gone (its client completed, its socket closed): nothing more is written to it. */
   leave(member: Member): void {
-    this.#hooks.writer.forget(member);
+    member.recipient.forget();
     this.#remove(member);
   }
 
@@ -111,7 +110,7 @@ export class SharedSubscription {
     const tail = Buffer.from(`,"type":"next","payload":${this.#hooks.serialise(result)}}`);
     let delivered = 0;
     for (const member of this.#members) {
-      if (member.receiving && this.#hooks.writer.send(member, tail)) delivered += 1;
+      if (member.receiving && member.recipient.send(tail)) delivered += 1;
     }
     this.#hooks.onResult(delivered);
   }
@@ -123,11 +122,9 @@ export class SharedSubscription {
 }
 
 /** The iterable graphql-ws holds for one subscriber of a shared execution. */
-class Member implements AsyncIterableIterator<ExecutionResult>, Recipient {
+class Member implements AsyncIterableIterator<ExecutionResult> {
   readonly subscriber: Subscriber;
-  readonly socket: WebSocket;
-  readonly prefix: Buffer;
-  readonly waiting: WaitingCount;
+  readonly recipient: Recipient;
   receiving = false;
   readonly #execution: SharedSubscription;
   #pending: PromiseWithResolvers<Done> | undefined;
@@ -137,9 +134,10 @@ class Member implements AsyncIterableIterator<ExecutionResult>, Recipient {
 
   constructor(subscriber: Subscriber, execution: SharedSubscription, writer: SocketWriter) {
     this.subscriber = subscriber;
-    this.socket = subscriber.socket;
-    this.prefix = Buffer.from(`{"id":${JSON.stringify(subscriber.id)}`);
-    this.waiting = writer.waitingCount(subscriber.socket);
+    this.recipient = writer.recipient(subscriber.socket, subscriber.id);
+    this.recipient.onDrained = () => {
+      if (this.#ending) this.#finish(this.#ending.failure);
+    };
     this.#execution = execution;
   }
 
@@ -164,12 +162,8 @@ class Member implements AsyncIterableIterator<ExecutionResult>, Recipient {
 
   /** Finishes the member once nothing waits for it: its pending next() completes, or rejects with what the source threw. */
   end(failure?: { error: unknown }): void {
-    if (this.waiting.value > 0) this.#ending = { failure };
+    if (this.recipient.waiting.value > 0) this.#ending = { failure };
     else this.#finish(failure);
-  }
-
-  drained(): void {
-    if (this.#ending) this.#finish(this.#ending.failure);
   }
 
   [Symbol.asyncIterator](): this {

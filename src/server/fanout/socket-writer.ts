@@ -7,29 +7,26 @@ import { WaitingCount, type SubscriberConnection, type WaitingGauge } from '../.
  */
 export const SLOW_SOCKET_CLOSE = { code: 1013, reason: 'Too far behind: reconnect and resume with after' } as const;
 
-/** One subscription's frames on its socket: the part of each frame that is its own, and what waits for it. */
+/** One subscription's way to its socket: what waits for it, and its own part of each frame. */
 export interface Recipient {
-  readonly socket: WebSocket;
-  /** `{"id":"<id>"`: the only part of a frame that differs between the subscribers of one execution. */
-  readonly prefix: Buffer;
   readonly waiting: WaitingCount;
-  /** Its last waiting frame has been handed to the socket. */
-  drained(): void;
+  /** Writes a `next` frame (its `{"id":…` prefix, then `tail`), or queues it behind the socket's backlog; false when the socket is not open. */
+  send(tail: Buffer): boolean;
+  /** Drops what still waits for it (its client completed, its socket closed). */
+  forget(): void;
+  /** Called once its last waiting frame has been handed to the socket. */
+  onDrained: () => void;
 }
 
 /**
  * Writes pre-built frames to sockets and never waits on one: one slow reader costs the others
- * nothing. A frame is handed to a socket only once the socket has taken the previous ones (ws holds
- * at most about one frame of ours per socket); until then it waits in the socket's outbox, counted
- * for its subscription. More than SUBSCRIBER_WAITING_LIMIT waiting closes the socket with 1013.
+ * nothing. A frame is handed to a socket once the socket has taken the previous ones (ws holds at
+ * most about two frames of ours per socket); until then it waits in the socket's outbox, counted for
+ * its subscription. More than SUBSCRIBER_WAITING_LIMIT waiting closes the socket with 1013.
  */
 export interface SocketWriter {
-  /** Writes `prefix + tail` as a text frame, or queues it behind the socket's backlog; false when the socket is not open. */
-  send(recipient: Recipient, tail: Buffer): boolean;
-  /** Drops what still waits for a recipient that left (its client completed, its socket closed). */
-  forget(recipient: Recipient): void;
-  /** A waiting count for a subscription on `socket`: over the limit, the socket is closed with 1013. */
-  waitingCount(socket: WebSocket): WaitingCount;
+  /** The subscription `id` on `socket`, as frames are written to it. */
+  recipient(socket: WebSocket, id: string): Recipient;
   /** The socket as the stream of a subscription that runs alone sees it: closed with 1013 when too far behind. */
   connection(socket: WebSocket): SubscriberConnection;
 }
@@ -37,11 +34,6 @@ export interface SocketWriter {
 /** A writer whose 1013 closes are reported to `onTooFarBehind`, once per socket. */
 export function createSocketWriter(options: { gauge: WaitingGauge; onTooFarBehind(waiting: number): void }): SocketWriter {
   const outboxes = new WeakMap<WebSocket, Outbox>();
-  const outboxOf = (socket: WebSocket) => {
-    let outbox = outboxes.get(socket);
-    if (!outbox) outboxes.set(socket, (outbox = new Outbox(socket)));
-    return outbox;
-  };
   const closeTooFarBehind = (socket: WebSocket, waiting: number) => {
     if (socket.readyState !== WebSocket.OPEN) return;
     options.onTooFarBehind(waiting);
@@ -50,15 +42,40 @@ export function createSocketWriter(options: { gauge: WaitingGauge; onTooFarBehin
     socket.close(SLOW_SOCKET_CLOSE.code, SLOW_SOCKET_CLOSE.reason);
   };
   return {
-    send: (recipient, tail) => outboxOf(recipient.socket).send(recipient, tail),
-    forget: (recipient) => outboxes.get(recipient.socket)?.forget(recipient),
-    waitingCount: (socket) => new WaitingCount(options.gauge, (waiting) => closeTooFarBehind(socket, waiting)),
+    recipient(socket, id) {
+      let outbox = outboxes.get(socket);
+      if (!outbox) outboxes.set(socket, (outbox = new Outbox(socket)));
+      const waiting = new WaitingCount(options.gauge, (count) => closeTooFarBehind(socket, count));
+      return new SocketRecipient(outbox, Buffer.from(`{"id":${JSON.stringify(id)}`), waiting);
+    },
     connection: (socket) => ({ tooFarBehind: (waiting) => closeTooFarBehind(socket, waiting) }),
   };
 }
 
+class SocketRecipient implements Recipient {
+  readonly waiting: WaitingCount;
+  /** `{"id":"<id>"`: the only part of a frame that differs between the subscribers of one execution. */
+  readonly prefix: Buffer;
+  onDrained = () => {};
+  readonly #outbox: Outbox;
+
+  constructor(outbox: Outbox, prefix: Buffer, waiting: WaitingCount) {
+    this.#outbox = outbox;
+    this.prefix = prefix;
+    this.waiting = waiting;
+  }
+
+  send(tail: Buffer): boolean {
+    return this.#outbox.send(this, tail);
+  }
+
+  forget(): void {
+    this.#outbox.forget(this);
+  }
+}
+
 interface Entry {
-  recipient: Recipient;
+  recipient: SocketRecipient;
   tail: Buffer;
 }
 
@@ -67,11 +84,14 @@ class Outbox {
   readonly #socket: WebSocket;
   #entries: (Entry | undefined)[] = [];
   #head = 0;
-  /** Our frames handed to ws whose write has not completed. */
-  #inFlight = 0;
-  // One function for every write: Node batches the completions of consecutive writes that share one.
+  /**
+   * A frame of ours is in ws with a completion callback (the marker): ws calls it once the frame is
+   * written, and the backlog moves on. Only a socket that is backed up gets one; frames written
+   * while the socket keeps up carry no callback (each costs Node a closure and a tick).
+   */
+  #marked = false;
   readonly #written = () => {
-    this.#inFlight -= 1;
+    this.#marked = false;
     this.#flush();
   };
 
@@ -79,18 +99,16 @@ class Outbox {
     this.#socket = socket;
   }
 
-  send(recipient: Recipient, tail: Buffer): boolean {
+  send(recipient: SocketRecipient, tail: Buffer): boolean {
     if (this.#socket.readyState !== WebSocket.OPEN) return false;
-    if (this.#head === this.#entries.length && this.#writable()) {
-      this.#write(recipient, tail);
-    } else {
+    if (this.#head < this.#entries.length || !this.#handOver(recipient, tail)) {
       this.#entries.push({ recipient, tail });
       recipient.waiting.add();
     }
     return true;
   }
 
-  forget(recipient: Recipient): void {
+  forget(recipient: SocketRecipient): void {
     if (recipient.waiting.value === 0) return;
     this.#entries = this.#entries.slice(this.#head).filter((entry) => entry?.recipient !== recipient);
     this.#head = 0;
@@ -105,29 +123,28 @@ class Outbox {
   }
 
   /**
-   * ws holds nothing (the kernel took every frame), or none of ours: then the socket has a write of
-   * ours to complete and call us back, whatever else (graphql-ws's own messages) it holds.
+   * Hands a frame to ws when the kernel has taken everything before it, or as the marker when none
+   * is out: ws then holds at most about two frames of ours. False: it has to wait.
    */
-  #writable(): boolean {
-    return this.#socket.bufferedAmount === 0 || this.#inFlight === 0;
-  }
-
-  #write({ prefix }: Recipient, tail: Buffer): void {
-    this.#inFlight += 1;
+  #handOver({ prefix }: SocketRecipient, tail: Buffer): boolean {
+    const keepingUp = this.#socket.bufferedAmount === 0;
+    if (!keepingUp && this.#marked) return false;
+    if (!keepingUp) this.#marked = true;
     // Text frame from a Buffer: ws frames it without another copy or UTF-8 encoding.
-    this.#socket.send(Buffer.concat([prefix, tail], prefix.length + tail.length), { binary: false }, this.#written);
+    this.#socket.send(Buffer.concat([prefix, tail], prefix.length + tail.length), { binary: false }, keepingUp ? undefined : this.#written);
+    return true;
   }
 
   #flush(): void {
-    while (this.#head < this.#entries.length && this.#socket.readyState === WebSocket.OPEN && this.#writable()) {
+    while (this.#head < this.#entries.length && this.#socket.readyState === WebSocket.OPEN) {
       const { recipient, tail } = this.#entries[this.#head]!;
+      if (!this.#handOver(recipient, tail)) break;
       this.#entries[this.#head++] = undefined;
       recipient.waiting.remove();
-      this.#write(recipient, tail);
-      if (recipient.waiting.value === 0) recipient.drained();
+      if (recipient.waiting.value === 0) recipient.onDrained();
     }
-    // Taken entries leave holes at the front: dropped once they are most of the array.
-    if (this.#head === this.#entries.length || this.#head > 1024) {
+    // Taken entries leave holes at the front: dropped once all are taken, or once they are many.
+    if (this.#head > 0 && (this.#head === this.#entries.length || this.#head > 1024)) {
       this.#entries = this.#entries.slice(this.#head);
       this.#head = 0;
     }
