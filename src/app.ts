@@ -9,6 +9,7 @@ import type { PubSub } from './pubsub/types.ts';
 import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
+import type { SubscriptionServerOptions } from './server/websocket.ts';
 import { createNotificationStore, type BatchReport } from './store/index.ts';
 import type { NotificationStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
@@ -24,6 +25,8 @@ export interface AppOverrides {
   pubsubChannelPrefix?: string;
   /** Timing of the log follower (its safety-net interval), for tests. */
   notificationLog?: NotificationLogOptions;
+  /** Timing of the WebSocket keep-alive, for tests. */
+  subscriptions?: SubscriptionServerOptions;
 }
 
 export interface App {
@@ -76,7 +79,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, overrides.notificationLog);
     started.push(() => notificationLog.close());
     const services: Services = { config, logger, metrics, bank, bankList, store, pubsub, notificationLog };
-    const server = await createHttpServer(services, createSubgraphSchema());
+    const server = await createHttpServer(services, createSubgraphSchema(), { subscriptions: overrides.subscriptions });
     // The server drains first: in-flight webhook writes finish before the store closes.
     started.push(() => server.close());
 

@@ -255,4 +255,43 @@ describe('incomingTransfer subscription', () => {
     await resuming.closed;
     expect(lines.filter((line) => line.level >= 40)).toEqual([]);
   });
+
+  it('closes a resuming subscriber that stopped reading with 1013 when it answers no keep-alive ping, though nothing new arrives', async () => {
+    const lines: { level: number; msg: string; unansweredPing?: unknown }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = await startApp({}, { logger, subscriptions: { keepAliveMs: 200 } });
+    const stored = Array.from({ length: 600 }, () => notificationBody({ padding: 'x'.repeat(16_000) }));
+    for (const body of stored) await app.deliver(body);
+    const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
+    const resuming = await openRawSubscriber(app.graphqlUrl, {
+      query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId rawBody } }',
+      variables: { after: first.data!.collectionNotification.cursor },
+      keep: (m) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
+    });
+    resuming.stall();
+    await waitFor(async () => ((await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')) === 1 ? true : undefined));
+    expect(await scrape(app.baseUrl, 'graphql_subscription_notifications_waiting')).toBe(0);
+
+    resuming.resume();
+    const { code, reason } = await resuming.closed;
+    expect({ code, reason }).toEqual(SLOW_SOCKET_CLOSE);
+    const received = resuming.nexts();
+    expect(received.length).toBeLessThan(stored.length - 1);
+    expect(received).toEqual(stored.slice(1, 1 + received.length).map((b) => b.settlementId));
+    expect(lines.filter((line) => line.level >= 40)).toEqual([
+      expect.objectContaining({ level: 40, msg: expect.stringContaining('ended early'), unansweredPing: { bufferedBytes: expect.any(Number) } }),
+    ]);
+  });
+
+  it('cuts a connection that answers no ping with nothing on its way to it, as graphql-ws does, without counting it', async () => {
+    const app = await startApp({}, { subscriptions: { keepAliveMs: 200 } });
+    const gone = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION }, { autoPong: false });
+    const healthy = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION });
+    expect((await gone.closed).code).toBe(1006);
+    await subscribersLive(app, 1);
+    expect(await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')).toBe(0);
+    const body = notificationBody();
+    await app.deliver(body);
+    await waitFor(() => (healthy.nexts().length === 1 ? true : undefined));
+  });
 });

@@ -45,6 +45,7 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
   const seen = afterSeq ?? 0;
   const wanted = (n: Notification) => n.seq > seen && (accountNumber === undefined || n.accountNumber === accountNumber);
   let following: ReturnType<NotificationLog['follow']> | undefined;
+  let unlisten: (() => void) | undefined;
 
   return new SubscriberQueue<Notification>({
     gauge: deps.metrics.notificationsWaiting,
@@ -52,6 +53,7 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
       following = deps.notificationLog.follow((n) => {
         if (wanted(n)) queue.push(n);
       });
+      unlisten = connection?.onClosedBehind(() => void queue.return());
       // Counted once live, so the gauge also tells when a new subscriber can no longer miss a delivery.
       deps.metrics.activeSubscriptions.inc();
       if (afterSeq === undefined) return undefined;
@@ -65,6 +67,7 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
       else reportTooFarBehind(deps, { waiting, ending: 'completed' });
     },
     onEnd() {
+      unlisten?.();
       following?.stop();
       if (following) deps.metrics.activeSubscriptions.dec();
     },

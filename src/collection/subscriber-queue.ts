@@ -19,19 +19,31 @@ export const SUBSCRIBER_WAITING_LIMIT = 1000;
 export interface SubscriberConnection {
   /** More than the limit waits for this subscription: close the connection, count it and log it once. */
   tooFarBehind(waiting: number): void;
+  /**
+   * Calls `end` when the connection is closed for falling behind, whichever of its subscriptions (or
+   * its keep-alive) found it so: what waits for this one is dropped at once. Returns how to stop listening.
+   */
+  onClosedBehind(end: () => void): () => void;
+}
+
+/** Why a subscriber was ended, and what its client sees. */
+export interface TooFarBehind {
+  /** Notifications that were waiting for it, where known. */
+  waiting?: number;
+  /** It answered no keep-alive ping while frames were still on their way to it (bytes ws held). */
+  unansweredPing?: { bufferedBytes: number };
+  ending: 'completed' | 'closed with 1013';
 }
 
 /**
  * Counts one subscriber ended for falling too far behind and logs it once, as a warning: the line
- * the runbook names. `ending` says what the client sees.
+ * the runbook names.
  */
-export function reportTooFarBehind(
-  { logger, metrics }: { logger: Logger; metrics: Metrics },
-  details: { waiting: number; ending: 'completed' | 'closed with 1013' },
-): void {
+export function reportTooFarBehind({ logger, metrics }: { logger: Logger; metrics: Metrics }, details: TooFarBehind): void {
   metrics.subscriptionsEndedEarly.inc();
+  const reason = details.unansweredPing ? 'the subscriber stopped reading: it answered no ping' : 'the subscriber fell too far behind';
   logger.warn(
-    { reason: 'the subscriber fell too far behind', ...details, limit: SUBSCRIBER_WAITING_LIMIT },
+    { reason, ...details, limit: SUBSCRIBER_WAITING_LIMIT },
     'incomingTransfer subscription ended early; the client should resume with after',
   );
 }

@@ -9,7 +9,7 @@ import { clientAddressResolver, fastifyTrustProxy } from './client-address.ts';
 import { GRAPHQL_PATH, registerGraphQL } from './graphql.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
-import { attachSubscriptionServer } from './websocket.ts';
+import { attachSubscriptionServer, type SubscriptionServerOptions } from './websocket.ts';
 
 /** Connections still open this long into a drain are cut, so the process exits within 10 s. */
 const DRAIN_DEADLINE_MS = 7_000;
@@ -25,7 +25,11 @@ export interface HttpServer {
 }
 
 /** One HTTP server for every route: GraphQL (HTTP and WebSocket), webhook, health, metrics. */
-export async function createHttpServer(services: Services, schema: GraphQLSchema): Promise<HttpServer> {
+export async function createHttpServer(
+  services: Services,
+  schema: GraphQLSchema,
+  options: { subscriptions?: SubscriptionServerOptions } = {},
+): Promise<HttpServer> {
   let draining = false;
   // A keep-alive connection busy when the drain began would otherwise stay open after its last
   // response until the client drops it or the deadline cuts it: close it as soon as it is idle.
@@ -67,7 +71,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
   const limits = createOperationLimits(schema, services.config.maxOperationCost, services.logger);
   const apollo = await registerGraphQL(fastify, schema, services, limits);
-  const subscriptions = attachSubscriptionServer(fastify.server, schema, services, limits);
+  const subscriptions = attachSubscriptionServer(fastify.server, schema, services, limits, options.subscriptions);
 
   return {
     fastify,

@@ -11,12 +11,20 @@ import { GRAPHQL_PATH } from './graphql.ts';
 import { checkWebSocketOperation } from './operation-limits.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
 
+/** A ping this often, and a socket whose ping is unanswered by the next is ended: graphql-ws's own default. */
+const KEEP_ALIVE_MS = 12_000;
+
 /** What graphql-ws would send, were the socket still open, for an error that is the socket's own end. */
 const CONNECTION_GONE = { message: 'The connection closed.', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
 
 export interface SubscriptionServer {
   /** Closes every client with 1001 (going away) and stops accepting upgrades. */
   dispose(): Promise<void>;
+}
+
+export interface SubscriptionServerOptions {
+  /** How often each socket is pinged; unanswered by the next ping, it is ended. */
+  keepAliveMs?: number;
 }
 
 /**
@@ -30,10 +38,12 @@ export function attachSubscriptionServer(
   schema: GraphQLSchema,
   services: Services,
   limits: OperationLimits,
+  options: SubscriptionServerOptions = {},
 ): SubscriptionServer {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
   const { logger, config, metrics } = services;
   const fanout = createSubscriptionFanout({ logger, metrics, sharedContext: () => createContext(services) });
+  keepAlive(wss, options.keepAliveMs ?? KEEP_ALIVE_MS, (socket) => fanout.unresponsive(socket));
   const disposable = useServer(
     {
       schema,
@@ -71,6 +81,26 @@ export function attachSubscriptionServer(
       },
     },
     wss,
+    // Off: ours below ends an unresponsive socket that stopped reading with 1013, not a cut.
+    0,
   );
   return { dispose: async () => disposable.dispose() };
+}
+
+/**
+ * graphql-ws's keep-alive, with our verdict: every socket is pinged each `intervalMs`, and one that
+ * has not answered by the next ping is handed to `unresponsive`.
+ */
+function keepAlive(wss: WebSocketServer, intervalMs: number, unresponsive: (socket: WebSocket) => void): void {
+  wss.on('connection', (socket) => {
+    let answered = true;
+    socket.on('pong', () => (answered = true));
+    const timer = setInterval(() => {
+      if (socket.readyState !== WebSocket.OPEN) return;
+      if (!answered) return unresponsive(socket);
+      answered = false;
+      socket.ping();
+    }, intervalMs);
+    socket.once('close', () => clearInterval(timer));
+  });
 }

@@ -42,12 +42,17 @@ export interface RawOperation {
   keep?: (message: ProtocolMessage) => ProtocolMessage;
 }
 
-/** Opens a socket, waits for `connection_ack`, sends one `subscribe`; terminated after the test. */
+/**
+ * Opens a socket, waits for `connection_ack`, sends one `subscribe`; terminated after the test.
+ * With `autoPong: false` it never answers the server's pings (a client whose peer is gone, as the
+ * server's keep-alive sees it).
+ */
 export async function openRawSubscriber(
   graphqlUrl: string,
   operation: RawOperation,
+  options: { autoPong?: boolean } = {},
 ): Promise<RawSubscriber> {
-  const socket = new WebSocket(graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+  const socket = new WebSocket(graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws', { autoPong: options.autoPong ?? true });
   onCleanup(() => socket.terminate());
   const id = operation.id ?? '1';
   const messages: ProtocolMessage[] = [];

@@ -24,6 +24,12 @@ export interface SubscriptionFanout {
    * that runs alone (graphql-ws writes its results), never by a shared execution's source.
    */
   connection(socket: WebSocket): SubscriberConnection;
+  /**
+   * The keep-alive's verdict on a socket that answered no ping: one whose frames are still on their
+   * way (ws holds some: its client stopped reading) is closed with 1013 and counted like one too far
+   * behind; one with nothing on its way (a client that vanished) is cut, as graphql-ws would.
+   */
+  unresponsive(socket: WebSocket): void;
 }
 
 /**
@@ -38,7 +44,7 @@ export function createSubscriptionFanout(options: { logger: Logger; metrics: Met
   const { logger, metrics } = options;
   const writer = createSocketWriter({
     gauge: metrics.notificationsWaiting,
-    onTooFarBehind: (waiting) => reportTooFarBehind({ logger, metrics }, { waiting, ending: 'closed with 1013' }),
+    onTooFarBehind: (details) => reportTooFarBehind({ logger, metrics }, details),
   });
   const bound = new WeakMap<object, { socket: WebSocket; id: string; request: SubscribeRequest }>();
   const executions = new Map<string, Promise<SharedSubscription | ExecutionResult>>();
@@ -79,6 +85,10 @@ export function createSubscriptionFanout(options: { logger: Logger; metrics: Met
       }
     },
     connection: (socket) => writer.connection(socket),
+    unresponsive(socket) {
+      const bufferedBytes = socket.bufferedAmount;
+      if (bufferedBytes === 0 || !writer.closeTooFarBehind(socket, { unansweredPing: { bufferedBytes } })) socket.terminate();
+    },
   };
 }
 

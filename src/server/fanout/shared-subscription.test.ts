@@ -61,7 +61,8 @@ function recordingHooks(options: { hold?: boolean } = {}) {
       };
       return recipient;
     },
-    connection: () => ({ tooFarBehind: () => undefined }),
+    connection: () => ({ tooFarBehind: () => undefined, onClosedBehind: () => () => undefined }),
+    closeTooFarBehind: () => true,
   };
   const hooks: SharedSubscriptionHooks = {
     writer,

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { WaitingCount, type SubscriberConnection, type WaitingGauge } from '../../collection/subscriber-queue.ts';
+import { WaitingCount, type SubscriberConnection, type TooFarBehind, type WaitingGauge } from '../../collection/subscriber-queue.ts';
 
 /**
  * How a socket whose subscriber fell too far behind is closed. 1013 "Try Again Later" is one
@@ -29,26 +29,36 @@ export interface SocketWriter {
   recipient(socket: WebSocket, id: string): Recipient;
   /** The socket as the stream of a subscription that runs alone sees it: closed with 1013 when too far behind. */
   connection(socket: WebSocket): SubscriberConnection;
+  /** Closes the socket with 1013, dropping what waits for it; reported once per socket (false: it was not open). */
+  closeTooFarBehind(socket: WebSocket, details: Omit<TooFarBehind, 'ending'>): boolean;
 }
 
 /** A writer whose 1013 closes are reported to `onTooFarBehind`, once per socket. */
-export function createSocketWriter(options: { gauge: WaitingGauge; onTooFarBehind(waiting: number): void }): SocketWriter {
+export function createSocketWriter(options: { gauge: WaitingGauge; onTooFarBehind(details: TooFarBehind): void }): SocketWriter {
   const outboxes = new WeakMap<WebSocket, Outbox>();
-  const closeTooFarBehind = (socket: WebSocket, waiting: number) => {
-    if (socket.readyState !== WebSocket.OPEN) return;
-    options.onTooFarBehind(waiting);
+  const outboxOf = (socket: WebSocket) => {
+    let outbox = outboxes.get(socket);
+    if (!outbox) outboxes.set(socket, (outbox = new Outbox(socket)));
+    return outbox;
+  };
+  const closeTooFarBehind = (socket: WebSocket, details: Omit<TooFarBehind, 'ending'>) => {
+    if (socket.readyState !== WebSocket.OPEN) return false;
+    options.onTooFarBehind({ ...details, ending: 'closed with 1013' });
     outboxes.get(socket)?.clear();
     // The close frame queues behind what ws holds; ws destroys the socket if no reply comes.
     socket.close(SLOW_SOCKET_CLOSE.code, SLOW_SOCKET_CLOSE.reason);
+    return true;
   };
   return {
     recipient(socket, id) {
-      let outbox = outboxes.get(socket);
-      if (!outbox) outboxes.set(socket, (outbox = new Outbox(socket)));
-      const waiting = new WaitingCount(options.gauge, (count) => closeTooFarBehind(socket, count));
-      return new SocketRecipient(outbox, Buffer.from(`{"id":${JSON.stringify(id)}`), waiting);
+      const waiting = new WaitingCount(options.gauge, (count) => closeTooFarBehind(socket, { waiting: count }));
+      return new SocketRecipient(outboxOf(socket), Buffer.from(`{"id":${JSON.stringify(id)}`), waiting);
     },
-    connection: (socket) => ({ tooFarBehind: (waiting) => closeTooFarBehind(socket, waiting) }),
+    connection: (socket) => ({
+      tooFarBehind: (waiting) => void closeTooFarBehind(socket, { waiting }),
+      onClosedBehind: (end) => outboxOf(socket).onClear(end),
+    }),
+    closeTooFarBehind,
   };
 }
 
@@ -90,6 +100,7 @@ class Outbox {
    * while the socket keeps up carry no callback (each costs Node a closure and a tick).
    */
   #marked = false;
+  readonly #cleared = new Set<() => void>();
   readonly #written = () => {
     this.#marked = false;
     this.#flush();
@@ -115,11 +126,19 @@ class Outbox {
     recipient.waiting.clear();
   }
 
-  /** Drops everything (the socket is being closed). */
+  /** Drops everything (the socket is being closed), and tells the streams writing to it on their own. */
   clear(): void {
     for (const entry of this.#entries.slice(this.#head)) entry?.recipient.waiting.clear();
     this.#entries = [];
     this.#head = 0;
+    for (const end of [...this.#cleared]) end();
+    this.#cleared.clear();
+  }
+
+  /** Calls `end` on `clear()`; returns how to stop listening. */
+  onClear(end: () => void): () => void {
+    this.#cleared.add(end);
+    return () => void this.#cleared.delete(end);
   }
 
   /**
