@@ -19,6 +19,7 @@ import { clientTable, LEGEND, serverTable } from './bench/report.ts';
 import { FLOOR_OF, runSuite, type FloorKind, type ScenarioReport, type SuiteTargets } from './bench/suite.ts';
 import { killTargets, startTarget, type Target } from './bench/targets.ts';
 import { SCENARIOS } from './bench/protocol.ts';
+import { measureStalledResumes, stalledResumesTable, type StalledResumes } from './bench/stalled-resumes.ts';
 import { startTraceSink, TRACING_SCENARIOS, tracingCostTable } from './bench/tracing.ts';
 
 const FLOOR_LABELS: Record<FloorKind, string> = { receiver: 'bare receiver', subgraph: 'bare Apollo', broadcaster: 'broadcaster' };
@@ -132,9 +133,16 @@ async function main(options: BenchOptions): Promise<number> {
     coldStart = await measureColdStarts(options.coldStarts, parentDir);
     process.stderr.write(`  ours ${coldStart.oursMs.toFixed(0)} ms, floor ${coldStart.floorMs.toFixed(0)} ms\n`);
   }
+  let stalledResumes: StalledResumes | undefined;
+  if (options.selected.includes('stalled-resumes')) {
+    process.stderr.write('stalled resumes: idle subscribers, then resumes whose clients read nothing, then new notifications…\n');
+    stalledResumes = await measureStalledResumes({ quick: options.quick, dir: parentDir });
+  }
   const floors = sqlite.filter((report) => report.side === 'floor');
   const runs = [{ name: 'sqlite', reports: sqlite, comparison: comparisonRows(sqlite.filter((r) => r.side === 'ours'), floors, coldStart) }];
   printRun('ONE PROCESS, SQLite file + in-memory pub/sub (the embedded default)', sqlite, runs[0]!.comparison);
+
+  if (stalledResumes) console.log(`\nSTALLED RESUMES (ours alone, SQLite file + in-memory pub/sub)\n\n${stalledResumesTable(stalledResumes)}`);
 
   if (options.tracing) runs.push({ name: 'tracing-on', reports: await tracingRun(options, parentDir, sqlite), comparison: [] });
 
@@ -148,6 +156,7 @@ async function main(options: BenchOptions): Promise<number> {
 
   const all = runs.flatMap((run) => run.reports);
   const failed = [...new Set(all.filter((report) => report.errors > 0).map((report) => `${report.scenario} on ${report.target}`))];
+  if (stalledResumes && stalledResumes.closes['1013'] !== stalledResumes.subscribers) failed.push('stalled-resumes (not every one closed with 1013)');
   const seconds = (performance.now() - started) / 1000;
   console.log(`\n${FLOORS_LEGEND}\n${LEGEND}`);
   console.log(`\nload average after: ${loadavg()[0]!.toFixed(2)}; total time ${seconds.toFixed(0)} s`);
@@ -155,7 +164,7 @@ async function main(options: BenchOptions): Promise<number> {
   if (options.json) {
     const { durationS, warmupS, connections, subscribers, events } = options;
     const settings = { durationS, warmupS, connections, rounds: options.rounds, subscribers, events, quick: options.quick };
-    console.log(JSON.stringify({ machine: machine(), options: settings, disk, coldStart, runs, totalSeconds: seconds }));
+    console.log(JSON.stringify({ machine: machine(), options: settings, disk, coldStart, stalledResumes, runs, totalSeconds: seconds }));
   }
   return failed.length > 0 ? 1 : 0;
 }

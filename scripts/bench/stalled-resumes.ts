@@ -23,7 +23,12 @@ const SEED_CONCURRENCY = 50;
 /** How long the stalled replays may take to come to rest, and the closes to arrive. */
 const SETTLE_TIMEOUT_MS = 180_000;
 const CLOSE_TIMEOUT_MS = 60_000;
-const SUBSCRIPTION = 'subscription($after: String) { incomingTransfer(after: $after) { settlementId transactionAmount cursor } }';
+/** Every field, the bank's raw body included: about 1 KB a frame, so a socket's buffers fill in a few thousand. */
+const SUBSCRIPTION = `subscription($after: String) { incomingTransfer(after: $after) {
+  settlementId sessionId accountNumber transactionAmount settledAmount feeAmount vatAmount currency narration
+  sourceAccountName sourceBankName transactionTime receivedAt cursor rawBody } }`;
+/** Longer than the run: the waiting limit, not the keep-alive, is what this run watches end them. */
+const KEEP_ALIVE_MS = 15 * 60_000;
 
 export interface StalledResumes {
   subscribers: number;
@@ -47,7 +52,14 @@ export interface StalledResumes {
 export async function measureStalledResumes(options: { quick: boolean; dir: string }): Promise<StalledResumes> {
   const { subscribers, stored } = options.quick ? SIZES.quick : SIZES.full;
   const dir = mkdtempSync(join(options.dir, 'bank-subgraph-stalled-'));
-  const env = { UPSTREAM_MODE: 'sandbox', STORE_URL: `sqlite:${join(dir, 'collections.db')}`, PUBSUB_URL: 'memory:', LOG_LEVEL: 'silent' };
+  const env = {
+    UPSTREAM_MODE: 'sandbox',
+    STORE_URL: `sqlite:${join(dir, 'collections.db')}`,
+    PUBSUB_URL: 'memory:',
+    LOG_LEVEL: 'silent',
+    // The keep-alive would end the first stalled clients (with 1013) before the last ones are at rest.
+    BENCH_KEEPALIVE_MS: String(KEEP_ALIVE_MS),
+  };
   let target: Target | undefined;
   const clients: RawClient[] = [];
   try {

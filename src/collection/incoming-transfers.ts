@@ -9,7 +9,7 @@ import { reportTooFarBehind, SubscriberQueue, type SubscriberConnection } from '
  * How many stored notifications a resumed subscription reads per store query. A page is read once
  * the previous one has been taken, so it is also what a stalled replay holds (docs/benchmarks.md).
  */
-const REPLAY_PAGE_SIZE = 200;
+const REPLAY_PAGE_SIZE = 50;
 
 export interface IncomingTransferDeps {
   notificationLog: NotificationLog;
@@ -82,12 +82,19 @@ async function* replayPages(
   store: NotificationStore,
   range: { accountNumber: string | undefined; afterSeq: number; through: number },
 ): AsyncGenerator<Notification[], void> {
-  let from = range.afterSeq;
-  while (from < range.through) {
-    const page = await store.listAfter({ accountNumber: range.accountNumber, afterSeq: from, limit: REPLAY_PAGE_SIZE });
-    const within = page.filter((notification) => notification.seq <= range.through);
-    if (within.length > 0) yield within;
-    if (within.length < REPLAY_PAGE_SIZE) return;
-    from = within.at(-1)!.seq;
+  for (let from = range.afterSeq; from < range.through; ) {
+    const { rows, last, full } = await readPage(store, range, from);
+    if (last === undefined) return;
+    // Nothing of the page is kept here past the yield: a stalled subscriber holds only what it has not taken.
+    yield rows;
+    if (!full) return;
+    from = last;
   }
+}
+
+/** One page after `from`, cut at `through`: its rows, the last one's seq, and whether more may follow. */
+async function readPage(store: NotificationStore, range: { accountNumber: string | undefined; through: number }, from: number) {
+  const page = await store.listAfter({ accountNumber: range.accountNumber, afterSeq: from, limit: REPLAY_PAGE_SIZE });
+  const rows = page.filter((notification) => notification.seq <= range.through);
+  return { rows, last: rows.at(-1)?.seq, full: rows.length === REPLAY_PAGE_SIZE };
 }

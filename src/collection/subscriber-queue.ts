@@ -61,15 +61,13 @@ export interface WaitingGauge {
  */
 export class WaitingCount {
   readonly #gauge: WaitingGauge;
-  readonly #limit: number;
   readonly #overLimit: (waiting: number) => void;
   #value = 0;
   #check: NodeJS.Immediate | undefined;
 
-  constructor(gauge: WaitingGauge, overLimit: (waiting: number) => void, limit = SUBSCRIBER_WAITING_LIMIT) {
+  constructor(gauge: WaitingGauge, overLimit: (waiting: number) => void) {
     this.#gauge = gauge;
     this.#overLimit = overLimit;
-    this.#limit = limit;
   }
 
   get value(): number {
@@ -79,10 +77,10 @@ export class WaitingCount {
   add(count = 1): void {
     this.#value += count;
     this.#gauge.inc(count);
-    if (this.#value > this.#limit && !this.#check) {
+    if (this.#value > SUBSCRIBER_WAITING_LIMIT && !this.#check) {
       this.#check = setImmediate(() => {
         this.#check = undefined;
-        if (this.#value > this.#limit) this.#overLimit(this.#value);
+        if (this.#value > SUBSCRIBER_WAITING_LIMIT) this.#overLimit(this.#value);
       });
     }
   }
@@ -116,7 +114,6 @@ export interface SubscriberQueueOptions<T> {
   onTooFarBehind(waiting: number): void;
   /** The queue ended (returned, too far behind, or its replay failed), after `start` ran. */
   onEnd(): void;
-  limit?: number;
 }
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
@@ -131,8 +128,8 @@ export class SubscriberQueue<T> implements AsyncIterableIterator<T> {
   readonly #waiting: WaitingCount;
   #state: 'idle' | 'open' | 'ended' = 'idle';
   #replay: AsyncIterator<T[]> | undefined;
-  /** The replay page being taken (never changed: the page's reader may still look at it), and how far. */
-  #page: readonly T[] = [];
+  /** The replay page being taken, and how far: taken items are let go at once. */
+  #page: (T | undefined)[] = [];
   #taken = 0;
   #live: T[] = [];
   #wake: (() => void) | undefined;
@@ -140,12 +137,7 @@ export class SubscriberQueue<T> implements AsyncIterableIterator<T> {
 
   constructor(options: SubscriberQueueOptions<T>) {
     this.#options = options;
-    this.#waiting = new WaitingCount(options.gauge, (waiting) => this.#tooFarBehind(waiting), options.limit);
-  }
-
-  /** Notifications read or handed to this subscriber that its consumer has not taken yet. */
-  get waiting(): number {
-    return this.#waiting.value;
+    this.#waiting = new WaitingCount(options.gauge, (waiting) => this.#tooFarBehind(waiting));
   }
 
   /** A live item; it waits behind the replay, if one is still running. */
@@ -188,7 +180,11 @@ export class SubscriberQueue<T> implements AsyncIterableIterator<T> {
     }
     for (;;) {
       if (this.#state === 'ended') return DONE;
-      if (this.#taken < this.#page.length) return this.#took(this.#page[this.#taken++]!, 'replay');
+      if (this.#taken < this.#page.length) {
+        const item = this.#page[this.#taken]!;
+        this.#page[this.#taken++] = undefined;
+        return this.#took(item, 'replay');
+      }
       if (this.#replay) {
         await this.#readPage(this.#replay);
         continue;
@@ -213,7 +209,7 @@ export class SubscriberQueue<T> implements AsyncIterableIterator<T> {
       this.#replay = undefined;
       return;
     }
-    this.#page = page.value;
+    this.#page = [...page.value];
     this.#taken = 0;
     this.#waiting.add(page.value.length);
   }
