@@ -61,8 +61,8 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
     },
     onTaken: (_notification, source) => deps.metrics.deliveredEvents.inc({ source }),
     onTooFarBehind(waiting) {
-      // A thrown error would make graphql-ws close the client's whole socket with 4500; completing
-      // (or a 1013 close the client retries) lets it resume with `after` and miss nothing.
+      // Ended, not failed: a thrown error would reach the client as an error (and the callback
+      // plugin's log as one); a 1013 close, or a completion, asks it to resume with `after`.
       if (connection) connection.tooFarBehind(waiting);
       else reportTooFarBehind(deps, { waiting, ending: 'completed' });
     },

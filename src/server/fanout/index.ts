@@ -1,12 +1,12 @@
 import { subscribe, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type WebSocket from 'ws';
+import { reportTooFarBehind, type SubscriberConnection } from '../../collection/subscriber-queue.ts';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../metrics.ts';
 import { traceSubscriptionEvent } from '../../telemetry/websocket.ts';
 import { maskExecutionResult } from '../format-error.ts';
 import { sharedExecutionKey, type SubscribeRequest } from './shareable.ts';
 import { SharedSubscription, type SharedSubscriptionHooks } from './shared-subscription.ts';
-import { reportTooFarBehind, type SubscriberConnection } from '../../collection/subscriber-queue.ts';
 import { createSocketWriter, type SocketWriter } from './socket-writer.ts';
 
 export { SLOW_SOCKET_CLOSE } from './socket-writer.ts';
