@@ -20,6 +20,7 @@ import { clientTable, LEGEND, serverTable } from './bench/report.ts';
 import { postgresColdStarts, postgresRun, sqliteRun, tracingRun, type PostgresServices } from './bench/runs.ts';
 import type { ScenarioReport } from './bench/suite.ts';
 import { killTargets } from './bench/targets.ts';
+import { measureStalledResumes, stalledResumesTable, type StalledResumes } from './bench/stalled-resumes.ts';
 
 function machine() {
   const list = cpus();
@@ -52,7 +53,10 @@ interface Run {
 }
 
 /** The first run, on SQLite, with its cold start. */
-async function sqliteFirst(options: BenchOptions, parentDir: string): Promise<{ run: Run; coldStart: ColdStart | undefined }> {
+async function sqliteFirst(
+  options: BenchOptions,
+  parentDir: string,
+): Promise<{ run: Run; coldStart: ColdStart | undefined; stalledResumes: StalledResumes | undefined }> {
   const sqlite = await sqliteRun(options, parentDir);
   let coldStart: ColdStart | undefined;
   if (options.selected.includes('cold-start')) {
@@ -60,10 +64,16 @@ async function sqliteFirst(options: BenchOptions, parentDir: string): Promise<{ 
     coldStart = await measureColdStarts(options.coldStarts, parentDir);
     process.stderr.write(`  ours ${coldStart.oursMs.toFixed(0)} ms, floor ${coldStart.floorMs.toFixed(0)} ms\n`);
   }
+  let stalledResumes: StalledResumes | undefined;
+  if (options.selected.includes('stalled-resumes')) {
+    process.stderr.write('stalled resumes: idle subscribers, then resumes whose clients read nothing, then new notifications…\n');
+    stalledResumes = await measureStalledResumes({ quick: options.quick, dir: parentDir });
+  }
   const floors = sqlite.filter((report) => report.side === 'floor');
   const comparison = comparisonRows(sqlite.filter((r) => r.side === 'ours'), floors, coldStart, 'sqlite');
   printRun('ONE PROCESS, SQLite file + in-memory pub/sub (the embedded default)', sqlite, comparison);
-  return { run: { name: 'sqlite', reports: sqlite, comparison }, coldStart };
+  if (stalledResumes) console.log(`\nSTALLED RESUMES (ours alone, SQLite file + in-memory pub/sub)\n\n${stalledResumesTable(stalledResumes)}`);
+  return { run: { name: 'sqlite', reports: sqlite, comparison }, coldStart, stalledResumes };
 }
 
 /** The PostgreSQL run: ours against the PostgreSQL receiver (other floors from `earlier` when it has them), and two replicas against one. */
@@ -106,6 +116,7 @@ async function main(options: BenchOptions): Promise<number> {
   printHeader(disk, options);
   const runs: Run[] = [];
   let coldStart: ColdStart | undefined;
+  let stalledResumes: StalledResumes | undefined;
   if (options.rows !== undefined) {
     for (const run of await growthRuns(options, parentDir, services)) runs.push({ ...run, comparison: [] });
   } else {
@@ -113,6 +124,7 @@ async function main(options: BenchOptions): Promise<number> {
       const first = await sqliteFirst(options, parentDir);
       runs.push(first.run);
       coldStart = first.coldStart;
+      stalledResumes = first.stalledResumes;
       if (options.tracing) runs.push({ name: 'tracing-on', reports: await tracingRun(options, parentDir, first.run.reports), comparison: [] });
     }
     if (services) runs.push(await postgresNext(options, services, runs[0]?.reports ?? [], parentDir));
@@ -120,6 +132,7 @@ async function main(options: BenchOptions): Promise<number> {
 
   const all = runs.flatMap((run) => run.reports);
   const failed = [...new Set(all.filter((report) => report.errors > 0).map((report) => `${report.scenario} on ${report.target}`))];
+  if (stalledResumes && stalledResumes.closes['1013'] !== stalledResumes.subscribers) failed.push('stalled-resumes (not every one closed with 1013)');
   const seconds = (performance.now() - started) / 1000;
   console.log(`\n${options.rows === undefined ? `${FLOORS_LEGEND}\n${LEGEND}` : GROWTH_LEGEND}`);
   console.log(`\nload average after: ${loadavg()[0]!.toFixed(2)}; total time ${seconds.toFixed(0)} s`);
@@ -127,7 +140,7 @@ async function main(options: BenchOptions): Promise<number> {
   if (options.json) {
     const { durationS, warmupS, connections, subscribers, events, store, rows } = options;
     const settings = { store, rows, durationS, warmupS, connections, rounds: options.rounds, subscribers, events, quick: options.quick };
-    console.log(JSON.stringify({ machine: machine(), options: settings, disk, coldStart, runs, totalSeconds: seconds }));
+    console.log(JSON.stringify({ machine: machine(), options: settings, disk, coldStart, stalledResumes, runs, totalSeconds: seconds }));
   }
   return failed.length > 0 ? 1 : 0;
 }

@@ -9,6 +9,7 @@ import type { PubSub } from './pubsub/types.ts';
 import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
+import type { SubscriptionServerOptions } from './server/websocket.ts';
 import { createNotificationStore, type BatchReport } from './store/index.ts';
 import { exportStoreSize } from './store/size-metrics.ts';
 import type { NotificationStore } from './store/types.ts';
@@ -25,6 +26,8 @@ export interface AppOverrides {
   pubsubChannelPrefix?: string;
   /** Timing of the log follower (its safety-net interval), for tests. */
   notificationLog?: NotificationLogOptions;
+  /** Timing of the WebSocket keep-alive, for tests. */
+  subscriptions?: SubscriptionServerOptions;
 }
 
 export interface App {
@@ -93,6 +96,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       publicMaxAgeS: Math.floor(config.upstream.bankListTtlMs / 1000),
       trustProxy: config.trustProxy,
       webhook: { credentials: config.webhook, allowedSources: config.webhookAllowedSources, timezone: config.upstream.timezone },
+      subscriptions: overrides.subscriptions,
     });
     // The server drains first: in-flight webhook writes finish before the store closes.
     started.push(() => server.close());

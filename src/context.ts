@@ -1,4 +1,5 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
+import type { SubscriberConnection } from './collection/subscriber-queue.ts';
 import type { NotificationLog } from './collection/notification-log.ts';
 import type { CollectionNotificationRecord, LogPosition } from './domain/index.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
@@ -43,8 +44,13 @@ export interface Context {
   incomingTransfers(options: { accountNumber?: string | undefined; after?: LogPosition | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
 
+/** How the operation's transport reaches its client, where it has a connection of its own (WebSocket). */
+export interface OperationTransport {
+  connection?: SubscriberConnection | undefined;
+}
+
 /** A fresh context, with its own loaders and bank-call budget, for one GraphQL operation. */
-export function createContext(services: ContextDeps): Context {
+export function createContext(services: ContextDeps, transport: OperationTransport = {}): Context {
   const max = services.maxOperationCost;
   const { bank } = createBankBudget(services.bank, max, () =>
     services.logger.warn({ max }, 'operation reached its bank-call budget (MAX_OPERATION_COST): further calls refused'),
@@ -55,6 +61,6 @@ export function createContext(services: ContextDeps): Context {
     loaders: createLoaders({ bank, referenceData: services.referenceData, store: services.store }),
     store: services.store,
     bankTimezone: services.bankTimezone,
-    incomingTransfers: (options) => streamIncomingTransfers(services, options),
+    incomingTransfers: (options) => streamIncomingTransfers(services, { ...options, connection: transport.connection }),
   };
 }

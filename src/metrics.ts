@@ -106,7 +106,12 @@ export function createMetrics() {
     }),
     subscriptionsEndedEarly: new Counter({
       name: 'graphql_subscriptions_ended_early_total',
-      help: 'incomingTransfer subscriptions this replica completed early (the subscriber fell too far behind), and WebSockets it closed with 1013 for the same reason (one each); clients resume with after.',
+      help: 'incomingTransfer subscribers this replica ended for falling too far behind (more than 1,000 notifications waiting): WebSockets closed with 1013, one each, and callback subscriptions completed; clients resume with after.',
+      registers: [registry],
+    }),
+    notificationsWaiting: new Gauge({
+      name: 'graphql_subscription_notifications_waiting',
+      help: 'Notifications read or handed to incomingTransfer subscribers on this replica that their connections have not taken yet; more than 1,000 for one subscriber ends it.',
       registers: [registry],
     }),
     bankCircuitOpen: new Gauge({

@@ -1,10 +1,11 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { Socket } from 'node:net';
 import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { openRawSubscriber, openRawSubscribers, type RawSubscriber } from './helpers/raw-subscribers.ts';
 import { withMethod } from './helpers/proxy.ts';
+import { scrape } from './helpers/scrape.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -19,6 +20,30 @@ const ACCOUNT_B = '2233445566';
 const gauge = async (app: TestApp) => (await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
 const counter = async (app: TestApp, name: 'subscriptionExecutions' | 'deliveredEvents' | 'subscriptionsEndedEarly', labels: Record<string, string>) =>
   (await app.app.services.metrics[name].get()).values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k as never] === l))?.value ?? 0;
+
+/** The documented limit (docs/http-api.md): notifications that may wait for one subscriber. */
+const LIMIT = 1_000;
+/** A large selection, recorded as its settlementId only: notifications padded to 16 KB fill a socket's buffers in a few hundred frames. */
+const LARGE = {
+  query: 'subscription Large { incomingTransfer { settlementId rawBody } }',
+  keep: (m: { type: string; id?: string; payload?: any }) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
+};
+const padded = () => notificationBody({ padding: 'x'.repeat(16_000) });
+const waiting = (app: TestApp) => scrape(app.baseUrl, 'graphql_subscription_notifications_waiting');
+
+/** Delivers padded notifications, 25 at a time, each call resolving once `readers` have all of them. */
+function deliverer(app: TestApp, readers: RawSubscriber[]) {
+  let sent = 0;
+  const deliver = async (count: number) => {
+    for (let done = 0; done < count; done += 25) {
+      const replies = await Promise.all(Array.from({ length: Math.min(25, count - done) }, () => app.deliver(padded())));
+      expect(replies.map((r) => r.reply.responseCode)).toEqual(replies.map(() => '00'));
+    }
+    sent += count;
+    await waitFor(() => (readers.every((s) => s.nexts().length === sent) ? true : undefined), 15_000);
+  };
+  return Object.assign(deliver, { sent: () => sent });
+}
 
 /** Resolves once `count` incomingTransfer subscriptions are live on the app (none can miss a delivery). */
 async function subscribersLive(app: TestApp, count: number): Promise<void> {
@@ -135,37 +160,41 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     expect(await counter(app, 'subscriptionExecutions', { execution: 'shared' })).toBe(1);
   });
 
-  it('closes a socket that stopped reading with 1013 while the others receive every event', async () => {
-    const app = await startApp();
-    // Record only the settlementId of each large payload.
-    const operation = {
-      query: 'subscription Large { incomingTransfer { settlementId rawBody } }',
-      keep: (m: { type: string; id?: string; payload?: any }) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
-    };
-    const healthy = await openRawSubscribers(app.graphqlUrl, 5, (i) => ({ ...operation, id: `healthy-${i}` }));
-    const stalled = await openRawSubscriber(app.graphqlUrl, { ...operation, id: 'stalled' });
-    await subscribersLive(app, 6);
-    // Stop reading: the kernel's buffers fill, then the server's queue for this socket grows.
-    const stalledTcp = (stalled.socket as unknown as { _socket: Socket })._socket;
-    stalledTcp.pause();
+  it('closes a socket that stopped reading with 1013 at exactly the 1,001st notification waiting for it, while the others receive every event', async () => {
+    const lines: { level: number; msg: string; waiting?: number; ending?: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = await startApp({}, { logger });
+    const healthy = await openRawSubscribers(app.graphqlUrl, 3, (i) => ({ ...LARGE, id: `healthy-${i}` }));
+    const stalled = await openRawSubscriber(app.graphqlUrl, { ...LARGE, id: 'stalled' });
+    await subscribersLive(app, 4);
+    stalled.stall();
+    const deliver = deliverer(app, healthy);
 
-    // 60 notifications of about 300 KB: far more than the kernel's buffers and the socket limit.
-    const bodies = Array.from({ length: 60 }, () => notificationBody({ padding: 'x'.repeat(300_000) }));
-    for (const body of bodies) expect((await app.deliver(body)).reply.responseCode).toBe('00');
+    // The kernel's buffers take the first frames (a few MiB); from then on notifications wait for the socket.
+    while ((await waiting(app)) === 0) {
+      expect(deliver.sent()).toBeLessThan(2_000);
+      await deliver(20);
+    }
+    await deliver(LIMIT - (await waiting(app)));
+    expect(await waiting(app)).toBe(LIMIT);
+    expect(await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')).toBe(0);
 
-    const ids = bodies.map((b) => String(b.settlementId));
-    await waitFor(() => (healthy.every((s) => s.nexts().length === ids.length) ? true : undefined), 15_000);
-    for (const subscriber of healthy) expect(subscriber.nexts()).toEqual(ids);
+    await deliver(1);
+    await waitFor(async () => ((await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')) === 1 ? true : undefined));
+    // What waited is dropped at once: the client resumes from its last cursor.
+    expect(await waiting(app)).toBe(0);
 
-    // Reading again, the stalled client finds what was queued before the close, then the close.
-    stalledTcp.resume();
+    // Reading again, the stalled client finds what its socket took before the close, then the close.
+    stalled.resume();
     const { code, reason } = await stalled.closed;
     expect({ code, reason }).toEqual(SLOW_SOCKET_CLOSE);
-    expect(await counter(app, 'subscriptionsEndedEarly', {})).toBe(1);
     const received = stalled.nexts();
-    expect(received.length).toBeLessThan(ids.length);
-    expect(received).toEqual(ids.slice(0, received.length));
-    // The others stay subscribed.
-    await subscribersLive(app, 5);
+    expect(received).toEqual(healthy[0]!.nexts().slice(0, received.length));
+    expect(received.length + LIMIT + 1).toBe(deliver.sent());
+    for (const subscriber of healthy) expect(subscriber.nexts()).toEqual(healthy[0]!.nexts());
+    await subscribersLive(app, 3);
+    expect(lines.filter((line) => line.level >= 40)).toEqual([
+      expect.objectContaining({ level: 40, msg: expect.stringContaining('ended early'), waiting: LIMIT + 1, ending: 'closed with 1013' }),
+    ]);
   });
 });

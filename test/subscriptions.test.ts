@@ -1,7 +1,12 @@
 import type { Client, ExecutionResult } from 'graphql-ws';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/index.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { withMethod } from './helpers/proxy.ts';
+import { openRawSubscriber } from './helpers/raw-subscribers.ts';
+import { scrape } from './helpers/scrape.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -185,5 +190,118 @@ describe('incomingTransfer subscription', () => {
     const sub = subscribe(app.wsClient(), { account: '12345' });
     await sub.done;
     expect(JSON.stringify(sub.errors)).toContain('BAD_USER_INPUT');
+  });
+
+  it('stops reading the store for a resuming subscriber that stopped reading, and closes it with 1013 at exactly the 1,001st notification waiting', async () => {
+    const LIMIT = 1_000; // the documented limit (docs/http-api.md)
+    const account = '0123456789';
+    const store = await openMemoryStore();
+    let replayRows = 0;
+    // Only the replay filters by account: the log's reads are not counted.
+    const listAfter: NotificationStore['listAfter'] = async (query) => {
+      const rows = await store.listAfter(query);
+      if (query.accountNumber !== undefined) replayRows += rows.length;
+      return rows;
+    };
+    const lines: { level: number; msg: string; waiting?: number; ending?: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = await startApp({}, { store: withMethod(store, 'listAfter', listAfter), logger });
+    // Padded to 16 KB: the socket's buffers fill within a few hundred frames, well before the replay's end.
+    const padded = () => notificationBody({ accountNumber: account, padding: 'x'.repeat(16_000) });
+    const stored = Array.from({ length: 800 }, padded);
+    for (const body of stored) await app.deliver(body);
+    const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
+    const waiting = () => scrape(app.baseUrl, 'graphql_subscription_notifications_waiting');
+    const endedEarly = () => scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total');
+
+    const resuming = await openRawSubscriber(app.graphqlUrl, {
+      query: 'subscription($account: String, $after: String) { incomingTransfer(accountNumber: $account, after: $after) { settlementId rawBody } }',
+      variables: { account, after: first.data!.collectionNotification.cursor },
+      keep: (m) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
+    });
+    resuming.stall();
+    // Stalled: the rest of the page read last waits, and the replay reads no further.
+    const page = await waitFor(async () => ((await waiting()) > 0 ? waiting() : undefined));
+    const read = replayRows;
+    expect(read).toBeLessThan(stored.length);
+
+    // What arrives live waits behind the replay, against the same limit.
+    for (let i = page; i < LIMIT; i += 25) await Promise.all(Array.from({ length: Math.min(25, LIMIT - i) }, () => app.deliver(padded())));
+    await waitFor(async () => ((await waiting()) === LIMIT ? true : undefined));
+    expect(await endedEarly()).toBe(0);
+    await app.deliver(padded());
+    await waitFor(async () => ((await endedEarly()) === 1 ? true : undefined));
+    expect(await waiting()).toBe(0);
+    expect(replayRows).toBe(read);
+
+    resuming.resume();
+    const { code, reason } = await resuming.closed;
+    expect({ code, reason }).toEqual(SLOW_SOCKET_CLOSE);
+    // It got, in order, every row read for it but the page that waited.
+    const received = resuming.nexts();
+    expect(received).toEqual(stored.slice(1, 1 + received.length).map((b) => b.settlementId));
+    expect(received.length + page).toBe(read);
+    expect(lines.filter((line) => line.level >= 40)).toEqual([
+      expect.objectContaining({ level: 40, msg: expect.stringContaining('ended early'), waiting: LIMIT + 1, ending: 'closed with 1013' }),
+    ]);
+  });
+
+  it('logs no error when the connection of a stalled resuming subscriber drops with frames still being written', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = await startApp({}, { logger });
+    const stored = Array.from({ length: 600 }, () => notificationBody({ padding: 'x'.repeat(16_000) }));
+    for (const body of stored) await app.deliver(body);
+    const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
+    const resuming = await openRawSubscriber(app.graphqlUrl, {
+      query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId rawBody } }',
+      variables: { after: first.data!.collectionNotification.cursor },
+    });
+    resuming.stall();
+    await waitFor(async () => ((await scrape(app.baseUrl, 'graphql_subscription_notifications_waiting')) > 0 ? true : undefined));
+    // The server's write to it is cancelled (write ECANCELED): the socket's end, not a fault.
+    resuming.reset();
+    await subscribersLive(app, 0);
+    await resuming.closed;
+    expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+  });
+
+  it('closes a resuming subscriber that stopped reading with 1013 when it answers no keep-alive ping, though nothing new arrives', async () => {
+    const lines: { level: number; msg: string; unansweredPing?: unknown }[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const app = await startApp({}, { logger, subscriptions: { keepAliveMs: 200 } });
+    const stored = Array.from({ length: 600 }, () => notificationBody({ padding: 'x'.repeat(16_000) }));
+    for (const body of stored) await app.deliver(body);
+    const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
+    const resuming = await openRawSubscriber(app.graphqlUrl, {
+      query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId rawBody } }',
+      variables: { after: first.data!.collectionNotification.cursor },
+      keep: (m) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
+    });
+    resuming.stall();
+    await waitFor(async () => ((await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')) === 1 ? true : undefined));
+    expect(await scrape(app.baseUrl, 'graphql_subscription_notifications_waiting')).toBe(0);
+
+    resuming.resume();
+    const { code, reason } = await resuming.closed;
+    expect({ code, reason }).toEqual(SLOW_SOCKET_CLOSE);
+    const received = resuming.nexts();
+    expect(received.length).toBeLessThan(stored.length - 1);
+    expect(received).toEqual(stored.slice(1, 1 + received.length).map((b) => b.settlementId));
+    expect(lines.filter((line) => line.level >= 40)).toEqual([
+      expect.objectContaining({ level: 40, msg: expect.stringContaining('ended early'), unansweredPing: { bufferedBytes: expect.any(Number) } }),
+    ]);
+  });
+
+  it('cuts a connection that answers no ping with nothing on its way to it, as graphql-ws does, without counting it', async () => {
+    const app = await startApp({}, { subscriptions: { keepAliveMs: 200 } });
+    const gone = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION }, { autoPong: false });
+    const healthy = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION });
+    expect((await gone.closed).code).toBe(1006);
+    await subscribersLive(app, 1);
+    expect(await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')).toBe(0);
+    const body = notificationBody();
+    await app.deliver(body);
+    await waitFor(() => (healthy.nexts().length === 1 ? true : undefined));
   });
 });

@@ -16,7 +16,14 @@ const tracing = await startTracing(process.env);
 const batches = timeBatches();
 const store = await createNotificationStore(config.storeUrl.reveal(), { logger: createLogger('silent'), onBatch: batches.onBatch });
 // Replicas of one run share a channel prefix no other user of the Redis server has.
-const app = await createApp(config, { store, pubsubChannelPrefix: process.env.BENCH_CHANNEL_PREFIX || undefined });
+// The stalled-resumes run lengthens the WebSocket keep-alive, so it can measure its stalled clients
+// before the keep-alive ends them (scripts/bench/stalled-resumes.ts).
+const keepAliveMs = Number(process.env.BENCH_KEEPALIVE_MS) || undefined;
+const app = await createApp(config, {
+  store,
+  pubsubChannelPrefix: process.env.BENCH_CHANNEL_PREFIX || undefined,
+  ...(keepAliveMs ? { subscriptions: { keepAliveMs } } : {}),
+});
 
 await hostForBench({
   // PORT reached the app through its config already.

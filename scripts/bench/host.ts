@@ -54,12 +54,15 @@ function send(message: HostMessage, thenExit = false): void {
   });
 }
 
-/** Memory after a forced GC, so only what is still referenced counts (needs --expose-gc). */
+/**
+ * Memory after a forced GC, so only what is still referenced counts (needs --expose-gc). A last-resort
+ * GC also hands back the heap pages V8 keeps pooled after a busy moment, which RSS would otherwise
+ * show long after the objects on them died: what the process holds, not its high-water mark.
+ */
 async function memoryAfterGc() {
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const gc = (globalThis as { gc?: (options?: { type: string; execution: string; flavor: string }) => void }).gc;
   // Let closing sockets and finished requests drop their last references first.
   await new Promise((resolve) => setTimeout(resolve, 200));
-  gc?.();
-  gc?.();
+  gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   return sampleMemory();
 }

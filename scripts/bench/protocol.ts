@@ -7,8 +7,8 @@ import type { MemorySample, ServerSide } from './monitors.ts';
 /** The load scenarios, in the order they run: each is one or more rows of the tables. */
 export const SCENARIOS = ['webhook-00', 'webhook-01', 'query-banks', 'query-account', 'query-notifications', 'fanout'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
-/** What `--only` may name: a load scenario, or the cold start. */
-export const SELECTABLE = [...SCENARIOS, 'cold-start'] as const;
+/** What `--only` may name: a load scenario, the cold start, or the stalled resumes (scripts/bench/stalled-resumes.ts). */
+export const SELECTABLE = [...SCENARIOS, 'cold-start', 'stalled-resumes'] as const;
 export type Selectable = (typeof SELECTABLE)[number];
 /** The growth mode's own scenarios (`--rows`), run by it alone: paging deep in an account, and a resume. */
 export const GROWTH_SCENARIOS = ['query-deep-page', 'resume'] as const;

@@ -1,8 +1,9 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
-import type { CollectionNotificationRecord } from '../domain/index.ts';
+import { START_OF_LOG, type CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
@@ -11,6 +12,7 @@ import { createNotificationStore } from '../store/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { streamIncomingTransfers } from './incoming-transfers.ts';
 import { startNotificationLog, type NotificationLog } from './notification-log.ts';
+import { SUBSCRIBER_WAITING_LIMIT } from './subscriber-queue.ts';
 
 const logger = createLogger('silent');
 const ACCOUNT = '0123456789';
@@ -18,6 +20,7 @@ const ACCOUNT = '0123456789';
 /**
  * A real store, memory pub/sub and log (closed after the test). `beforeRead` runs before each
  * account-filtered `listAfter`: only a replay filters, so the log's own reads are never held.
+ * The stream's log lines (info and up) are kept in `lines`.
  */
 async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const raw: NotificationStore = await createNotificationStore('sqlite::memory:', { logger });
@@ -41,7 +44,9 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const metrics = createMetrics();
   const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
   onCleanup(() => notificationLog.close());
-  const deps = { store, notificationLog, metrics, logger };
+  const lines: { level: number; msg: string; waiting?: number; ending?: string }[] = [];
+  const streamLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const deps = { store, notificationLog, metrics, logger: streamLogger };
   /** Stores one notification and announces it, as the webhook does. */
   const deliver = async () => {
     const result = await raw.insert(newNotification({ accountNumber: ACCOUNT }));
@@ -53,7 +58,15 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const untilLive = async () => {
     while ((await live()) === 0) await new Promise((resolve) => setImmediate(resolve));
   };
-  return { deps, deliver, interrupt: () => interrupt(), live, untilLive, notificationLog };
+  const gauge = async (name: 'notificationsWaiting' | 'subscriptionsEndedEarly' | 'activeSubscriptions') => (await metrics[name].get()).values[0]?.value ?? 0;
+  /** Stores `count` notifications and resolves once the log has handed them out and the turn is over. */
+  const deliverAll = async (count: number) => {
+    let last = 0;
+    for (let i = 0; i < count; i += 1) last = (await deliver()).position.seq;
+    await logReached(notificationLog, last);
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+  return { deps, deliver, deliverAll, interrupt: () => interrupt(), live, untilLive, notificationLog, gauge, lines };
 }
 
 /** Resolves once the log has handed out `seq` (on SQLite a position is (0, seq)). */
@@ -104,21 +117,69 @@ describe('streamIncomingTransfers', () => {
     await stream.return?.();
   });
 
-  it('completes a subscriber that stopped reading rather than drop notifications in between', async () => {
-    const { deps, deliver, untilLive } = await setUp();
+  it(`keeps ${SUBSCRIBER_WAITING_LIMIT} notifications waiting for a subscriber that stopped taking them, and completes it at one more`, async () => {
+    const { deps, deliver, deliverAll, untilLive, gauge, lines } = await setUp();
     const stream = streamIncomingTransfers(deps, {});
     const first = stream.next();
     await untilLive();
-    const sent = [];
-    for (let i = 0; i < 2_100; i += 1) sent.push((await deliver()).settlementId);
+    await deliver();
+    await first;
 
-    const received = [(await first).value!.settlementId];
-    for (let next = await stream.next(); !next.done; next = await stream.next()) received.push(next.value.settlementId);
-    // What arrived is an unbroken prefix of what was sent; the rest comes from a resume with `after`.
-    expect(received.length).toBeGreaterThan(1_000);
-    expect(received.length).toBeLessThan(sent.length);
-    expect(received).toEqual(sent.slice(0, received.length));
-    expect((await deps.metrics.subscriptionsEndedEarly.get()).values[0]?.value).toBe(1);
+    await deliverAll(SUBSCRIBER_WAITING_LIMIT);
+    expect(await gauge('notificationsWaiting')).toBe(SUBSCRIBER_WAITING_LIMIT);
+    expect(await gauge('subscriptionsEndedEarly')).toBe(0);
+    expect(await gauge('activeSubscriptions')).toBe(1);
+
+    await deliverAll(1);
+    // Ended at once: what waited is dropped (the client resumes from its last cursor), nothing is held.
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    expect(await gauge('notificationsWaiting')).toBe(0);
+    expect(await gauge('subscriptionsEndedEarly')).toBe(1);
+    expect(await gauge('activeSubscriptions')).toBe(0);
+    expect(lines.filter((line) => line.level >= 40)).toEqual([
+      expect.objectContaining({ level: 40, waiting: SUBSCRIBER_WAITING_LIMIT + 1, ending: 'completed', msg: expect.stringContaining('ended early') }),
+    ]);
+  });
+
+  it('reads a replay one page at a time as it is taken, and counts what arrives live behind it against the same limit', async () => {
+    let replayReads = 0;
+    const { deps, deliverAll, gauge } = await setUp({ beforeRead: async () => void (replayReads += 1) });
+    await deliverAll(1_000);
+    const stream = streamIncomingTransfers(deps, { accountNumber: ACCOUNT, after: START_OF_LOG });
+    expect((await stream.next()).value?.position.seq).toBe(1);
+    // One page read; what the subscriber has not taken of it waits.
+    expect(replayReads).toBe(1);
+    const page = (await gauge('notificationsWaiting')) + 1;
+    expect(page).toBeGreaterThan(1);
+    expect(page).toBeLessThan(1_000);
+
+    await deliverAll(SUBSCRIBER_WAITING_LIMIT - (page - 1));
+    expect(await gauge('notificationsWaiting')).toBe(SUBSCRIBER_WAITING_LIMIT);
+    expect(await gauge('subscriptionsEndedEarly')).toBe(0);
+    await deliverAll(1);
+    expect(await gauge('subscriptionsEndedEarly')).toBe(1);
+    expect(await gauge('notificationsWaiting')).toBe(0);
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    // The store was never read again for a subscriber that took nothing more.
+    expect(replayReads).toBe(1);
+  });
+
+  it('takes a burst larger than the limit, handed out in one turn, when the subscriber keeps up', async () => {
+    const { deps, deliver, untilLive, gauge, notificationLog } = await setUp();
+    const stream = streamIncomingTransfers(deps, {});
+    const taking = take(stream, SUBSCRIBER_WAITING_LIMIT + 500);
+    await untilLive();
+    // Stored without a word to the log: its next read hands them all out at once.
+    const stored = [];
+    for (let i = 0; i < SUBSCRIBER_WAITING_LIMIT + 500; i += 1) {
+      const result = await deps.store.insert(newNotification({ accountNumber: ACCOUNT }));
+      if (result.status === 'inserted') stored.push(result.notification.position.seq);
+    }
+    notificationLog.wake('timer');
+    expect(await taking).toEqual(stored);
+    expect(await gauge('subscriptionsEndedEarly')).toBe(0);
+    await deliver();
+    await stream.return?.();
   });
 
   it('replays up to where the log stood, then hands on what the log buffered meanwhile, once each', async () => {

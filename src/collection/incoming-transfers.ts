@@ -1,14 +1,15 @@
-import { FixedBuffer, Repeater } from '@repeaterjs/repeater';
 import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { NotificationStore } from '../store/types.ts';
 import type { NotificationLog } from './notification-log.ts';
+import { reportTooFarBehind, SubscriberQueue, type SubscriberConnection } from './subscriber-queue.ts';
 
-/** How many stored notifications a resumed subscription reads per store query. */
-const REPLAY_PAGE_SIZE = 200;
-/** Notifications a slow subscriber may fall behind by before it is ended (it can resume with `after`). */
-const SUBSCRIBER_BUFFER = 1000;
+/**
+ * How many stored notifications a resumed subscription reads per store query. A page is read once
+ * the previous one has been taken, so it is also what a stalled replay holds (docs/benchmarks.md).
+ */
+const REPLAY_PAGE_SIZE = 50;
 
 export interface IncomingTransferDeps {
   notificationLog: NotificationLog;
@@ -19,120 +20,83 @@ export interface IncomingTransferDeps {
 
 type Notification = CollectionNotificationRecord;
 
+export interface IncomingTransferOptions {
+  accountNumber?: string | undefined;
+  /** Where the client resumes (its last cursor's position); live only when undefined. */
+  after?: LogPosition | undefined;
+  /** The subscriber's own connection, closed when it falls too far behind; without one it completes. */
+  connection?: SubscriberConnection | undefined;
+}
+
 /**
  * The `incomingTransfer` stream: with `after` (a log position), every stored notification after it
- * in order, then live ones; without, live only. No gap and no duplicate at the seam:
+ * in log order, then live ones; without, live only. No gap and no duplicate at the seam:
  * 1. follow this replica's log first, which names its position P and hands out only positions > P;
- * 2. replay from the store the notifications in (after, P], page by page, buffering what the log
- *    hands out meanwhile;
- * 3. then deliver the buffer and go live.
- * A subscriber that stops reading is ended (completed) so the client resumes from its last cursor.
+ * 2. replay from the store the notifications in (after, P], a page at a time as the subscriber
+ *    takes them, while what the log hands out meanwhile waits behind the replay;
+ * 3. then hand on what waited, and go on live.
+ * A subscriber with more than SUBSCRIBER_WAITING_LIMIT notifications waiting is ended: its connection
+ * closed (1013 over WebSocket), or the subscription completed; either way the client resumes from its
+ * last cursor.
  */
-export function streamIncomingTransfers(
-  deps: IncomingTransferDeps,
-  options: { accountNumber?: string | undefined; after?: LogPosition | undefined },
-): AsyncIterableIterator<Notification> {
-  const { accountNumber, after } = options;
-  const wanted = (n: Notification) => accountNumber === undefined || n.accountNumber === accountNumber;
+export function streamIncomingTransfers(deps: IncomingTransferDeps, options: IncomingTransferOptions): AsyncIterableIterator<Notification> {
+  const { accountNumber, after, connection } = options;
+  // A cursor may be ahead of this replica's log (read on another replica, or by a query): what the
+  // log hands out up to it was seen already.
+  const seen = after ?? START_OF_LOG;
+  const wanted = (n: Notification) =>
+    comparePositions(n.position, seen) > 0 && (accountNumber === undefined || n.accountNumber === accountNumber);
+  let following: ReturnType<NotificationLog['follow']> | undefined;
+  let unlisten: (() => void) | undefined;
 
-  return new Repeater<Notification>(async (push, stop) => {
-    let open = true;
-    // Ending completes the subscription; the client resumes with `after` and misses nothing. (A
-    // thrown error would make graphql-ws close the client's whole socket, other operations too.)
-    const end = (reason: string) => {
-      if (open) {
-        deps.logger.warn({ reason }, 'incomingTransfer subscription ended early; the client should resume with after');
-        deps.metrics.subscriptionsEndedEarly.inc();
-      }
-      open = false;
-      stop();
-    };
-    void stop.then(() => (open = false));
-    const delivery = createDelivery({ push, end, metrics: deps.metrics, after });
-    const following = deps.notificationLog.follow((n) => {
-      if (wanted(n)) delivery.live(n);
-    });
-    // Counted once live, so the gauge also tells when a new subscriber can no longer miss a delivery.
-    deps.metrics.activeSubscriptions.inc();
-    try {
-      if (after !== undefined) {
-        const range = { accountNumber, after, through: following.position };
-        await replay(deps.store, range, { deliver: delivery.replayed, isOpen: () => open });
-        delivery.goLive();
-      }
-      await stop;
-    } finally {
-      following.stop();
-      deps.metrics.activeSubscriptions.dec();
-    }
-  }, new FixedBuffer(SUBSCRIBER_BUFFER));
-}
-
-interface DeliveryOptions {
-  push: (value: Notification) => Promise<unknown>;
-  end: (reason: string) => void;
-  metrics: Metrics;
-  /** Where the client resumes; live notifications are buffered until `goLive()` when given. */
-  after: LogPosition | undefined;
-}
-
-/** Pushes to the subscriber in position order, each at most once; holds live ones while a replay runs. */
-function createDelivery({ push, end, metrics, after }: DeliveryOptions) {
-  // Cheap guard: the highest position pushed. A cursor may be ahead of this replica's log (read on
-  // another replica, or by a query): what the log then hands out up to it was seen already.
-  let delivered = after ?? START_OF_LOG;
-  let buffer: Notification[] | undefined = after === undefined ? undefined : [];
-
-  const pushLive = (notification: Notification) => {
-    if (comparePositions(notification.position, delivered) <= 0) return;
-    delivered = notification.position;
-    try {
-      void push(notification);
-      metrics.deliveredEvents.inc({ source: 'live' });
-    } catch {
-      // Too many pending pushes: end it rather than drop money events silently.
-      end('the subscriber fell too far behind');
-    }
-  };
-
-  return {
-    live(notification: Notification) {
-      if (!buffer) return pushLive(notification);
-      buffer.push(notification);
-      if (buffer.length > SUBSCRIBER_BUFFER) end('the subscriber fell too far behind during its replay');
+  return new SubscriberQueue<Notification>({
+    gauge: deps.metrics.notificationsWaiting,
+    start(queue) {
+      following = deps.notificationLog.follow((n) => {
+        if (wanted(n)) queue.push(n);
+      });
+      unlisten = connection?.onClosedBehind(() => void queue.return());
+      // Counted once live, so the gauge also tells when a new subscriber can no longer miss a delivery.
+      deps.metrics.activeSubscriptions.inc();
+      if (after === undefined) return undefined;
+      return replayPages(deps.store, { accountNumber, after, through: following.position });
     },
-    async replayed(notification: Notification) {
-      if (comparePositions(notification.position, delivered) <= 0) return;
-      delivered = notification.position;
-      await push(notification);
-      metrics.deliveredEvents.inc({ source: 'replay' });
+    onTaken: (_notification, source) => deps.metrics.deliveredEvents.inc({ source }),
+    onTooFarBehind(waiting) {
+      // Ended, not failed: a thrown error would reach the client as an error (and the callback
+      // plugin's log as one); a 1013 close, or a completion, asks it to resume with `after`.
+      if (connection) connection.tooFarBehind(waiting);
+      else reportTooFarBehind(deps, { waiting, ending: 'completed' });
     },
-    /** Everything buffered lies after the replay's end, so it follows on in order. */
-    goLive() {
-      const pending = buffer ?? [];
-      buffer = undefined;
-      pending.forEach(pushLive);
+    onEnd() {
+      unlisten?.();
+      following?.stop();
+      if (following) deps.metrics.activeSubscriptions.dec();
     },
-  };
+  });
 }
 
 /**
- * Reads (after, through] from the store, oldest first, page by page. Rows past `through` are
- * left to the log, which hands them out to the subscriber's buffer.
+ * Reads (after, through] from the store, oldest first, a page per step. Rows past `through` are
+ * left to the log, which hands them out behind the replay.
  */
-async function replay(
+async function* replayPages(
   store: NotificationStore,
   range: { accountNumber: string | undefined; after: LogPosition; through: LogPosition },
-  subscriber: { deliver: (n: Notification) => Promise<void>; isOpen: () => boolean },
-): Promise<void> {
-  let from = range.after;
-  while (comparePositions(from, range.through) < 0 && subscriber.isOpen()) {
-    const page = await store.listAfter({ accountNumber: range.accountNumber, after: from, limit: REPLAY_PAGE_SIZE });
-    for (const notification of page) {
-      if (comparePositions(notification.position, range.through) > 0) return;
-      await subscriber.deliver(notification);
-      from = notification.position;
-    }
-    if (page.length < REPLAY_PAGE_SIZE) return;
+): AsyncGenerator<Notification[], void> {
+  for (let from = range.after; comparePositions(from, range.through) < 0; ) {
+    const { rows, last, full } = await readPage(store, range, from);
+    if (last === undefined) return;
+    // Nothing of the page is kept here past the yield: a stalled subscriber holds only what it has not taken.
+    yield rows;
+    if (!full) return;
+    from = last;
   }
+}
+
+/** One page after `from`, cut at `through`: its rows, the last one's position, and whether more may follow. */
+async function readPage(store: NotificationStore, range: { accountNumber: string | undefined; through: LogPosition }, from: LogPosition) {
+  const page = await store.listAfter({ accountNumber: range.accountNumber, after: from, limit: REPLAY_PAGE_SIZE });
+  const rows = page.filter((notification) => comparePositions(notification.position, range.through) <= 0);
+  return { rows, last: rows.at(-1)?.position, full: rows.length === REPLAY_PAGE_SIZE };
 }

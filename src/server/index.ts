@@ -10,7 +10,7 @@ import { GRAPHQL_PATH, registerGraphQL, type GraphQLSettings } from './graphql.t
 import { registerHealthRoutes } from './health.ts';
 import { createHttpEdge, type TrustProxy } from './http-edge.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
-import { attachSubscriptionServer } from './websocket.ts';
+import { attachSubscriptionServer, type SubscriptionServerOptions } from './websocket.ts';
 
 export interface HttpServer {
   /** Starts listening; resolves to the GraphQL endpoint's URL. */
@@ -30,6 +30,8 @@ export interface HttpSettings extends GraphQLSettings {
     /** `BANK_TIMEZONE`, for `tranDateTime`. */
     timezone: string;
   };
+  /** The WebSocket keep-alive's timing (tests shorten it). */
+  subscriptions?: SubscriptionServerOptions | undefined;
 }
 
 /** One HTTP server for every route: GraphQL (HTTP and WebSocket), webhook, health, metrics. */
@@ -67,7 +69,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
   const limits = createOperationLimits(schema, services.maxOperationCost, services.logger);
   const apollo = await registerGraphQL(fastify, { schema, services, settings, limits });
-  const subscriptions = attachSubscriptionServer(fastify.server, { schema, services, routerSecret: settings.routerSecret, limits });
+  const subscriptions = attachSubscriptionServer(fastify.server, { schema, services, routerSecret: settings.routerSecret, limits }, settings.subscriptions);
 
   return {
     async listen(port, host) {

@@ -3,6 +3,7 @@
  * by hand (connection_init, subscribe), recording every message it receives. Hundreds fit where as
  * many graphql-ws clients would be heavy, and the wire is seen exactly as a client sees it.
  */
+import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import { onCleanup } from './cleanup.ts';
 
@@ -23,6 +24,14 @@ export interface RawSubscriber {
   nexts(): any[];
   /** Resolves with the close code and reason once the socket has closed. */
   closed: Promise<{ code: number; reason: string }>;
+  /**
+   * Stops reading the connection, as a client that hangs does: the kernel's buffers fill, then the
+   * server's writes to it stall. `resume()` reads again (what was sent meanwhile, then any close).
+   */
+  stall(): void;
+  resume(): void;
+  /** Drops the connection at once (a TCP reset), as a client that vanishes does. */
+  reset(): void;
 }
 
 /** The operation a raw subscriber sends; `keep` may shrink what it records of each message (large payloads). */
@@ -33,12 +42,17 @@ export interface RawOperation {
   keep?: (message: ProtocolMessage) => ProtocolMessage;
 }
 
-/** Opens a socket, waits for `connection_ack`, sends one `subscribe`; terminated after the test. */
+/**
+ * Opens a socket, waits for `connection_ack`, sends one `subscribe`; terminated after the test.
+ * With `autoPong: false` it never answers the server's pings (a client whose peer is gone, as the
+ * server's keep-alive sees it).
+ */
 export async function openRawSubscriber(
   graphqlUrl: string,
   operation: RawOperation,
+  options: { autoPong?: boolean } = {},
 ): Promise<RawSubscriber> {
-  const socket = new WebSocket(graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws');
+  const socket = new WebSocket(graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws', { autoPong: options.autoPong ?? true });
   onCleanup(() => socket.terminate());
   const id = operation.id ?? '1';
   const messages: ProtocolMessage[] = [];
@@ -58,12 +72,17 @@ export async function openRawSubscriber(
   socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
   await acknowledged.promise;
   socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: operation.query, variables: operation.variables ?? {} } }));
+  // ws reads from the TCP socket underneath; pausing that stops every read, as a hung client would.
+  const tcp = () => (socket as unknown as { _socket: Socket })._socket;
   return {
     socket,
     id,
     messages,
     nexts: () => messages.filter((m) => m.type === 'next').map((m) => m.payload),
     closed,
+    stall: () => void tcp().pause(),
+    resume: () => void tcp().resume(),
+    reset: () => void tcp().resetAndDestroy(),
   };
 }
 

@@ -1,14 +1,15 @@
 import { subscribe, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type WebSocket from 'ws';
+import { reportTooFarBehind, type SubscriberConnection } from '../../collection/subscriber-queue.ts';
 import type { Logger } from '../../logger.ts';
 import type { Metrics } from '../../metrics.ts';
 import { traceSubscriptionEvent } from '../../telemetry/websocket.ts';
 import { maskExecutionResult } from '../format-error.ts';
 import { sharedExecutionKey, type SubscribeRequest } from './shareable.ts';
 import { SharedSubscription, type SharedSubscriptionHooks } from './shared-subscription.ts';
-import { createSocketWriter, SLOW_SOCKET_CLOSE, type SocketWriter } from './socket-writer.ts';
+import { createSocketWriter, type SocketWriter } from './socket-writer.ts';
 
-export { SLOW_SOCKET_CLOSE, SOCKET_BUFFER_LIMIT_BYTES } from './socket-writer.ts';
+export { SLOW_SOCKET_CLOSE } from './socket-writer.ts';
 
 type SubscribeResult = AsyncIterableIterator<ExecutionResult> | ExecutionResult;
 
@@ -18,6 +19,17 @@ export interface SubscriptionFanout {
   bind<T extends object>(contextValue: T, subscription: { socket: WebSocket; id: string; request: SubscribeRequest }): T;
   /** graphql-ws `subscribe`: joins a shared execution, or runs alone when the operation cannot share. */
   subscribe(args: ExecutionArgs): Promise<SubscribeResult>;
+  /**
+   * A socket as an operation's context offers it to the operation's stream: used by an operation
+   * that runs alone (graphql-ws writes its results), never by a shared execution's source.
+   */
+  connection(socket: WebSocket): SubscriberConnection;
+  /**
+   * The keep-alive's verdict on a socket that answered no ping: one whose frames are still on their
+   * way (ws holds some: its client stopped reading) is closed with 1013 and counted like one too far
+   * behind; one with nothing on its way (a client that vanished) is cut, as graphql-ws would.
+   */
+  unresponsive(socket: WebSocket): void;
 }
 
 /**
@@ -25,10 +37,15 @@ export interface SubscriptionFanout {
  * written pre-serialised to every subscriber's socket; replays (`after`) and operations bound to no
  * socket run alone, as graphql-ws would run them. Metrics count subscribers, not executions, except
  * graphql_subscription_executions_total; a socket closed for falling behind counts as one early end.
+ * A shared execution runs under a context of its own (`sharedContext()`), not under any member's:
+ * its source's consumer is the execution, which never waits on a socket.
  */
-export function createSubscriptionFanout(options: { logger: Logger; metrics: Metrics }): SubscriptionFanout {
+export function createSubscriptionFanout(options: { logger: Logger; metrics: Metrics; sharedContext: () => unknown }): SubscriptionFanout {
   const { logger, metrics } = options;
-  const writer = slowSocketClosingWriter(logger, metrics);
+  const writer = createSocketWriter({
+    gauge: metrics.notificationsWaiting,
+    onTooFarBehind: (details) => reportTooFarBehind({ logger, metrics }, details),
+  });
   const bound = new WeakMap<object, { socket: WebSocket; id: string; request: SubscribeRequest }>();
   const executions = new Map<string, Promise<SharedSubscription | ExecutionResult>>();
 
@@ -36,7 +53,7 @@ export function createSubscriptionFanout(options: { logger: Logger; metrics: Met
     const forget = () => executions.get(key) === entry && executions.delete(key);
     const entry: Promise<SharedSubscription | ExecutionResult> = (async () => {
       try {
-        const result = await subscribe(args);
+        const result = await subscribe({ ...args, contextValue: options.sharedContext() });
         if (Symbol.asyncIterator in result) return new SharedSubscription(result, perSubscriberHooks({ logger, metrics, writer }, args, forget));
         // A refusal (BAD_USER_INPUT, say): every subscriber already waiting on it gets the same answer.
         forget();
@@ -67,21 +84,12 @@ export function createSubscriptionFanout(options: { logger: Logger; metrics: Met
         if (member) return member;
       }
     },
-  };
-}
-
-/** A socket writer whose closes for falling behind are logged and counted like an early end. */
-function slowSocketClosingWriter(logger: Logger, metrics: Metrics): SocketWriter {
-  return createSocketWriter({
-    onTooFarBehind: (bufferedBytes) => {
-      // The runbook's line: every subscription on the socket ends; its client resumes with after.
-      logger.warn(
-        { reason: 'the WebSocket fell too far behind', bufferedBytes, closeCode: SLOW_SOCKET_CLOSE.code },
-        'incomingTransfer subscription ended early; the client should resume with after',
-      );
-      metrics.subscriptionsEndedEarly.inc();
+    connection: (socket) => writer.connection(socket),
+    unresponsive(socket) {
+      const bufferedBytes = socket.bufferedAmount;
+      if (bufferedBytes === 0 || !writer.closeTooFarBehind(socket, { unansweredPing: { bufferedBytes } })) socket.terminate();
     },
-  });
+  };
 }
 
 /**

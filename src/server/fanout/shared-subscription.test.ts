@@ -1,7 +1,9 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import type WebSocket from 'ws';
+import { WaitingCount } from '../../collection/subscriber-queue.ts';
 import { SharedSubscription, type SharedSubscriptionHooks } from './shared-subscription.ts';
+import type { Recipient, SocketWriter } from './socket-writer.ts';
 
 /** A source the test pushes results into, recording whether it was returned. */
 function controlledSource() {
@@ -31,18 +33,39 @@ function controlledSource() {
   };
 }
 
-/** Hooks whose writer records each frame by socket name. */
-function recordingHooks() {
+/**
+ * Hooks whose writer records each frame by socket name; with `hold`, frames wait (counted for their
+ * member, as behind a backed-up socket) until `release()` writes them.
+ */
+function recordingHooks(options: { hold?: boolean } = {}) {
   const frames: { socket: string; frame: string }[] = [];
+  const held: { recipient: Recipient; write: () => void }[] = [];
   let serialised = 0;
   let ended: string | undefined;
-  const hooks: SharedSubscriptionHooks = {
-    writer: {
-      write: (socket, frame) => {
-        frames.push({ socket: (socket as unknown as { name: string }).name, frame: frame.toString() });
-        return true;
-      },
+  const writer: SocketWriter = {
+    recipient(socket, id) {
+      const write = (tail: Buffer) => () =>
+        void frames.push({ socket: (socket as unknown as { name: string }).name, frame: `{"id":${JSON.stringify(id)}${tail.toString()}` });
+      const recipient: Recipient = {
+        waiting: new WaitingCount({ inc: () => undefined, dec: () => undefined }, () => undefined),
+        send(tail) {
+          if (!options.hold) write(tail)();
+          else {
+            held.push({ recipient, write: write(tail) });
+            recipient.waiting.add();
+          }
+          return true;
+        },
+        forget: () => recipient.waiting.clear(),
+        onDrained: () => undefined,
+      };
+      return recipient;
     },
+    connection: () => ({ tooFarBehind: () => undefined, onClosedBehind: () => () => undefined }),
+    closeTooFarBehind: () => true,
+  };
+  const hooks: SharedSubscriptionHooks = {
+    writer,
     serialise: (result) => {
       serialised += 1;
       return JSON.stringify(result);
@@ -54,7 +77,15 @@ function recordingHooks() {
     },
     onReturnError: () => undefined,
   };
-  return { hooks, frames, serialised: () => serialised, ended: () => ended };
+  const release = () => {
+    for (const { recipient, write } of held.splice(0)) {
+      if (recipient.waiting.value === 0) continue; // forgotten
+      recipient.waiting.remove();
+      write();
+      if (recipient.waiting.value === 0) recipient.onDrained();
+    }
+  };
+  return { hooks, frames, serialised: () => serialised, ended: () => ended, release };
 }
 
 const socket = (name: string) => ({ name }) as unknown as WebSocket;
@@ -145,5 +176,36 @@ describe('SharedSubscription', () => {
     ]);
     expect(await a.next()).toEqual({ done: true, value: undefined });
     expect(ended()).toBe('failed');
+  });
+
+  it("completes a member only after the frames that waited for its socket are written, so `complete` follows its last `next`", async () => {
+    const { source, push, finish } = controlledSource();
+    const { hooks, frames, release } = recordingHooks({ hold: true });
+    const execution = new SharedSubscription(source, hooks);
+    const a = execution.join({ socket: socket('a'), id: '1' })!;
+    let completed = false;
+    const step = a.next().then((value) => ((completed = true), value));
+    push(result(1));
+    push(result(2));
+    finish();
+    await settleEvents();
+    expect(completed).toBe(false);
+    release();
+    expect(await step).toEqual({ done: true, value: undefined });
+    expect(frames.map((f) => JSON.parse(f.frame).payload.data.n)).toEqual([1, 2]);
+  });
+
+  it('drops what waited for a member that leaves, and completes it at once', async () => {
+    const { source, push } = controlledSource();
+    const { hooks, frames, release } = recordingHooks({ hold: true });
+    const execution = new SharedSubscription(source, hooks);
+    const a = execution.join({ socket: socket('a'), id: '1' })!;
+    const step = a.next();
+    push(result(1));
+    await settleEvents();
+    await a.return!();
+    expect(await step).toEqual({ done: true, value: undefined });
+    release();
+    expect(frames).toEqual([]);
   });
 });

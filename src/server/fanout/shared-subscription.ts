@@ -1,6 +1,6 @@
 import type { ExecutionResult } from 'graphql';
 import type WebSocket from 'ws';
-import type { SocketWriter } from './socket-writer.ts';
+import type { Recipient, SocketWriter } from './socket-writer.ts';
 
 /** One client's subscription: its socket and the `id` of its `subscribe` message. */
 export interface Subscriber {
@@ -13,7 +13,7 @@ export interface SharedSubscriptionHooks {
   writer: SocketWriter;
   /** The `payload` of a `next` message as JSON text, errors masked; called once per result. */
   serialise(result: ExecutionResult): string;
-  /** One result was written to `delivered` subscribers. */
+  /** One result was handed to `delivered` subscribers' sockets (written, or waiting behind their backlog). */
   onResult(delivered: number): void;
   /** A subscriber started (`joined`) or stopped receiving; `others` are those still receiving besides it. */
   onMembership(change: { joined: boolean; others: number }): void;
@@ -32,11 +32,12 @@ const DONE: Done = { done: true, value: undefined };
 
 /**
  * One graphql-js execution shared by every subscriber of the same operation and variables. Each
- * result is serialised once and written straight to every member's socket as a graphql-transport-ws
- * `next` frame (only the `id` differs), so graphql-ws never sees the results: a member's own
- * iterable yields nothing and finishes when the execution does (graphql-ws then sends `complete`,
- * or `error` with what the source threw) or when graphql-ws returns it (client `complete`, socket
- * closed). The source is pulled once a member is registered and returned when the last one leaves.
+ * result is serialised once and handed to every member's socket by the writer as a
+ * graphql-transport-ws `next` frame (only the `id` differs), so graphql-ws never sees the results: a
+ * member's own iterable yields nothing and finishes when the execution does, once its waiting frames
+ * are written (graphql-ws then sends `complete`, or `error` with what the source threw), or when
+ * graphql-ws returns it (client `complete`, socket closed). The source is pulled as fast as it yields,
+ * never waiting on a socket; it is pulled once a member is registered and returned when the last leaves.
  */
 export class SharedSubscription {
   readonly #source: Source;
@@ -54,7 +55,7 @@ export class SharedSubscription {
   /** A member iterable to hand graphql-ws, or undefined when this execution has already ended. */
   join(subscriber: Subscriber): AsyncIterableIterator<ExecutionResult> | undefined {
     if (this.#ended) return undefined;
-    const member = new Member(subscriber, this);
+    const member = new Member(subscriber, this, this.#hooks.writer);
     this.#members.add(member);
     return member;
   }
@@ -70,8 +71,14 @@ export class SharedSubscription {
     }
   }
 
-  /** The member is gone; the last one out returns the source, which unsubscribes from the feed. */
+  /** The member is gone (its client completed, its socket closed): nothing more is written to it. */
   leave(member: Member): void {
+    member.recipient.forget();
+    this.#remove(member);
+  }
+
+  /** The last member out returns the source, which unsubscribes from the feed. */
+  #remove(member: Member): void {
     if (!this.#members.delete(member)) return;
     if (member.receiving) this.#hooks.onMembership({ joined: false, others: --this.#receiving });
     if (this.#members.size > 0 || this.#ended) return;
@@ -92,8 +99,9 @@ export class SharedSubscription {
     }
     if (this.#ended) return;
     this.#end({ reason: failure ? 'failed' : 'completed', receiving: this.#receiving });
+    // Each member ends once what waits for it has been written: its `complete` comes after its last `next`.
     for (const member of [...this.#members]) {
-      this.leave(member);
+      this.#remove(member);
       member.end(failure);
     }
   }
@@ -102,9 +110,7 @@ export class SharedSubscription {
     const tail = Buffer.from(`,"type":"next","payload":${this.#hooks.serialise(result)}}`);
     let delivered = 0;
     for (const member of this.#members) {
-      if (!member.receiving) continue;
-      const frame = Buffer.concat([member.prefix, tail], member.prefix.length + tail.length);
-      if (this.#hooks.writer.write(member.subscriber.socket, frame)) delivered += 1;
+      if (member.receiving && member.recipient.send(tail)) delivered += 1;
     }
     this.#hooks.onResult(delivered);
   }
@@ -118,16 +124,20 @@ export class SharedSubscription {
 /** The iterable graphql-ws holds for one subscriber of a shared execution. */
 class Member implements AsyncIterableIterator<ExecutionResult> {
   readonly subscriber: Subscriber;
-  /** `{"id":"<id>"`: the only part of a frame that differs between members. */
-  readonly prefix: Buffer;
+  readonly recipient: Recipient;
   receiving = false;
   readonly #execution: SharedSubscription;
   #pending: PromiseWithResolvers<Done> | undefined;
   #outcome: { failure?: { error: unknown } | undefined } | undefined;
+  /** Ended by the execution while frames still waited for it: settled once they are written. */
+  #ending: { failure?: { error: unknown } | undefined } | undefined;
 
-  constructor(subscriber: Subscriber, execution: SharedSubscription) {
+  constructor(subscriber: Subscriber, execution: SharedSubscription, writer: SocketWriter) {
     this.subscriber = subscriber;
-    this.prefix = Buffer.from(`{"id":${JSON.stringify(subscriber.id)}`);
+    this.recipient = writer.recipient(subscriber.socket, subscriber.id);
+    this.recipient.onDrained = () => {
+      if (this.#ending) this.#finish(this.#ending.failure);
+    };
     this.#execution = execution;
   }
 
@@ -142,7 +152,7 @@ class Member implements AsyncIterableIterator<ExecutionResult> {
 
   return(): Promise<Done> {
     this.#execution.leave(this);
-    this.end();
+    this.#finish(undefined);
     return Promise.resolve(DONE);
   }
 
@@ -150,15 +160,20 @@ class Member implements AsyncIterableIterator<ExecutionResult> {
     return this.return();
   }
 
-  /** Finishes the member: its pending next() completes, or rejects with what the source threw. */
+  /** Finishes the member once nothing waits for it: its pending next() completes, or rejects with what the source threw. */
   end(failure?: { error: unknown }): void {
-    if (this.#outcome) return;
-    this.#outcome = { failure };
-    if (this.#pending) this.#settled().then(this.#pending.resolve, this.#pending.reject);
+    if (this.recipient.waiting.value > 0) this.#ending = { failure };
+    else this.#finish(failure);
   }
 
   [Symbol.asyncIterator](): this {
     return this;
+  }
+
+  #finish(failure: { error: unknown } | undefined): void {
+    if (this.#outcome) return;
+    this.#outcome = { failure };
+    if (this.#pending) this.#settled().then(this.#pending.resolve, this.#pending.reject);
   }
 
   #settled(): Promise<Done> {
