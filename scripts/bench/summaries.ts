@@ -8,6 +8,7 @@
 // figure). Then a lone request (1 connection, one request after another: the latency with nothing
 // else running; the target is < 50 ms) and the load (--connections, --rounds taking turns, each
 // side's median run), both as autocannon runs like every other HTTP scenario.
+import { loadavg } from 'node:os';
 import { DateTime } from 'luxon';
 import { request } from 'undici';
 import { BUSY_ACCOUNTS, fillSettlementId } from './fill-store.ts';
@@ -117,7 +118,8 @@ export async function measureSummaries(
           servers: [server],
           job: { summary: { body, ...ours } },
         });
-      say(`${question.name}: ${ours.count.toLocaleString('en')} notifications; a lone request, then ${options.connections} connections × ${options.rounds} rounds, ours and the plain SUM in turn…`);
+      // The load average says when other processes competed for the cores meanwhile.
+      say(`${question.name}: ${ours.count.toLocaleString('en')} notifications; a lone request, then ${options.connections} connections × ${options.rounds} rounds, ours and the plain SUM in turn (load average ${loadavg()[0]!.toFixed(1)})…`);
       const lone: Pair = { ours: await run('ours', target, 1), floor: await run('floor', floor, 1) };
       const rounds = { ours: [] as ScenarioReport[], floor: [] as ScenarioReport[] };
       for (let round = 1; round <= options.rounds; round += 1) {
