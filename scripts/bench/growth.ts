@@ -155,7 +155,7 @@ async function measureStage(
     const replay = await run('resume', { resume: { after, lastSettlementId: fillSettlementId(resume.last) } });
     const peak = replay.servers[0]?.side.peak ?? { rss: Number.NaN, heapUsed: Number.NaN };
     say(`resume of ${(resume.last - resume.resumeAfter).toLocaleString('en')}: ${describe(replay, 'events/s')}, server peaks rss ${peak.rss.toFixed(0)} MiB, heap ${peak.heapUsed.toFixed(0)} MiB`);
-    // Before the webhook: on exactly the filled store.
+    // Before the webhook, which adds notifications.
     const summaries = await summarize?.(target);
     const webhook = await run('webhook-00');
     say(`webhook 00: ${describe(webhook, 'acks/s')}`);
