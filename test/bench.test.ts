@@ -31,8 +31,15 @@ interface GrowthRow {
   grown: string;
   ratio: string;
 }
+interface SummaryRow {
+  figure: string;
+  ours: string;
+  floor: string;
+  ratio: string;
+  target: string;
+}
 interface BenchJson {
-  runs: { name: string; comparison: Row[]; reports: Report[]; replicas?: ReplicaRow[]; growth?: GrowthRow[] }[];
+  runs: { name: string; comparison: Row[]; reports: Report[]; replicas?: ReplicaRow[]; growth?: GrowthRow[]; summaries?: SummaryRow[] }[];
 }
 
 /** Runs `npm run bench -- --quick --json …` as a child process; resolves with its exit code and output. */
@@ -153,7 +160,7 @@ describe('npm run bench', () => {
   });
 
   it(
-    'measures the growth mode on a small --rows: every figure at the baseline and at N rows, on each store',
+    'measures the growth mode on a small --rows: every figure at the baseline and at N rows, and the summaries against a plain SUM, on each store',
     async () => {
       const env: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
       const { code, stdout, stderr } = await runQuickBench(env, ['--rows', '2000']);
@@ -168,12 +175,42 @@ describe('npm run bench', () => {
         // The baseline holds the resume's 500 and one more; N rows at least 2,000.
         expect(run.growth![0]).toMatchObject({ baseline: '501' });
         expect(Number(run.growth![0]!.grown.replace(/,/g, ''))).toBeGreaterThanOrEqual(2_000);
+        expectSummariesMeasured(run.summaries!, run.reports);
+        expect(stdout).toContain(`SUMMARIES on ${run.name === 'growth-sqlite' ? 'SQLite' : 'PostgreSQL'} at`);
         expectNoErrors(run.reports);
       }
     },
     180_000,
   );
 });
+
+const SUMMARY_FIGURES = [
+  'notifications summed',
+  'lone request, p50 ms',
+  'lone request, p99 ms',
+  'under load, queries/s',
+  'under load, p50 ms',
+  'under load, p99 ms',
+];
+
+/**
+ * Both summaries measured on ours and on the plain SUM, over notifications that are there (each side's
+ * every reply carried the count and sum both gave when asked first: expectNoErrors checks that).
+ */
+function expectSummariesMeasured(rows: SummaryRow[], reports: Report[]): void {
+  const questions = ['a day of one busy account', 'a month of every account'];
+  expect(rows.map((row) => row.figure)).toEqual(
+    questions.flatMap((question) => SUMMARY_FIGURES.map((figure) => expect.stringMatching(new RegExp(`^${question} \\(.*\\): ${figure}$`)))),
+  );
+  for (const row of rows) expect([row.ours, row.floor], row.figure).not.toContainEqual(expect.stringMatching(/^(-|NaN|)$/));
+  for (const row of rows.filter((r) => r.figure.endsWith('notifications summed'))) expect(Number(row.ours.replace(/,/g, ''))).toBeGreaterThan(0);
+  expect(rows.filter((row) => row.target !== '').map((row) => [row.figure.replace(/ \(.*\)/, ''), row.target])).toEqual(
+    questions.map((question) => [`${question}: lone request, p50 ms`, '< 50 ms']),
+  );
+  const summaries = reports.filter((report) => report.scenario === 'query-summary');
+  // Per question: a lone request and the load, each on ours and on the floor.
+  expect(summaries.map((report) => report.target)).toEqual(Array(4).fill(['ours', 'plain SUM']).flat());
+}
 
 const GROWTH_ROWS = [
   'notifications stored (collection_store_notifications)',

@@ -9,18 +9,24 @@
 // sends), amounts as exact decimal text, bank times with their offset, spread over the past year in
 // position order; 1,000 accounts, of which the sandbox's five are busy (8 % of the rows each).
 // Only the columns of the first migration are filled: columns added later must have a default, and a
-// NOT NULL one without a default stops the fill, naming it, rather than letting it guess.
+// NOT NULL one without a default stops the fill, naming it, rather than letting it guess. The summary
+// columns are the exception: PostgreSQL generates them; on SQLite the webhook's insert computes them
+// in JS, so each chunk runs migration 002's own backfill over its rows, in the same transaction:
+// the encoding has one source, and filled rows summarise as delivered ones do.
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createNotificationStore } from '../../src/store/index.ts';
+import { loadMigrations } from '../../src/store/migrations.ts';
 
 /** The sandbox's accounts: the busy ones, each holding 8 % of the filled rows. */
 export const BUSY_ACCOUNTS = ['0123456789', '1234567890', '0011223344', '2233445566', '9876543210'] as const;
 const OTHER_ACCOUNTS = 995;
 const CHUNK_ROWS = 50_000;
 const PROGRESS_EVERY_MS = 1_000;
+/** The least amount: above the largest fee with its VAT (₦10.75), so every settled amount is positive. */
+const MIN_KOBO = 1_100;
 /** One notification every ~31.5 s: a million of them span a year. */
 const SECONDS_APART = 31;
 
@@ -73,7 +79,7 @@ const pick = (list: readonly string[], index: string) => `CASE ${index} ${list.m
 function rowsSelect(d: Dialect, epoch: number): string {
   const base = `SELECT i,
       CASE WHEN i % 10 < 4 THEN ${pick(BUSY_ACCOUNTS, '(i / 10) % 5')} ELSE ('20' || ${d.pad(`(i * 7919) % ${OTHER_ACCOUNTS}`, 8)}) END AS account,
-      (i * 7907) % 20000000 + 100 AS cents,
+      (i * 7907) % 20000000 + ${MIN_KOBO} AS cents,
       ${epoch} + i * ${SECONDS_APART} AS at
     FROM $SERIES`;
   // Parenthesised throughout: SQLite's || binds tighter than / and %, PostgreSQL's looser.
@@ -169,10 +175,27 @@ async function connectPostgres(url: string, epoch: number): Promise<Connection> 
   };
 }
 
+// Migration 002's UPDATE that fills the summary columns of the rows stored before it (the last
+// statement of its kind there, ending with the join on seq).
+const SUMMARY_BACKFILL = /^UPDATE collection_notifications AS n SET\b[^;]*\bWHERE k\.seq = n\.seq;$/m;
+
+/** Migration 002's backfill of SQLite's summary columns, read from the migration, for the rows after a seq (its parameter). */
+export async function sqliteSummaryBackfill(): Promise<string> {
+  const migration = (await loadMigrations('sqlite')).find((m) => m.name === 'collection_summaries');
+  const statement = migration && SUMMARY_BACKFILL.exec(migration.sql)?.[0];
+  if (!statement) {
+    throw new Error('SQLite migration collection_summaries no longer holds its backfill (UPDATE … WHERE k.seq = n.seq;): teach scripts/bench/fill-store.ts to fill the summary columns');
+  }
+  // SQLite carries the seq range into the FROM subquery, which it flattens: the chunk's rows alone.
+  return `${statement.slice(0, -1)} AND n.seq > ?`;
+}
+
 async function connectSqlite(path: string, epoch: number): Promise<Connection> {
   const database = new DatabaseSync(path, { timeout: 5_000 });
   database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL');
   const insert = database.prepare(SQLITE.insert(rowsSelect(SQLITE, epoch)));
+  const backfill = database.prepare(await sqliteSummaryBackfill());
+  const lastSeq = database.prepare('SELECT coalesce(max(seq), 0) AS seq FROM collection_notifications');
   return {
     async columns() {
       // table_xinfo: hidden 2 and 3 are generated columns, which take no value.
@@ -184,8 +207,10 @@ async function connectSqlite(path: string, epoch: number): Promise<Connection> {
     async insertChunk(from, to) {
       database.exec('BEGIN IMMEDIATE');
       try {
+        const before = lastSeq.get()!.seq!;
         // BigInt: a JS number is bound as REAL, and i must be an integer for its / and %.
         insert.run(BigInt(from), BigInt(to));
+        backfill.run(before);
         database.exec('COMMIT');
       } catch (error) {
         database.exec('ROLLBACK');

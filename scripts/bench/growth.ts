@@ -7,6 +7,8 @@
 //   after: <the cursor of its 21st-oldest notification>), as load, like the other queries;
 // - a resume: incomingTransfer(after:) over graphql-ws from min(50,000, N/4) notifications back,
 //   events/s, and the server's memory peak meanwhile;
+// - at N rows only, collectionSummary for a day of one account and a month of all, against a plain
+//   indexed SUM in the same database (scripts/bench/summaries.ts);
 // - webhook 00, as load (after the others: it adds notifications).
 // Cursors are asked of the API (collectionNotification(settlementId:) { cursor }), never built here.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +22,7 @@ import { isolatedSchema } from './replicas.ts';
 import { ms, table } from './report.ts';
 import { appEnv, type PostgresServices } from './runs.ts';
 import { runOnServers, type ScenarioReport } from './suite.ts';
+import { measureSummaries, SUMMARIES_LEGEND, summaryTable, type SummaryRow } from './summaries.ts';
 import { killTargets, startTarget, type Target } from './targets.ts';
 
 /** The resume goes back this far at most (the issue's figure). */
@@ -40,6 +43,8 @@ interface Stage {
   /** The server's peaks during the resume, MiB. */
   resumePeak: { rss: number; heap: number };
   webhook: ScenarioReport;
+  /** At N rows only: the summaries against the plain SUM. */
+  summaries?: { rows: SummaryRow[]; reports: ScenarioReport[] } | undefined;
 }
 
 /** One row of a growth table, as printed and as given in --json. */
@@ -57,6 +62,8 @@ export interface GrowthRun {
   name: string;
   reports: ScenarioReport[];
   growth: GrowthRow[];
+  /** The summaries at N rows, ours against the plain SUM. */
+  summaries: SummaryRow[];
 }
 
 /** Runs the growth mode on each store it covers, printing a table per store. */
@@ -92,11 +99,17 @@ async function growthRun(kind: StoreChoice, options: BenchOptions, parentDir: st
     // Up to N in all (the baseline's webhook stored some), and always past the resume's depth.
     const second = await fillStore(store.storeUrl, { rows: depth + 1, upTo: rows });
     const fillSeconds = (performance.now() - fillStarted) / 1000;
-    const grown = await measureStage(store.storeUrl, { resumeAfter: second.to - depth, last: second.to }, options, parentDir, say);
+    const grown = await measureStage(store.storeUrl, { resumeAfter: second.to - depth, last: second.to }, options, parentDir, say, (target) =>
+      measureSummaries(target, store.storeUrl, second.to, options, say),
+    );
     const growth = growthRows(baseline, grown, depth);
     const minutes = ((performance.now() - started) / 60_000).toFixed(1);
-    console.log(`\nGROWTH on ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: the baseline against ${rows.toLocaleString('en')} notifications (filled at ${Math.round((second.to - second.from + 1) / second.seconds).toLocaleString('en')} rows/s, ${fillSeconds.toFixed(0)} s with the settling; ${minutes} min for this store)\n\n${growthTable(growth)}`);
-    return { name: `growth-${kind}`, reports: [baseline, grown].flatMap((s) => [s.page, s.resume, s.webhook]), growth };
+    const storeName = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+    console.log(`\nGROWTH on ${storeName}: the baseline against ${rows.toLocaleString('en')} notifications (filled at ${Math.round((second.to - second.from + 1) / second.seconds).toLocaleString('en')} rows/s, ${fillSeconds.toFixed(0)} s with the settling; ${minutes} min for this store)\n\n${growthTable(growth)}`);
+    const summaries = grown.summaries?.rows ?? [];
+    console.log(`\nSUMMARIES on ${storeName} at ${grown.rows.toLocaleString('en')} notifications: ours against a plain indexed SUM in the same database\n\n${summaryTable(summaries)}`);
+    const reports = [baseline, grown].flatMap((s) => [s.page, s.resume, ...(s.summaries?.reports ?? []), s.webhook]);
+    return { name: `growth-${kind}`, reports, growth, summaries };
   } finally {
     await store.drop();
   }
@@ -123,6 +136,7 @@ async function measureStage(
   options: BenchOptions,
   parentDir: string,
   say: (line: string) => void,
+  summarize?: (target: Target) => Promise<Stage['summaries']>,
 ): Promise<Stage> {
   say(`start-up: node src/main.ts on the store, ${options.coldStarts} ×…`);
   const startupMs = await measureStartup(storeUrl, options.coldStarts, parentDir);
@@ -141,9 +155,11 @@ async function measureStage(
     const replay = await run('resume', { resume: { after, lastSettlementId: fillSettlementId(resume.last) } });
     const peak = replay.servers[0]?.side.peak ?? { rss: Number.NaN, heapUsed: Number.NaN };
     say(`resume of ${(resume.last - resume.resumeAfter).toLocaleString('en')}: ${describe(replay, 'events/s')}, server peaks rss ${peak.rss.toFixed(0)} MiB, heap ${peak.heapUsed.toFixed(0)} MiB`);
+    // Before the webhook, which adds notifications.
+    const summaries = await summarize?.(target);
     const webhook = await run('webhook-00');
     say(`webhook 00: ${describe(webhook, 'acks/s')}`);
-    return { ...size, startupMs, page, resume: replay, resumePeak: { rss: peak.rss, heap: peak.heapUsed }, webhook };
+    return { ...size, startupMs, page, resume: replay, resumePeak: { rss: peak.rss, heap: peak.heapUsed }, webhook, summaries };
   } finally {
     await target.stop();
     killTargets();
@@ -202,4 +218,5 @@ page deep: collectionNotifications(accountNumber: <a busy account>, first: 20, a
   its 21st-oldest notification>) as HTTP load; at N rows the same cursor lies deeper in its history.
 resume: one graphql-ws client on incomingTransfer(after: <cursor>) reading the replay as it comes;
   events/s over the whole replay; the server's rss and heap peaks (sampled every 100 ms) meanwhile.
-webhook 00: as in the main runs, after the others (it adds notifications).`;
+webhook 00: as in the main runs, after the others (it adds notifications).
+${SUMMARIES_LEGEND}`;

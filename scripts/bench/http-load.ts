@@ -61,6 +61,17 @@ function httpScenario(name: Exclude<LoadScenario, 'fanout' | 'resume'>, baseUrl:
       // The growth mode's page deep in one account's history: the query carries the cursor.
       if (!job.query) throw new Error('query-deep-page needs the job\'s query');
       return graphql(job.query, (data) => data.collectionNotifications?.edges?.length === 20);
+    case 'query-summary': {
+      // The growth mode's summaries: one request, sent alike to ours and to the plain SUM; the count
+      // and the sum must be the ones both gave when asked first.
+      const { summary } = job;
+      if (!summary) throw new Error('query-summary needs the job\'s summary');
+      const { count, transactionAmount } = summary;
+      return {
+        ...graphql('', (data) => data.collectionSummary?.count === count && data.collectionSummary.transactionAmount === transactionAmount),
+        body: summary.body,
+      };
+    }
   }
 }
 

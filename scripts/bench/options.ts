@@ -11,7 +11,8 @@ Names for --only: ${SELECTABLE.join(', ')}.
   replicas against one.
 --rows N: the growth mode instead: webhook 00, start-up, a page deep in an account and a resume of
   up to 50,000 notifications, on a store filled to a baseline and then to N notifications (SQLite;
-  then PostgreSQL with DATABASE_URL; --store postgres: PostgreSQL alone), with the ratio of the two.
+  then PostgreSQL with DATABASE_URL; --store postgres: PostgreSQL alone), with the ratio of the two;
+  and at N rows, collectionSummary for a day of one account and a month of all, against a plain SUM.
 --rounds: each HTTP scenario with a floor runs this many times, ours and the floor taking turns;
   each side's median run is reported, so a slow moment of the shared machine lands on both sides.
 --quick: a run of seconds that checks every scenario and floor works (0.5 s, 10 connections, one

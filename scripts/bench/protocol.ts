@@ -10,8 +10,8 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 /** What `--only` may name: a load scenario, the cold start, or the stalled resumes (scripts/bench/stalled-resumes.ts). */
 export const SELECTABLE = [...SCENARIOS, 'cold-start', 'stalled-resumes'] as const;
 export type Selectable = (typeof SELECTABLE)[number];
-/** The growth mode's own scenarios (`--rows`), run by it alone: paging deep in an account, and a resume. */
-export const GROWTH_SCENARIOS = ['query-deep-page', 'resume'] as const;
+/** The growth mode's own scenarios (`--rows`), run by it alone: paging deep in an account, a resume, a summary. */
+export const GROWTH_SCENARIOS = ['query-deep-page', 'resume', 'query-summary'] as const;
 export type GrowthScenario = (typeof GROWTH_SCENARIOS)[number];
 /** Every scenario a load process can run. */
 export type LoadScenario = ScenarioName | GrowthScenario;
@@ -32,6 +32,8 @@ export interface LoadJob {
   query?: string | undefined;
   /** resume: the cursor to resume after, and the settlementId of the last notification the replay must reach. */
   resume?: { after: string; lastSettlementId: string } | undefined;
+  /** query-summary: the request (sent alike to ours and to its floor) and the count and sum the reply must carry. */
+  summary?: { body: string; count: number; transactionAmount: string } | undefined;
 }
 
 /** Milliseconds. */

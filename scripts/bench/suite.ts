@@ -118,8 +118,8 @@ export interface ScenarioRun {
   side: Side;
   name: string;
   servers: Target[];
-  /** What the growth mode's scenarios add to the job (their query, their resume). */
-  job?: Pick<LoadJob, 'query' | 'resume'>;
+  /** What the growth mode's scenarios add to the job (their query, their resume, their summary). */
+  job?: Pick<LoadJob, 'query' | 'resume' | 'summary'>;
 }
 
 /** Runs one scenario in a load process, bracketing it with the servers' own measurements. */

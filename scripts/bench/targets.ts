@@ -13,6 +13,7 @@ export const TARGET_FILES = {
   'pg-receiver': './floors/pg-receiver.ts',
   subgraph: './floors/subgraph.ts',
   broadcaster: './floors/broadcaster.ts',
+  'summary-sum': './floors/summary-sum.ts',
 } as const;
 export type TargetKind = keyof typeof TARGET_FILES;
 
