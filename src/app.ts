@@ -1,5 +1,5 @@
 import { describeUrl, type Config } from './config.ts';
-import { startNotificationLog, type NotificationLogOptions } from './collection/notification-log.ts';
+import { startNotificationFeed, type NotificationFeedOptions } from './collection/notification-feed.ts';
 import type { Services } from './context.ts';
 import { createReferenceData } from './loaders/reference-data.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -24,8 +24,8 @@ export interface AppOverrides {
   pubsub?: PubSub;
   /** Redis channel prefix, so test suites sharing one Redis stay apart. */
   pubsubChannelPrefix?: string;
-  /** Timing of the log follower (its safety-net interval), for tests. */
-  notificationLog?: NotificationLogOptions;
+  /** Timing of the notification feed (its safety-net interval), for tests. */
+  notificationFeed?: NotificationFeedOptions;
   /** Timing of the WebSocket keep-alive, for tests. */
   subscriptions?: SubscriptionServerOptions;
 }
@@ -76,8 +76,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const referenceData = createReferenceData(bank, { freshMs, staleMs, logger, metrics });
     // One follower per replica, closed after the server (its subscriptions end first) and before
     // the store and pub/sub it reads.
-    const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, overrides.notificationLog);
-    started.push(() => notificationLog.close());
+    const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger }, overrides.notificationFeed);
+    started.push(() => notificationFeed.close());
     const services: Services = {
       maxOperationCost: config.maxOperationCost,
       bankTimezone: config.upstream.timezone,
@@ -87,7 +87,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       referenceData,
       store,
       pubsub,
-      notificationLog,
+      notificationFeed,
     };
     const server = await createHttpServer(services, createSubgraphSchema(), {
       production: config.production,

@@ -1,6 +1,6 @@
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { SubscriberConnection } from './collection/subscriber-queue.ts';
-import type { NotificationLog } from './collection/notification-log.ts';
+import type { NotificationFeed } from './collection/notification-feed.ts';
 import type { CollectionNotificationRecord, LogPosition } from './domain/index.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
@@ -29,7 +29,7 @@ export interface ContextDeps {
   referenceData: ReferenceData;
   store: NotificationStore;
   /** This replica's follower of the store's log: what live subscribers receive. */
-  notificationLog: NotificationLog;
+  notificationFeed: NotificationFeed;
 }
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { recordWebhookReply, traceStoreWrite } from '../telemetry/webhook.ts';
-import type { NotificationLog } from './notification-log.ts';
+import type { NotificationFeed } from './notification-feed.ts';
 import { parseNotification, readNotificationBody } from './notification.ts';
 import { expectedSignature, verifySignature, type WebhookCredentials } from './signature.ts';
 
@@ -24,7 +24,7 @@ export interface DeliveryDeps {
   timezone: string;
   store: NotificationStore;
   /** This replica's follower of the log: told of each commit, it wakes every replica's. */
-  notificationLog: Pick<NotificationLog, 'announce'>;
+  notificationFeed: Pick<NotificationFeed, 'announce'>;
   metrics: Metrics;
   logger: Logger;
 }
@@ -90,9 +90,9 @@ export function createDeliveryHandler(deps: DeliveryDeps): (delivery: Delivery) 
     deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
     if (result.status === 'duplicate') return verdict('01', 'duplicate', { settlementId });
 
-    // Stored: the transfer is ours whatever happens next. Every replica's log follower is woken (one
+    // Stored: the transfer is ours whatever happens next. Every replica's notification feed is woken (one
     // pub/sub message per event-loop turn); if that message is lost, their safety-net timer reads it.
-    deps.notificationLog.announce(result.notification.position, result.settled);
+    deps.notificationFeed.announce(result.notification.position, result.settled);
     return verdict('00', 'accepted', { settlementId });
   };
 }

@@ -11,7 +11,7 @@ import type { PubSub } from '../pubsub/types.ts';
 import { createNotificationStore } from '../store/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { streamIncomingTransfers } from './incoming-transfers.ts';
-import { startNotificationLog, type NotificationLog } from './notification-log.ts';
+import { startNotificationFeed, type NotificationFeed } from './notification-feed.ts';
 import { SUBSCRIBER_WAITING_LIMIT } from './subscriber-queue.ts';
 
 const logger = createLogger('silent');
@@ -42,16 +42,16 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
     onInterruption: (listener: () => void) => ((interrupt = listener), () => undefined),
   });
   const metrics = createMetrics();
-  const notificationLog = await startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
-  onCleanup(() => notificationLog.close());
+  const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
+  onCleanup(() => notificationFeed.close());
   const lines: { level: number; msg: string; waiting?: number; ending?: string }[] = [];
   const streamLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-  const deps = { store, notificationLog, metrics, logger: streamLogger };
+  const deps = { store, notificationFeed, metrics, logger: streamLogger };
   /** Stores one notification and announces it, as the webhook does. */
   const deliver = async () => {
     const result = await raw.insert(newNotification({ accountNumber: ACCOUNT }));
     if (result.status !== 'inserted') throw new Error('not inserted');
-    notificationLog.announce(result.notification.position, result.settled);
+    notificationFeed.announce(result.notification.position, result.settled);
     return result.notification;
   };
   const live = async () => (await metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
@@ -63,14 +63,14 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const deliverAll = async (count: number) => {
     let last = 0;
     for (let i = 0; i < count; i += 1) last = (await deliver()).position.seq;
-    await logReached(notificationLog, last);
+    await feedReached(notificationFeed, last);
     await new Promise((resolve) => setImmediate(resolve));
   };
-  return { deps, deliver, deliverAll, interrupt: () => interrupt(), live, untilLive, notificationLog, gauge, lines };
+  return { deps, deliver, deliverAll, interrupt: () => interrupt(), live, untilLive, notificationFeed, gauge, lines };
 }
 
 /** Resolves once the log has handed out `seq` (on SQLite a position is (0, seq)). */
-function logReached(log: NotificationLog, seq: number) {
+function feedReached(log: NotificationFeed, seq: number) {
   return waitFor(() => (log.position.seq >= seq ? true : undefined));
 }
 
@@ -165,7 +165,7 @@ describe('streamIncomingTransfers', () => {
   });
 
   it('takes a burst larger than the limit, handed out in one turn, when the subscriber keeps up', async () => {
-    const { deps, deliver, untilLive, gauge, notificationLog } = await setUp();
+    const { deps, deliver, untilLive, gauge, notificationFeed } = await setUp();
     const stream = streamIncomingTransfers(deps, {});
     const taking = take(stream, SUBSCRIBER_WAITING_LIMIT + 500);
     await untilLive();
@@ -175,7 +175,7 @@ describe('streamIncomingTransfers', () => {
       const result = await deps.store.insert(newNotification({ accountNumber: ACCOUNT }));
       if (result.status === 'inserted') stored.push(result.notification.position.seq);
     }
-    notificationLog.wake('timer');
+    notificationFeed.wake('timer');
     expect(await taking).toEqual(stored);
     expect(await gauge('subscriptionsEndedEarly')).toBe(0);
     await deliver();
@@ -188,19 +188,19 @@ describe('streamIncomingTransfers', () => {
     // at the log's position, and the buffer must come after the replay.
     const holdReplay = Promise.withResolvers<void>();
     const replayWaiting = Promise.withResolvers<void>();
-    const { deps, deliver, notificationLog } = await setUp({
+    const { deps, deliver, notificationFeed } = await setUp({
       beforeRead: async () => {
         replayWaiting.resolve();
         await holdReplay.promise;
       },
     });
     const stored = [await deliver(), await deliver(), await deliver()].map((n) => n.position.seq);
-    await logReached(notificationLog, stored[2]!);
+    await feedReached(notificationFeed, stored[2]!);
     const stream = streamIncomingTransfers(deps, { accountNumber: ACCOUNT, after: at(stored[0]) });
     const taking = take(stream, 3);
     await replayWaiting.promise;
     const during = (await deliver()).position.seq;
-    await logReached(notificationLog, during);
+    await feedReached(notificationFeed, during);
     holdReplay.resolve();
     expect(await taking).toEqual([stored[1], stored[2], during]);
     const later = (await deliver()).position.seq;
@@ -209,12 +209,12 @@ describe('streamIncomingTransfers', () => {
   });
 
   it('skips what the log hands out up to a cursor that is ahead of it', async () => {
-    const { deps, deliver, notificationLog } = await setUp();
-    await notificationLog.close(); // a log that has fallen behind the store
-    const lagging = await startNotificationLog({ ...deps, pubsub: await createPubSub('memory:', { logger }) }, { pollIntervalMs: 60_000 });
+    const { deps, deliver, notificationFeed } = await setUp();
+    await notificationFeed.close(); // a log that has fallen behind the store
+    const lagging = await startNotificationFeed({ ...deps, pubsub: await createPubSub('memory:', { logger }) }, { pollIntervalMs: 60_000 });
     onCleanup(() => lagging.close());
     const seen = [await deliver(), await deliver()].map((n) => n.position.seq);
-    const stream = streamIncomingTransfers({ ...deps, notificationLog: lagging }, { after: at(seen[1]) });
+    const stream = streamIncomingTransfers({ ...deps, notificationFeed: lagging }, { after: at(seen[1]) });
     const taking = take(stream, 1);
     const next = (await deliver()).position.seq;
     lagging.wake('timer');

@@ -2,7 +2,7 @@ import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { NotificationStore } from '../store/types.ts';
-import type { NotificationLog } from './notification-log.ts';
+import type { NotificationFeed } from './notification-feed.ts';
 import { reportTooFarBehind, SubscriberQueue, type SubscriberConnection } from './subscriber-queue.ts';
 
 /**
@@ -12,7 +12,7 @@ import { reportTooFarBehind, SubscriberQueue, type SubscriberConnection } from '
 const REPLAY_PAGE_SIZE = 50;
 
 export interface IncomingTransferDeps {
-  notificationLog: NotificationLog;
+  notificationFeed: NotificationFeed;
   store: NotificationStore;
   metrics: Metrics;
   logger: Logger;
@@ -46,13 +46,13 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
   const seen = after ?? START_OF_LOG;
   const wanted = (n: Notification) =>
     comparePositions(n.position, seen) > 0 && (accountNumber === undefined || n.accountNumber === accountNumber);
-  let following: ReturnType<NotificationLog['follow']> | undefined;
+  let following: ReturnType<NotificationFeed['follow']> | undefined;
   let unlisten: (() => void) | undefined;
 
   return new SubscriberQueue<Notification>({
     gauge: deps.metrics.notificationsWaiting,
     start(queue) {
-      following = deps.notificationLog.follow((n) => {
+      following = deps.notificationFeed.follow((n) => {
         if (wanted(n)) queue.push(n);
       });
       unlisten = connection?.onClosedBehind(() => void queue.return());

@@ -2,7 +2,7 @@
 export interface TopicMap {
   /**
    * A replica committed notifications, the newest at log position (`txid`, `seq`), the log being
-   * then settled through `settled`. A wake-up for every replica's log follower, which reads what is
+   * then settled through `settled`. A wake-up for every replica's notification feed, which reads what is
    * new from the store: published at most once per event-loop turn, however many deliveries that
    * turn's commits held. Earlier releases sent `seq` alone.
    */
@@ -25,7 +25,7 @@ export interface PubSub {
   subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void): Promise<() => Promise<void>>;
   /**
    * Calls `listener` whenever live delivery may have been interrupted, i.e. a message published
-   * meanwhile may never arrive (Redis: the subscriber connection dropped); the log follower then
+   * meanwhile may never arrive (Redis: the subscriber connection dropped); the notification feed then
    * reads the store at once. Memory never calls it. Returns the remover.
    */
   onInterruption(listener: () => void): () => void;

@@ -42,7 +42,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   const webhook = createWebhookRoute({
     ...settings.webhook,
     store: services.store,
-    notificationLog: services.notificationLog,
+    notificationFeed: services.notificationFeed,
     metrics: services.metrics,
     logger: services.logger,
     edge,

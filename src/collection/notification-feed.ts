@@ -5,7 +5,7 @@ import type { Metrics } from '../metrics.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { linkToActiveSpan, tracePublish } from '../telemetry/webhook.ts';
-import { createShortfall, DEFAULT_HELD_BACK_WARNING_MS } from './log-shortfall.ts';
+import { createShortfall, DEFAULT_HELD_BACK_WARNING_MS } from './feed-shortfall.ts';
 
 /** How often a replica reads the log unwoken: the most a lost pub/sub message delays live delivery. */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
@@ -20,27 +20,28 @@ const MAX_PUBLISH_LINKS = 128;
  */
 export type ReadTrigger = 'wake' | 'timer' | 'retry';
 
-export type LogListener = (notification: CollectionNotificationRecord) => void;
+export type FeedListener = (notification: CollectionNotificationRecord) => void;
 
 /** One listener's place on the log: it gets every notification after `position`, until `stop()`. */
-export interface LogFollowing {
+export interface FeedFollowing {
   readonly position: LogPosition;
   stop(): void;
 }
 
 /**
- * This replica's follower of the store's log of notifications. It reads the settled log by position
+ * This replica's notification feed: its follower of the store's log of notifications (called a
+ * feed in code, so that "log" there always means the logger). It reads the settled log by position
  * and hands each new notification to every local listener, in position order, once; one read serves
  * them all.
  */
-export interface NotificationLog {
+export interface NotificationFeed {
   /** The position of the last notification handed out or passed (at start, the newest settled). */
   readonly position: LogPosition;
   /**
    * Registers `listener` from the current position, which is returned: it is handed exactly the
    * notifications after it. Synchronous, so nothing can be handed out between the two.
    */
-  follow(listener: LogListener): LogFollowing;
+  follow(listener: FeedListener): FeedFollowing;
   /** Asks for a read; a wake while one runs causes one more read after it, however many arrive. */
   wake(trigger: ReadTrigger): void;
   /**
@@ -55,14 +56,14 @@ export interface NotificationLog {
   close(): Promise<void>;
 }
 
-export interface NotificationLogDeps {
+export interface NotificationFeedDeps {
   store: NotificationStore;
   pubsub: PubSub;
   metrics: Metrics;
   logger: Logger;
 }
 
-export interface NotificationLogOptions {
+export interface NotificationFeedOptions {
   pollIntervalMs?: number;
   pageSize?: number;
   heldBackWarningMs?: number;
@@ -74,9 +75,9 @@ export interface NotificationLogOptions {
  * lose messages (Redis at most once). It reads only the settled log, where nothing can later
  * appear below a position already read.
  */
-export async function startNotificationLog(deps: NotificationLogDeps, options: NotificationLogOptions = {}): Promise<NotificationLog> {
+export async function startNotificationFeed(deps: NotificationFeedDeps, options: NotificationFeedOptions = {}): Promise<NotificationFeed> {
   const { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, pageSize = DEFAULT_PAGE_SIZE, heldBackWarningMs = DEFAULT_HELD_BACK_WARNING_MS } = options;
-  const reader = createLogReader(deps, await deps.store.settledHead(), { pageSize, pollIntervalMs, heldBackWarningMs });
+  const reader = createFeedReader(deps, await deps.store.settledHead(), { pageSize, pollIntervalMs, heldBackWarningMs });
   const announcer = createAnnouncer(deps);
   const unsubscribe = await deps.pubsub.subscribe('notificationsStored', (message) => {
     // Only hints: the store says what is new. Earlier releases sent neither position.
@@ -105,7 +106,7 @@ export async function startNotificationLog(deps: NotificationLogDeps, options: N
         stopWatching();
         // The last turn's commits still reach the other replicas.
         await announcer.flush();
-        await unsubscribe().catch((error: unknown) => deps.logger.debug({ err: error }, 'log follower unsubscribe failed'));
+        await unsubscribe().catch((error: unknown) => deps.logger.debug({ err: error }, 'notification feed unsubscribe failed'));
         await reader.close();
       })()),
   };
@@ -120,7 +121,7 @@ const later = (a: LogPosition, b: LogPosition) => (comparePositions(a, b) >= 0 ?
  * The publishing half: positions announced in one event-loop turn (every commit of a busy webhook)
  * go out as one `notificationsStored` message with the highest of them.
  */
-function createAnnouncer({ pubsub, logger }: NotificationLogDeps) {
+function createAnnouncer({ pubsub, logger }: NotificationFeedDeps) {
   let highest = { committed: START_OF_LOG, settled: START_OF_LOG };
   let links: Link[] = [];
   let sending: Promise<void> | undefined;
@@ -152,13 +153,13 @@ function createAnnouncer({ pubsub, logger }: NotificationLogDeps) {
 
 /** The local listeners; one that throws never keeps a notification from the others. */
 function createListeners(logger: Logger) {
-  const listeners = new Set<LogListener>();
+  const listeners = new Set<FeedListener>();
   return {
     get size() {
       return listeners.size;
     },
-    add: (listener: LogListener) => void listeners.add(listener),
-    remove: (listener: LogListener) => void listeners.delete(listener),
+    add: (listener: FeedListener) => void listeners.add(listener),
+    remove: (listener: FeedListener) => void listeners.delete(listener),
     clear: () => listeners.clear(),
     handOut(notification: CollectionNotificationRecord) {
       for (const listener of [...listeners]) {
@@ -204,7 +205,7 @@ interface ReaderOptions {
 }
 
 /** The reading half: the position, the listeners, and reads coalesced so that one at most runs. */
-function createLogReader(deps: NotificationLogDeps, start: LogPosition, options: ReaderOptions) {
+function createFeedReader(deps: NotificationFeedDeps, start: LogPosition, options: ReaderOptions) {
   const { store, metrics, logger } = deps;
   const listeners = createListeners(logger);
   const shortfall = createShortfall(logger, options, () => reads.request('retry'));
@@ -264,7 +265,7 @@ function createLogReader(deps: NotificationLogDeps, start: LogPosition, options:
     get position() {
       return position;
     },
-    follow(listener: LogListener): LogFollowing {
+    follow(listener: FeedListener): FeedFollowing {
       listeners.add(listener);
       return { position, stop: () => listeners.remove(listener) };
     },

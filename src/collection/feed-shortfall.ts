@@ -1,4 +1,4 @@
-// The gap between what a replica's log follower has read and what it knows to be committed.
+// The gap between what a replica's notification feed has read and what it knows to be committed.
 import { comparePositions, START_OF_LOG, type LogPosition } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 

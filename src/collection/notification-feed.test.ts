@@ -9,7 +9,7 @@ import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
-import { startNotificationLog, type NotificationLogOptions } from './notification-log.ts';
+import { startNotificationFeed, type NotificationFeedOptions } from './notification-feed.ts';
 
 /** A pub/sub whose messages never arrive (Redis cut off): only the timer can wake the log. */
 const deafPubSub: PubSub = {
@@ -53,7 +53,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
   const testShared = it.runIf(backend.enabled && backend.shared);
 
   /** A fresh database, a store on it, memory pub/sub unless given, and a log following it (closed after). */
-  async function setUp(options: NotificationLogOptions & { pubsub?: PubSub; logger?: Logger; wrap?: Parameters<typeof wrapListAfter>[1] } = {}) {
+  async function setUp(options: NotificationFeedOptions & { pubsub?: PubSub; logger?: Logger; wrap?: Parameters<typeof wrapListAfter>[1] } = {}) {
     const database = await backend.create();
     const raw = await database.open();
     const store = options.wrap ? wrapListAfter(raw, options.wrap) : raw;
@@ -61,7 +61,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     onCleanup(() => pubsub.close());
     const metrics = createMetrics();
     const logger = options.logger ?? silent;
-    const start = () => startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, ...options });
+    const start = () => startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, ...options });
     /** Stores and publishes one notification, as the webhook's announcement does. */
     const deliver = async (into: NotificationStore = raw) => {
       const result = await into.insert(newNotification());
@@ -124,7 +124,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const spy: PubSub = Object.assign(Object.create(pubsub) as PubSub, {
       publish: async (topic: string, payload: unknown) => void published.push({ topic, payload }),
     });
-    const other = await startNotificationLog({ store, pubsub: spy, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
+    const other = await startNotificationFeed({ store, pubsub: spy, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
     onCleanup(() => other.close());
     const stored: { position: LogPosition; settled: LogPosition }[] = [];
     for (let i = 0; i < 5; i += 1) stored.push(await insertQuietly(store));
@@ -190,7 +190,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const failing: PubSub = { ...deafPubSub, publish: async () => Promise.reject(new Error('redis down')) };
     const lines: unknown[] = [];
     const logger = Object.assign(Object.create(silent), { error: (fields: unknown) => void lines.push(fields) });
-    const replica = await startNotificationLog({ store, pubsub: failing, metrics: createMetrics(), logger }, { pollIntervalMs: 60_000 });
+    const replica = await startNotificationFeed({ store, pubsub: failing, metrics: createMetrics(), logger }, { pollIntervalMs: 60_000 });
     onCleanup(() => replica.close());
     const { position, settled } = await insertQuietly(store);
     await untilSettled(store, [position]);
@@ -207,7 +207,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const { store } = await setUp();
     const published: unknown[] = [];
     const recording: PubSub = { ...deafPubSub, publish: async (_topic, payload) => void published.push(payload) };
-    const log = await startNotificationLog({ store, pubsub: recording, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
+    const log = await startNotificationFeed({ store, pubsub: recording, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
     const { position, settled } = await insertQuietly(store);
     log.announce(position, settled);
     await log.close();

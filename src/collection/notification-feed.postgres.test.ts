@@ -1,5 +1,5 @@
 /**
- * The log follower on PostgreSQL while a transaction older than a committed notification stays open:
+ * The notification feed on PostgreSQL while a transaction older than a committed notification stays open:
  * the notification is not settled, so nothing is handed out until that transaction ends.
  */
 import pg from 'pg';
@@ -12,7 +12,7 @@ import type { LogPosition } from '../domain/index.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
 import { createNotificationStore } from '../store/index.ts';
-import { startNotificationLog } from './notification-log.ts';
+import { startNotificationFeed } from './notification-feed.ts';
 
 describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, held back by an open transaction', () => {
   it('hands out nothing while an older transaction is open, warns once when that lasts, and catches up soon after it ends', async () => {
@@ -27,7 +27,7 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     const metrics = createMetrics();
     const { logger, lines } = capturingLogger();
     // No timer to come to the rescue: only the log's own retries read again.
-    const log = await startNotificationLog({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, heldBackWarningMs: 100 });
+    const log = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, heldBackWarningMs: 100 });
     onCleanup(() => log.close());
     const positions: LogPosition[] = [];
     log.follow((notification) => void positions.push(notification.position));
