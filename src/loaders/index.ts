@@ -12,11 +12,11 @@ import type { BankDirectory, ReferenceData } from './reference-data.ts';
 
 /** Per-request loaders: each batches and deduplicates within one GraphQL request only. */
 export interface Loaders {
-  /** The bank list, fetched (or taken from the process cache) at most once per request. */
+  /** The bank list, from its process-wide cache (one refresh in flight for every request). */
   bankDirectory(): Promise<BankDirectory>;
   bankLoader: DataLoader<string, BankRecord | null>;
   accountLoader: DataLoader<{ accountNumber: string; bankCode: string }, AccountRecord, string>;
-  /** The bill categories, taken at most once per request from their process cache (the bank has no read of one category). */
+  /** The bill categories, from their process-wide cache (the bank has no read of one category). */
   billCategories(): Promise<BillCategoryRecord[]>;
   billsLoader: DataLoader<number, BillRecord[]>;
   notificationLoader: DataLoader<string, CollectionNotificationRecord | null>;
@@ -24,13 +24,9 @@ export interface Loaders {
 
 /** Builds a request's loaders over the process-wide reference data, the clients and the store. */
 export function createLoaders(deps: { bank: BankClients; referenceData: ReferenceData; store: NotificationStore }): Loaders {
-  const once = <T>(load: () => Promise<T>): (() => Promise<T>) => {
-    let promise: Promise<T> | undefined;
-    return () => (promise ??= load());
-  };
-  // Once per request: every field of one answer sees the same copy, even across a refresh.
-  const bankDirectory = once(() => deps.referenceData.bankList.get());
-  const billCategories = once(() => deps.referenceData.billCategories.get());
+  // The caches keep one refresh in flight and answer a fresh copy at once: nothing to share here.
+  const bankDirectory = () => deps.referenceData.bankList.get();
+  const billCategories = () => deps.referenceData.billCategories.get();
 
   // Each DataLoader is made on first use: most operations need one of them, many none.
   let bankLoader: Loaders['bankLoader'] | undefined;

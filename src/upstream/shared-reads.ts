@@ -1,8 +1,10 @@
 /**
- * The bank clients with their idempotent reads shared while in flight, across requests: a name
- * enquiry, a BVN, a posting lookup, the bill categories or a category's bills asked for again
- * before the bank has answered makes no second call. Only reads made with the subgraph's own
- * credentials are shared; the wallet and OAuth calls carry the caller's and are never shared.
+ * The bank clients with their idempotent personal reads shared while in flight, across requests: a
+ * name enquiry, a BVN, a posting lookup or a category's bills asked for again before the bank has
+ * answered makes no second call. The bank list and the bill categories are not shared here: their
+ * process-wide caches (loaders/reference-cache.ts) already keep one refresh in flight. Only reads
+ * made with the subgraph's own credentials are shared; the wallet and OAuth calls carry the
+ * caller's and are never shared.
  */
 import type { BankArea } from './http.ts';
 import { createInFlight } from './in-flight.ts';
@@ -33,11 +35,11 @@ export function shareIdenticalReads(clients: BankClients, onShared?: OnSharedRea
         (input: Parameters<typeof account.lookupAccount>[0]) => account.lookupAccount(input),
         (input) => [input.accountNumber, input.bankCode ?? null],
       ),
-      listBanks: shared('account', 'listBanks', () => account.listBanks()),
+      listBanks: () => account.listBanks(),
       lookupBvn: shared('account', 'lookupBvn', (bvn: string) => account.lookupBvn(bvn)),
     },
     billing: {
-      listCategories: shared('billing', 'listCategories', () => billing.listCategories()),
+      listCategories: () => billing.listCategories(),
       listBills: shared('billing', 'listBills', (categoryId: number) => billing.listBills(categoryId)),
     },
     posting: {
