@@ -29,17 +29,17 @@ export function shareIdenticalReads(clients: BankClients, onShared?: OnSharedRea
   return {
     ...clients,
     account: {
+      ...account,
       lookupAccount: shared(
         'account',
         'lookupAccount',
         (input: Parameters<typeof account.lookupAccount>[0]) => account.lookupAccount(input),
         (input) => [input.accountNumber, input.bankCode ?? null],
       ),
-      listBanks: () => account.listBanks(),
       lookupBvn: shared('account', 'lookupBvn', (bvn: string) => account.lookupBvn(bvn)),
     },
     billing: {
-      listCategories: () => billing.listCategories(),
+      ...billing,
       listBills: shared('billing', 'listBills', (categoryId: number) => billing.listBills(categoryId)),
     },
     posting: {
