@@ -1,6 +1,8 @@
 // The bench's side of every server process it measures (the project's and each floor): listens, says
 // where, and answers the orchestrator's calls (measurements, memory after GC, live subscriptions).
 // Started without an IPC channel (the cold start spawns a floor as a plain process), it only listens.
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startMonitors, sampleMemory } from './monitors.ts';
 import type { HostCall, HostCalls, HostMessage, HostRequest } from './protocol.ts';
 import type { BatchTimer } from './batch-times.ts';
@@ -13,6 +15,28 @@ export interface HostedServer {
   close(): Promise<void>;
   /** The project's store's batch writes, timed (floors have none to report). */
   batches?: BatchTimer;
+}
+
+/**
+ * A floor's bare node:http server as a bench target: listens on loopback; on close, `stopping` runs
+ * first (end what outlives an HTTP request, such as WebSockets), then every connection is closed,
+ * then `closed` (release what requests used, such as a store).
+ */
+export function hostHttpServer(
+  server: Server,
+  extra: { subscriptions?: () => number; stopping?: () => void; closed?: () => unknown } = {},
+): Promise<void> {
+  return hostForBench({
+    listen: (port) =>
+      new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))),
+    subscriptions: extra.subscriptions ?? (() => 0),
+    async close() {
+      extra.stopping?.();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await extra.closed?.();
+    },
+  });
 }
 
 /** Runs `server` as a bench target: listens on PORT (0 by default) and serves the orchestrator's calls. */

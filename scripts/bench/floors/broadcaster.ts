@@ -5,9 +5,8 @@
 // payload is serialised once, only the id is spliced in per subscriber. That is the least any
 // server can do to hand one notification to N sockets, so the ratio shows our execution's cost.
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { hostForBench } from '../host.ts';
+import { hostHttpServer } from '../host.ts';
 
 const PROTOCOL = 'graphql-transport-ws';
 /** Subscription ids per socket. */
@@ -72,14 +71,10 @@ wss.on('connection', (socket) => {
   });
 });
 
-await hostForBench({
-  listen: (port) =>
-    new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))),
+await hostHttpServer(server, {
   subscriptions: () => subscriptionCount,
-  async close() {
+  stopping() {
     for (const socket of wss.clients) socket.terminate();
     wss.close();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
   },
 });

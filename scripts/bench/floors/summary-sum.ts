@@ -6,10 +6,9 @@
 // for the same request ours gets (the GraphQL query and its variables; only the variables are read),
 // and answered in the shape of ours' reply, so the load side judges both alike.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
-import { hostForBench } from '../host.ts';
+import { hostHttpServer } from '../host.ts';
 
 /** The range asked: the request's GraphQL variables. */
 interface Range {
@@ -91,13 +90,4 @@ const server = createServer((request, response) => {
   });
 });
 
-await hostForBench({
-  listen: (port) =>
-    new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))),
-  subscriptions: () => 0,
-  async close() {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-    await floor.close();
-  },
-});
+await hostHttpServer(server, { closed: () => floor.close() });

@@ -4,9 +4,8 @@
 // once its batch is committed. Every delivery that arrives in one event-loop turn joins one batch.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sandboxCredentials } from '../../../src/sandbox/credentials.ts';
-import { hostForBench } from '../host.ts';
+import { hostHttpServer } from '../host.ts';
 
 const MESSAGES = { '00': 'success', '01': 'duplicate transaction', '02': 'rejected transaction', '03': 'the service failure, retry' };
 export type Code = keyof typeof MESSAGES;
@@ -82,14 +81,5 @@ export async function serveWebhookFloor(store: FloorStore): Promise<void> {
       accept(Buffer.concat(chunks).toString('utf8'), response);
     });
   });
-  await hostForBench({
-    listen: (port) =>
-      new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))),
-    subscriptions: () => 0,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await store.close();
-    },
-  });
+  await hostHttpServer(server, { closed: () => store.close() });
 }
