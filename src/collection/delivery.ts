@@ -102,7 +102,10 @@ export function recordVerdict(deps: Pick<DeliveryDeps, 'metrics' | 'logger'>, { 
   deps.metrics.webhookReplies.inc({ response_code: code, reason });
   recordWebhookReply(code, reason, typeof details.settlementId === 'string' ? details.settlementId : undefined);
   const level = code === '03' ? 'error' : code === '02' ? 'warn' : 'info';
-  deps.logger[level]({ responseCode: code, reason, sessionId, ...details }, `collection notification: ${RESPONSE_MESSAGES[code]}`);
+  // The line is built only when its level is logged: every delivery passes here.
+  if (deps.logger.isLevelEnabled(level)) {
+    deps.logger[level]({ responseCode: code, reason, sessionId, ...details }, `collection notification: ${RESPONSE_MESSAGES[code]}`);
+  }
 }
 
 /** The reply in the bank's shape (op 14). */

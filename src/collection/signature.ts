@@ -39,7 +39,8 @@ export function expectedSignature(credentials: WebhookCredentials): ExpectedSign
 /**
  * Which secret signed a delivery carrying our Client-Id, or `undefined` when it is not ours. Every
  * comparison runs, each in constant time, whichever fails or matches first, so timing tells nothing
- * about which part was wrong or which secret matched.
+ * about which part was wrong or which secret matched (only whether a rotation is under way, which
+ * is no secret).
  */
 export function verifySignature(
   headers: { clientId: string | undefined; signature: string | undefined },
@@ -50,8 +51,8 @@ export function verifySignature(
   // The bank documents upper case; lower case is accepted too.
   const given = signature.toUpperCase();
   const current = expected.signature.equals(given);
-  // Compared against the current signature again when no rotation is under way: the same work either way.
-  const previous = (expected.previousSignature ?? expected.signature).equals(given) && expected.previousSignature !== undefined;
+  // During a rotation both always run; outside one there is nothing else to compare with.
+  const previous = expected.previousSignature !== undefined && expected.previousSignature.equals(given);
   if (clientId === '' || signature === '' || !idMatches) return undefined;
   return current ? 'current' : previous ? 'previous' : undefined;
 }
