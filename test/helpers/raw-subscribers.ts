@@ -22,6 +22,8 @@ export interface RawSubscriber {
   messages: ProtocolMessage[];
   /** The payloads of its `next` messages, in order. */
   nexts(): any[];
+  /** Resolves with the payloads of its first `count` `next` messages once they have arrived. */
+  nexted(count: number): Promise<any[]>;
   /** Resolves with the close code and reason once the socket has closed. */
   closed: Promise<{ code: number; reason: string }>;
   /**
@@ -56,6 +58,13 @@ export async function openRawSubscriber(
   onCleanup(() => socket.terminate());
   const id = operation.id ?? '1';
   const messages: ProtocolMessage[] = [];
+  const nexts = () => messages.filter((m) => m.type === 'next').map((m) => m.payload);
+  let waiters: { count: number; resolve: (payloads: any[]) => void }[] = [];
+  const settle = () => {
+    if (waiters.length === 0) return;
+    const payloads = nexts();
+    waiters = waiters.filter((w) => (payloads.length >= w.count ? (w.resolve(payloads.slice(0, w.count)), false) : true));
+  };
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() }));
   });
@@ -67,7 +76,10 @@ export async function openRawSubscriber(
     const message = JSON.parse(data.toString()) as ProtocolMessage;
     if (message.type === 'connection_ack') acknowledged.resolve();
     else if (message.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }));
-    else messages.push(operation.keep ? operation.keep(message) : message);
+    else {
+      messages.push(operation.keep ? operation.keep(message) : message);
+      if (message.type === 'next') settle();
+    }
   });
   socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
   await acknowledged.promise;
@@ -78,7 +90,12 @@ export async function openRawSubscriber(
     socket,
     id,
     messages,
-    nexts: () => messages.filter((m) => m.type === 'next').map((m) => m.payload),
+    nexts,
+    nexted: (count) =>
+      new Promise((resolve) => {
+        waiters.push({ count, resolve });
+        settle();
+      }),
     closed,
     stall: () => void tcp().pause(),
     resume: () => void tcp().resume(),
