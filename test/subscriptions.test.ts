@@ -1,6 +1,6 @@
 import type { Client, ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
-import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/index.ts';
+import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/socket-connection.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { captureLogs } from './helpers/logs.ts';

@@ -18,7 +18,7 @@ import { createResultPresenter, createWebSocketContext, webSocketOperation } fro
 /** A ping this often, and a socket whose ping is unanswered by the next is ended: graphql-ws's own default. */
 const KEEP_ALIVE_MS = 12_000;
 
-/** `useServer`'s keep-alive interval that turns graphql-ws's own off (graphql-ws.contract.test.ts pins it). */
+/** `useServer`'s keep-alive interval that turns graphql-ws's own off (graphql-ws.contract.test.ts beside this file pins it). */
 const GRAPHQL_WS_KEEP_ALIVE_OFF = 0;
 
 /** What graphql-ws would send, were the socket still open, for an error that is the socket's own end. */

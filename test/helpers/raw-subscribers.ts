@@ -24,6 +24,8 @@ export interface RawSubscriber {
   nexts(): any[];
   /** Resolves with the payloads of its first `count` `next` messages once they have arrived. */
   nexted(count: number): Promise<any[]>;
+  /** Resolves with its first message of `type` once it has arrived. */
+  arrived(type: string): Promise<ProtocolMessage>;
   /** Resolves with the close code and reason once the socket has closed. */
   closed: Promise<{ code: number; reason: string }>;
   /**
@@ -58,13 +60,18 @@ export async function openRawSubscriber(
   onCleanup(() => socket.terminate());
   const id = operation.id ?? '1';
   const messages: ProtocolMessage[] = [];
-  const nexts = () => messages.filter((m) => m.type === 'next').map((m) => m.payload);
-  let waiters: { count: number; resolve: (payloads: any[]) => void }[] = [];
-  const settle = () => {
-    if (waiters.length === 0) return;
-    const payloads = nexts();
-    waiters = waiters.filter((w) => (payloads.length >= w.count ? (w.resolve(payloads.slice(0, w.count)), false) : true));
-  };
+  const payloads: any[] = [];
+  // Each waiter says whether it is done (and then has resolved its promise).
+  let waiters: (() => boolean)[] = [];
+  const until = <T>(found: () => T | undefined) =>
+    new Promise<T>((resolve) => {
+      const waiter = () => {
+        const value = found();
+        if (value !== undefined) resolve(value);
+        return value !== undefined;
+      };
+      if (!waiter()) waiters.push(waiter);
+    });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() }));
   });
@@ -77,8 +84,10 @@ export async function openRawSubscriber(
     if (message.type === 'connection_ack') acknowledged.resolve();
     else if (message.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }));
     else {
-      messages.push(operation.keep ? operation.keep(message) : message);
-      if (message.type === 'next') settle();
+      const kept = operation.keep ? operation.keep(message) : message;
+      messages.push(kept);
+      if (kept.type === 'next') payloads.push(kept.payload);
+      if (waiters.length > 0) waiters = waiters.filter((waiter) => !waiter());
     }
   });
   socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
@@ -90,12 +99,9 @@ export async function openRawSubscriber(
     socket,
     id,
     messages,
-    nexts,
-    nexted: (count) =>
-      new Promise((resolve) => {
-        waiters.push({ count, resolve });
-        settle();
-      }),
+    nexts: () => [...payloads],
+    nexted: (count) => until(() => (payloads.length >= count ? payloads.slice(0, count) : undefined)),
+    arrived: (type) => until(() => messages.find((m) => m.type === type)),
     closed,
     stall: () => void tcp().pause(),
     resume: () => void tcp().resume(),

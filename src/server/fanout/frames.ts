@@ -2,7 +2,7 @@
  * The one place that knows the wire format of the frames we write ourselves: the `next` messages
  * of shared executions. graphql-ws's own serialiser builds each message; all this adds is that the
  * `id` comes first, so one serialised message serves every subscriber with only the id spliced in.
- * graphql-ws.contract.test.ts checks the bytes against graphql-ws's for the same message.
+ * server/graphql-ws.contract.test.ts checks the bytes against graphql-ws's for the same message.
  */
 import { MessageType, stringifyMessage, type FormattedExecutionResult } from 'graphql-ws';
 

@@ -6,8 +6,6 @@ import { nextMessageTail } from './frames.ts';
 import { sharedExecutionKey } from './shareable.ts';
 import { SharedSubscription, type SharedSubscriptionHooks } from './shared-subscription.ts';
 
-export { SLOW_SOCKET_CLOSE } from './socket-connection.ts';
-
 type SubscribeResult = AsyncIterableIterator<ExecutionResult> | ExecutionResult;
 
 /** Shares subscription executions between the sockets of one graphql-ws server. */

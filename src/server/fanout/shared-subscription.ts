@@ -30,7 +30,7 @@ const DONE: Done = { done: true, value: undefined };
  * that yields nothing: graphql-ws keeps its one `next()` pending while the execution runs, and
  * sends `complete` (or `error`, with what the source threw) once it settles, after the member's
  * waiting messages are written; graphql-ws returns it when the client completes or the socket
- * closes (graphql-ws.contract.test.ts pins each of these). The source is pulled as fast as it
+ * closes (server/graphql-ws.contract.test.ts pins each of these). The source is pulled as fast as it
  * yields, never waiting on a socket, from the first member's joining until the last one leaves.
  */
 export class SharedSubscription {
