@@ -16,7 +16,7 @@ async function landingPage(app: TestApp, headers: Record<string, string> = {}) {
 }
 
 /**
- * Subscribes to incomingTransfer and resolves with the first notification delivered, or rejects
+ * Subscribes to incomingTransfer and resolves with the settlementId of its first event, or rejects
  * with the close code when the server ends the connection first.
  */
 async function firstTransfer(app: TestApp, client: Client): Promise<string> {

@@ -57,7 +57,7 @@ const endedEarly = (app: TestApp) => scrapeSum(app, 'graphql_subscriptions_ended
 const isWarning = (entry: Record<string, unknown>) => (entry.level as number) >= 40;
 
 describe('incomingTransfer subscription', () => {
-  it('delivers a stored notification live, only to subscribers of its account', async () => {
+  it('hands a stored notification live to the subscribers of its account only', async () => {
     const app = await startApp();
     const mine = subscribe(app.wsClient(), { account: '0123456789' });
     const everyone = subscribe(app.wsClient());
