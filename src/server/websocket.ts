@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { execute, type GraphQLSchema } from 'graphql';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -22,7 +23,7 @@ const KEEP_ALIVE_MS = 12_000;
 const GRAPHQL_WS_KEEP_ALIVE_OFF = 0;
 
 /** What graphql-ws would send, were the socket still open, for an error that is the socket's own end. */
-const CONNECTION_GONE = { message: 'The connection closed.', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+const CONNECTION_GONE = { message: 'The connection closed.', extensions: { code: ApolloServerErrorCode.INTERNAL_SERVER_ERROR } };
 
 /** What we keep in graphql-ws's per-connection `extra`, from the moment it acknowledges the connection. */
 interface ConnectionExtra extends Record<PropertyKey, unknown> {
