@@ -1,11 +1,14 @@
 import type { Server } from 'node:http';
 import { ApolloServerErrorCode } from '@apollo/server/errors';
-import { execute, type GraphQLSchema } from 'graphql';
+import { execute, type GraphQLError, type GraphQLSchema } from 'graphql';
+import type { Context, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import WebSocket, { WebSocketServer } from 'ws';
 import { reportTooFarBehind } from '../collection/subscriber-queue.ts';
 import { createContext, type Services } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Secret } from '../secret.ts';
 import { inOperationSpan } from '../telemetry/websocket.ts';
 import { createSubscriptionFanout } from './fanout/index.ts';
@@ -30,6 +33,10 @@ interface ConnectionExtra extends Record<PropertyKey, unknown> {
   connection: SocketConnection;
 }
 
+type ConnectionParams = Record<string, unknown> | undefined;
+/** graphql-ws's per-connection context, as its hooks receive it here. */
+type ConnectionContext = Context<ConnectionParams, Extra & Partial<ConnectionExtra>>;
+
 export interface SubscriptionServer {
   /** Closes every client with 1001 (going away) and stops accepting upgrades. */
   dispose(): Promise<void>;
@@ -53,7 +60,6 @@ export function attachSubscriptionServer(
 ): SubscriptionServer {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
   const { logger, metrics } = services;
-  const keepAliveMs = options.keepAliveMs ?? KEEP_ALIVE_MS;
   const present = createResultPresenter(logger);
   const fanout = createSubscriptionFanout({
     metrics,
@@ -61,26 +67,14 @@ export function attachSubscriptionServer(
     onReturnError: (error) => logger.debug({ err: error }, 'ending a shared subscription source failed'),
     sharedContext: () => createContext(services),
   });
-  const connectionOf = (extra: Extra & Partial<ConnectionExtra>): SocketConnection => {
+  const connectionOf = (extra: ConnectionContext['extra']): SocketConnection => {
     if (extra.connection === undefined) throw new Error('graphql-ws ran an operation on a connection it had not acknowledged');
     return extra.connection;
   };
-  const disposable = useServer<Record<string, unknown> | undefined, ConnectionExtra>(
+  const disposable = useServer<ConnectionParams, ConnectionExtra>(
     {
       schema,
-      onConnect: ({ extra, connectionParams }) => {
-        const provided =
-          extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
-        // false closes the socket with 4403 Forbidden.
-        if (!routerSecretAccepted(routerSecret, provided)) return false;
-        // An operation's stream that falls too far behind closes the socket it writes to with 1013.
-        extra.connection = openSocketConnection(extra.socket, {
-          gauge: metrics.notificationsWaiting,
-          onTooFarBehind: (details) => reportTooFarBehind({ logger, metrics }, details),
-        });
-        keepAlive(extra.socket, keepAliveMs, extra.connection);
-        return true;
-      },
+      onConnect: acceptConnection({ routerSecret, keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS, logger, metrics }),
       // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
       onSubscribe: (_ctx, _id, payload) => checkWebSocketOperation(schema, limits, payload),
       // Each operation's spans are children of the upgrade request's traceparent (the router's).
@@ -91,23 +85,48 @@ export function attachSubscriptionServer(
       // Results graphql-ws sends itself (operations that run alone); shared executions present theirs alike.
       onNext: (_ctx, _id, _payload, args, result) => present(webSocketOperation(args).trace, result),
       // Validation errors, and errors thrown by a stream mid-way, which graphql-ws would send raw.
-      onError: ({ extra }, id, _payload, errors) => {
-        // The socket is gone (closed for falling behind, or by the keep-alive): nothing reaches the
-        // client, and the error is the cancelled write of a message to it, not a fault of ours.
-        if (extra.socket.readyState !== WebSocket.OPEN) {
-          logger.debug({ subscriptionId: id, errors: errors.map((e) => e.message) }, 'subscription ended with its socket');
-          return errors.map(() => CONNECTION_GONE);
-        }
-        const formatted = errors.map((error) => formatWebSocketError(error, logger));
-        // Internal faults are logged in full by formatError; this line carries only what the client saw.
-        logger.warn({ subscriptionId: id, errors: formatted.map((e) => e.message) }, 'subscription operation failed');
-        return formatted;
-      },
+      onError: errorsForClient(logger),
     },
     wss,
     GRAPHQL_WS_KEEP_ALIVE_OFF,
   );
   return { dispose: async () => disposable.dispose() };
+}
+
+/**
+ * graphql-ws's `onConnect`: refuses a connection without the router secret (when one is set; graphql-ws
+ * then closes it with 4403 Forbidden), and gives an accepted one its SocketConnection, kept in
+ * `extra`, and its keep-alive.
+ */
+function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs: number; logger: Logger; metrics: Metrics }) {
+  const { logger, metrics } = deps;
+  return ({ extra, connectionParams }: ConnectionContext): boolean => {
+    const provided = extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
+    if (!routerSecretAccepted(deps.routerSecret, provided)) return false;
+    // An operation's stream that falls too far behind closes the socket it writes to with 1013.
+    extra.connection = openSocketConnection(extra.socket, {
+      gauge: metrics.notificationsWaiting,
+      onTooFarBehind: (details) => reportTooFarBehind({ logger, metrics }, details),
+    });
+    keepAlive(extra.socket, deps.keepAliveMs, extra.connection);
+    return true;
+  };
+}
+
+/** graphql-ws's `onError`: the errors of an `error` message, masked as over HTTP. */
+function errorsForClient(logger: Logger) {
+  return ({ extra }: ConnectionContext, id: string, _payload: SubscribePayload, errors: readonly GraphQLError[]) => {
+    // The socket is gone (closed for falling behind, or by the keep-alive): nothing reaches the
+    // client, and the error is the cancelled write of a message to it, not a fault of ours.
+    if (extra.socket.readyState !== WebSocket.OPEN) {
+      logger.debug({ subscriptionId: id, errors: errors.map((e) => e.message) }, 'subscription ended with its socket');
+      return errors.map(() => CONNECTION_GONE);
+    }
+    const formatted = errors.map((error) => formatWebSocketError(error, logger));
+    // Internal faults are logged in full by formatError; this line carries only what the client saw.
+    logger.warn({ subscriptionId: id, errors: formatted.map((e) => e.message) }, 'subscription operation failed');
+    return formatted;
+  };
 }
 
 /**
