@@ -81,9 +81,9 @@ export function createMetrics() {
       help: 'incomingTransfer subscriptions currently open on this replica, one per subscriber (shared executions included).',
       registers: [registry],
     }),
-    deliveredEvents: new Counter({
+    subscriptionEvents: new Counter({
       name: 'graphql_subscription_events_total',
-      help: 'Notifications delivered to subscribers, one per subscriber reached, by source (replay or live).',
+      help: 'Notifications handed to incomingTransfer subscribers as events, one per subscriber reached, by source (replay or live).',
       labelNames: ['source'] as const,
       registers: [registry],
     }),

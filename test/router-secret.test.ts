@@ -2,6 +2,7 @@ import type { Client } from 'graphql-ws';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { scrape } from './helpers/metrics.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const SECRET = 'router-s3cret-value';
@@ -15,7 +16,7 @@ async function landingPage(app: TestApp, headers: Record<string, string> = {}) {
 }
 
 /**
- * Subscribes to incomingTransfer and resolves with the first notification delivered, or rejects
+ * Subscribes to incomingTransfer and resolves with the settlementId of its first event, or rejects
  * with the close code when the server ends the connection first.
  */
 async function firstTransfer(app: TestApp, client: Client): Promise<string> {
@@ -35,8 +36,7 @@ async function firstTransfer(app: TestApp, client: Client): Promise<string> {
   );
   try {
     // Deliver only once the subscription is live, so a refused one cannot pass by missing the event.
-    const gauge = async () => (await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value;
-    const live = waitFor(async () => (settled || (await gauge()) === 1 ? true : undefined));
+    const live = waitFor(async () => (settled || (await scrape(app, 'graphql_active_subscriptions')) === 1 ? true : undefined));
     await Promise.race([live, first.promise]);
     const body = notificationBody();
     expect((await app.deliver(body)).reply.responseCode).toBe('00');
@@ -103,7 +103,7 @@ describe('with ROUTER_SECRET set', () => {
     const closed = closeCode(client);
     await expect(firstTransfer(app, client)).rejects.toThrow('closed 4403');
     expect(await closed).toBe(4403);
-    expect((await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value).toBe(0);
+    expect(await scrape(app, 'graphql_active_subscriptions')).toBe(0);
   });
 
   it('closes a graphql-ws client with a wrong secret in connectionParams with 4403', async () => {

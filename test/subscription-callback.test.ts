@@ -5,9 +5,10 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { subscribersLive } from './helpers/metrics.ts';
 import { newNotification } from './helpers/notifications.ts';
+import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore } from './helpers/stores.ts';
-import { waitFor } from './helpers/wait.ts';
 
 /** A message of Apollo Router's HTTP callback protocol, as the subgraph POSTs it to the router. */
 interface CallbackMessage {
@@ -81,10 +82,6 @@ async function subscribeViaCallback(app: TestApp, callbackUrl: string, query: st
   return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown>, subscriptionId, verifier };
 }
 
-async function subscribersLive(app: TestApp, count: number): Promise<void> {
-  await waitFor(async () => ((await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value === count ? true : undefined));
-}
-
 const SUBSCRIPTION = 'subscription($account: String) { incomingTransfer(accountNumber: $account) { settlementId accountNumber transactionAmount } }';
 
 describe('incomingTransfer over the router\'s HTTP callback protocol', () => {
@@ -142,14 +139,8 @@ describe('incomingTransfer over the router\'s HTTP callback protocol', () => {
     // Two stored before the app starts, so resuming after the first needs a replay query, which fails.
     const store = await openMemoryStore();
     const [first] = [await store.insert(newNotification()), await store.insert(newNotification())];
-    const broken = new Proxy(store, {
-      get(target, property) {
-        if (property === 'listAfter') {
-          return async () => Promise.reject(new Error('connect ECONNREFUSED postgres://app:hunter2-pw@db.internal:5432/collections'));
-        }
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
+    const broken = withMethod(store, 'listAfter', async () => {
+      throw new Error('connect ECONNREFUSED postgres://app:hunter2-pw@db.internal:5432/collections');
     });
     const router = await startRouter();
     const app = await startApp({}, { store: broken });

@@ -1,13 +1,12 @@
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/index.ts';
+import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/socket-connection.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
-import { openRawSubscriber, openRawSubscribers, type RawSubscriber } from './helpers/raw-subscribers.ts';
+import { captureLogs } from './helpers/logs.ts';
+import { scrapeSum, subscribersLive } from './helpers/metrics.ts';
 import { withMethod } from './helpers/proxy.ts';
-import { scrape } from './helpers/scrape.ts';
+import { openRawSubscriber, openRawSubscribers, type RawSubscriber } from './helpers/raw-subscribers.ts';
 import { openMemoryStore } from './helpers/stores.ts';
-import { waitFor } from './helpers/wait.ts';
 
 const ALL = 'subscription All { incomingTransfer { settlementId accountNumber } }';
 const BY_ACCOUNT = `subscription ByAccount($account: String) {
@@ -17,9 +16,9 @@ const AMOUNTS = 'subscription Amounts { incomingTransfer { settlementId settledA
 const ACCOUNT_A = '0123456789';
 const ACCOUNT_B = '2233445566';
 
-const gauge = async (app: TestApp) => (await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
-const counter = async (app: TestApp, name: 'subscriptionExecutions' | 'deliveredEvents' | 'subscriptionsEndedEarly', labels: Record<string, string>) =>
-  (await app.app.services.metrics[name].get()).values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k as never] === l))?.value ?? 0;
+const executions = (app: TestApp, execution: 'shared' | 'individual') => scrapeSum(app, 'graphql_subscription_executions_total', { execution });
+const liveEvents = (app: TestApp) => scrapeSum(app, 'graphql_subscription_events_total', { source: 'live' });
+const endedEarly = (app: TestApp) => scrapeSum(app, 'graphql_subscriptions_ended_early_total');
 
 /** The documented limit (docs/http-api.md): notifications that may wait for one subscriber. */
 const LIMIT = 1_000;
@@ -29,7 +28,7 @@ const LARGE = {
   keep: (m: { type: string; id?: string; payload?: any }) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
 };
 const padded = () => notificationBody({ padding: 'x'.repeat(16_000) });
-const waiting = (app: TestApp) => scrape(app.baseUrl, 'graphql_subscription_notifications_waiting');
+const waiting = (app: TestApp) => scrapeSum(app, 'graphql_subscription_notifications_waiting');
 
 /** Delivers padded notifications, 25 at a time, each call resolving once `readers` have all of them. */
 function deliverer(app: TestApp, readers: RawSubscriber[]) {
@@ -40,14 +39,9 @@ function deliverer(app: TestApp, readers: RawSubscriber[]) {
       expect(replies.map((r) => r.reply.responseCode)).toEqual(replies.map(() => '00'));
     }
     sent += count;
-    await waitFor(() => (readers.every((s) => s.nexts().length === sent) ? true : undefined), 15_000);
+    await Promise.all(readers.map((reader) => reader.nexted(sent)));
   };
   return Object.assign(deliver, { sent: () => sent });
-}
-
-/** Resolves once `count` incomingTransfer subscriptions are live on the app (none can miss a delivery). */
-async function subscribersLive(app: TestApp, count: number): Promise<void> {
-  await waitFor(async () => ((await gauge(app)) === count ? true : undefined), 15_000);
 }
 
 /** A store that keeps `settledAmount` unreadable (not a decimal) for the settlementIds in `corrupt`. */
@@ -69,7 +63,7 @@ describe('incomingTransfer fan-out over WebSocket', () => {
       { query: AMOUNTS, variables: {} },
     ];
     const subscribers = await openRawSubscribers(app.graphqlUrl, 1000, (i) => ({ ...kinds[i % 4]!, id: `sub-${i}` }));
-    await subscribersLive(app, 1000);
+    await subscribersLive(app, 1000, 15_000);
 
     const bodies = [
       notificationBody({ accountNumber: ACCOUNT_A, transactionAmount: '1500.00' }),
@@ -98,22 +92,21 @@ describe('incomingTransfer fan-out over WebSocket', () => {
         amount(n4),
       ],
     ];
-    const allArrived = (s: RawSubscriber, i: number) => s.nexts().length >= expected[i % 4]!.length;
-    await waitFor(() => (subscribers.every(allArrived) ? true : undefined), 15_000);
+    await Promise.all(subscribers.map((subscriber, i) => subscriber.nexted(expected[i % 4]!.length)));
 
     subscribers.forEach((subscriber, i) => {
       expect(subscriber.messages.every((m) => m.type === 'next' && m.id === subscriber.id)).toBe(true);
       expect(subscriber.nexts()).toEqual(expected[i % 4]);
     });
     // One execution per operation and notification it matched, however many subscribers share it.
-    expect(await counter(app, 'subscriptionExecutions', { execution: 'shared' })).toBe(4 + 2 + 2 + 4);
-    expect(await counter(app, 'subscriptionExecutions', { execution: 'individual' })).toBe(0);
-    // Deliveries count per subscriber reached.
-    expect(await counter(app, 'deliveredEvents', { source: 'live' })).toBe(250 * (4 + 2 + 2 + 4));
+    expect(await executions(app, 'shared')).toBe(4 + 2 + 2 + 4);
+    expect(await executions(app, 'individual')).toBe(0);
+    // Events count per subscriber reached.
+    expect(await liveEvents(app)).toBe(250 * (4 + 2 + 2 + 4));
 
     // The last member out of each execution ends it: nothing stays subscribed.
     for (const subscriber of subscribers) subscriber.socket.close();
-    await subscribersLive(app, 0);
+    await subscribersLive(app, 0, 15_000);
   });
 
   it('stops writing to a subscriber that completes, keeps the others, and lets a late one join', async () => {
@@ -122,7 +115,7 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     await subscribersLive(app, 2);
     const n1 = notificationBody();
     await app.deliver(n1);
-    await waitFor(() => (first!.nexts().length === 1 && second!.nexts().length === 1 ? true : undefined));
+    await Promise.all([first!.nexted(1), second!.nexted(1)]);
 
     first!.socket.send(JSON.stringify({ id: first!.id, type: 'complete' }));
     await subscribersLive(app, 1);
@@ -132,11 +125,11 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     await app.deliver(n2);
 
     const ids = (s: RawSubscriber) => s.nexts().map((p) => p.data.incomingTransfer.settlementId);
-    await waitFor(() => (second!.nexts().length === 2 && late.nexts().length === 1 ? true : undefined));
+    await Promise.all([second!.nexted(2), late.nexted(1)]);
     expect(ids(second!)).toEqual([n1.settlementId, n2.settlementId]);
     expect(ids(late)).toEqual([n2.settlementId]);
-    // Two deliveries of n1, two of n2: none went to the subscriber that completed.
-    expect(await counter(app, 'deliveredEvents', { source: 'live' })).toBe(4);
+    // Two events of n1, two of n2: none went to the subscriber that completed.
+    expect(await liveEvents(app)).toBe(4);
     expect(ids(first!)).toEqual([n1.settlementId]);
   });
 
@@ -153,16 +146,15 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     await app.deliver(n2);
 
     const ids = (s: RawSubscriber) => s.nexts().map((p) => p.data.incomingTransfer.settlementId);
-    await waitFor(() => ([...resumed, ...live].every((s) => ids(s).includes(n2.settlementId)) ? true : undefined));
+    await Promise.all([...resumed.map((s) => s.nexted(2)), ...live.map((s) => s.nexted(1))]);
     for (const s of resumed) expect(ids(s)).toEqual([n1.settlementId, n2.settlementId]);
     for (const s of live) expect(ids(s)).toEqual([n2.settlementId]);
-    expect(await counter(app, 'subscriptionExecutions', { execution: 'individual' })).toBe(2 * 2);
-    expect(await counter(app, 'subscriptionExecutions', { execution: 'shared' })).toBe(1);
+    expect(await executions(app, 'individual')).toBe(2 * 2);
+    expect(await executions(app, 'shared')).toBe(1);
   });
 
   it('closes a socket that stopped reading with 1013 at exactly the 1,001st notification waiting for it, while the others receive every event', async () => {
-    const lines: { level: number; msg: string; waiting?: number; ending?: string }[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const { logger, logs, logged } = captureLogs();
     const app = await startApp({}, { logger });
     const healthy = await openRawSubscribers(app.graphqlUrl, 3, (i) => ({ ...LARGE, id: `healthy-${i}` }));
     const stalled = await openRawSubscriber(app.graphqlUrl, { ...LARGE, id: 'stalled' });
@@ -177,10 +169,11 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     }
     await deliver(LIMIT - (await waiting(app)));
     expect(await waiting(app)).toBe(LIMIT);
-    expect(await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')).toBe(0);
+    expect(await endedEarly(app)).toBe(0);
 
     await deliver(1);
-    await waitFor(async () => ((await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')) === 1 ? true : undefined));
+    await logged((entry) => (entry.level as number) >= 40);
+    expect(await endedEarly(app)).toBe(1);
     // What waited is dropped at once: the client resumes from its last cursor.
     expect(await waiting(app)).toBe(0);
 
@@ -193,7 +186,7 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     expect(received.length + LIMIT + 1).toBe(deliver.sent());
     for (const subscriber of healthy) expect(subscriber.nexts()).toEqual(healthy[0]!.nexts());
     await subscribersLive(app, 3);
-    expect(lines.filter((line) => line.level >= 40)).toEqual([
+    expect(logs.filter((entry) => (entry.level as number) >= 40)).toEqual([
       expect.objectContaining({ level: 40, msg: expect.stringContaining('ended early'), waiting: LIMIT + 1, ending: 'closed with 1013' }),
     ]);
   });

@@ -1,12 +1,12 @@
 import type { Client, ExecutionResult } from 'graphql-ws';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/index.ts';
+import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/socket-connection.ts';
 import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { captureLogs } from './helpers/logs.ts';
+import { scrapeSum, subscribersLive } from './helpers/metrics.ts';
 import { withMethod } from './helpers/proxy.ts';
 import { openRawSubscriber } from './helpers/raw-subscribers.ts';
-import { scrape } from './helpers/scrape.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -52,13 +52,12 @@ function subscribe(client: Client, variables: Record<string, unknown> = {}) {
   };
 }
 
-/** Resolves once `count` incomingTransfer subscriptions are live on the app (none can miss a delivery). */
-async function subscribersLive(app: TestApp, count: number): Promise<void> {
-  await waitFor(async () => ((await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value === count ? true : undefined));
-}
+const waiting = (app: TestApp) => scrapeSum(app, 'graphql_subscription_notifications_waiting');
+const endedEarly = (app: TestApp) => scrapeSum(app, 'graphql_subscriptions_ended_early_total');
+const isWarning = (entry: Record<string, unknown>) => (entry.level as number) >= 40;
 
 describe('incomingTransfer subscription', () => {
-  it('delivers a stored notification live, only to subscribers of its account', async () => {
+  it('hands a stored notification live to the subscribers of its account only', async () => {
     const app = await startApp();
     const mine = subscribe(app.wsClient(), { account: '0123456789' });
     const everyone = subscribe(app.wsClient());
@@ -115,29 +114,21 @@ describe('incomingTransfer subscription', () => {
     const releaseFirst = Promise.withResolvers<void>();
     const releaseLast = Promise.withResolvers<void>();
     let queries = 0;
-    const gated = new Proxy(store, {
-      get(target, property) {
-        if (property === 'listAfter') {
-          return async (query: Parameters<NotificationStore['listAfter']>[0]) => {
-            const rows = await target.listAfter(query);
-            if (query.accountNumber === undefined) return rows;
-            queries += 1;
-            if (queries === 1) {
-              firstPageRead.resolve();
-              await releaseFirst.promise;
-            }
-            if (rows.length < query.limit) {
-              lastPageRead.resolve();
-              await releaseLast.promise;
-            }
-            return rows;
-          };
-        }
-        const value = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    const app = await startApp({}, { store: gated });
+    const listAfter: NotificationStore['listAfter'] = async (query) => {
+      const rows = await store.listAfter(query);
+      if (query.accountNumber === undefined) return rows;
+      queries += 1;
+      if (queries === 1) {
+        firstPageRead.resolve();
+        await releaseFirst.promise;
+      }
+      if (rows.length < query.limit) {
+        lastPageRead.resolve();
+        await releaseLast.promise;
+      }
+      return rows;
+    };
+    const app = await startApp({}, { store: withMethod(store, 'listAfter', listAfter) });
 
     const account = '0123456789';
     const before = Array.from({ length: 420 }, () => notificationBody({ accountNumber: account }));
@@ -203,16 +194,13 @@ describe('incomingTransfer subscription', () => {
       if (query.accountNumber !== undefined) replayRows += rows.length;
       return rows;
     };
-    const lines: { level: number; msg: string; waiting?: number; ending?: string }[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const { logger, logs, logged } = captureLogs();
     const app = await startApp({}, { store: withMethod(store, 'listAfter', listAfter), logger });
     // Padded to 16 KB: the socket's buffers fill within a few hundred frames, well before the replay's end.
     const padded = () => notificationBody({ accountNumber: account, padding: 'x'.repeat(16_000) });
     const stored = Array.from({ length: 800 }, padded);
     for (const body of stored) await app.deliver(body);
     const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
-    const waiting = () => scrape(app.baseUrl, 'graphql_subscription_notifications_waiting');
-    const endedEarly = () => scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total');
 
     const resuming = await openRawSubscriber(app.graphqlUrl, {
       query: 'subscription($account: String, $after: String) { incomingTransfer(accountNumber: $account, after: $after) { settlementId rawBody } }',
@@ -221,17 +209,18 @@ describe('incomingTransfer subscription', () => {
     });
     resuming.stall();
     // Stalled: the rest of the page read last waits, and the replay reads no further.
-    const page = await waitFor(async () => ((await waiting()) > 0 ? waiting() : undefined));
+    const page = await waitFor(async () => ((await waiting(app)) > 0 ? waiting(app) : undefined));
     const read = replayRows;
     expect(read).toBeLessThan(stored.length);
 
     // What arrives live waits behind the replay, against the same limit.
     for (let i = page; i < LIMIT; i += 25) await Promise.all(Array.from({ length: Math.min(25, LIMIT - i) }, () => app.deliver(padded())));
-    await waitFor(async () => ((await waiting()) === LIMIT ? true : undefined));
-    expect(await endedEarly()).toBe(0);
+    await waitFor(async () => ((await waiting(app)) === LIMIT ? true : undefined));
+    expect(await endedEarly(app)).toBe(0);
     await app.deliver(padded());
-    await waitFor(async () => ((await endedEarly()) === 1 ? true : undefined));
-    expect(await waiting()).toBe(0);
+    await logged(isWarning);
+    expect(await endedEarly(app)).toBe(1);
+    expect(await waiting(app)).toBe(0);
     expect(replayRows).toBe(read);
 
     resuming.resume();
@@ -241,14 +230,13 @@ describe('incomingTransfer subscription', () => {
     const received = resuming.nexts();
     expect(received).toEqual(stored.slice(1, 1 + received.length).map((b) => b.settlementId));
     expect(received.length + page).toBe(read);
-    expect(lines.filter((line) => line.level >= 40)).toEqual([
+    expect(logs.filter(isWarning)).toEqual([
       expect.objectContaining({ level: 40, msg: expect.stringContaining('ended early'), waiting: LIMIT + 1, ending: 'closed with 1013' }),
     ]);
   });
 
   it('logs no error when the connection of a stalled resuming subscriber drops with frames still being written', async () => {
-    const lines: { level: number; msg: string }[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const { logger, logs } = captureLogs();
     const app = await startApp({}, { logger });
     const stored = Array.from({ length: 600 }, () => notificationBody({ padding: 'x'.repeat(16_000) }));
     for (const body of stored) await app.deliver(body);
@@ -258,17 +246,16 @@ describe('incomingTransfer subscription', () => {
       variables: { after: first.data!.collectionNotification.cursor },
     });
     resuming.stall();
-    await waitFor(async () => ((await scrape(app.baseUrl, 'graphql_subscription_notifications_waiting')) > 0 ? true : undefined));
+    await waitFor(async () => ((await waiting(app)) > 0 ? true : undefined));
     // The server's write to it is cancelled (write ECANCELED): the socket's end, not a fault.
     resuming.reset();
     await subscribersLive(app, 0);
     await resuming.closed;
-    expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+    expect(logs.filter(isWarning)).toEqual([]);
   });
 
   it('closes a resuming subscriber that stopped reading with 1013 when it answers no keep-alive ping, though nothing new arrives', async () => {
-    const lines: { level: number; msg: string; unansweredPing?: unknown }[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const { logger, logs, logged } = captureLogs();
     const app = await startApp({}, { logger, subscriptions: { keepAliveMs: 200 } });
     const stored = Array.from({ length: 600 }, () => notificationBody({ padding: 'x'.repeat(16_000) }));
     for (const body of stored) await app.deliver(body);
@@ -279,8 +266,9 @@ describe('incomingTransfer subscription', () => {
       keep: (m) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
     });
     resuming.stall();
-    await waitFor(async () => ((await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')) === 1 ? true : undefined));
-    expect(await scrape(app.baseUrl, 'graphql_subscription_notifications_waiting')).toBe(0);
+    await logged(isWarning);
+    expect(await endedEarly(app)).toBe(1);
+    expect(await waiting(app)).toBe(0);
 
     resuming.resume();
     const { code, reason } = await resuming.closed;
@@ -288,7 +276,7 @@ describe('incomingTransfer subscription', () => {
     const received = resuming.nexts();
     expect(received.length).toBeLessThan(stored.length - 1);
     expect(received).toEqual(stored.slice(1, 1 + received.length).map((b) => b.settlementId));
-    expect(lines.filter((line) => line.level >= 40)).toEqual([
+    expect(logs.filter(isWarning)).toEqual([
       expect.objectContaining({ level: 40, msg: expect.stringContaining('ended early'), unansweredPing: { bufferedBytes: expect.any(Number) } }),
     ]);
   });
@@ -299,9 +287,9 @@ describe('incomingTransfer subscription', () => {
     const healthy = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION });
     expect((await gone.closed).code).toBe(1006);
     await subscribersLive(app, 1);
-    expect(await scrape(app.baseUrl, 'graphql_subscriptions_ended_early_total')).toBe(0);
+    expect(await endedEarly(app)).toBe(0);
     const body = notificationBody();
     await app.deliver(body);
-    await waitFor(() => (healthy.nexts().length === 1 ? true : undefined));
+    expect((await healthy.nexted(1))[0].data.incomingTransfer.settlementId).toBe(body.settlementId);
   });
 });

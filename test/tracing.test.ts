@@ -49,6 +49,28 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
   return { status: response.statusCode, headers: response.headers, body: (await response.body.json()) as any };
 }
 
+/** A graphql-ws client of the subgraph at `baseUrl` whose upgrade request carries `traceparent`, as the router's would; closed after the test. */
+function wsClient(baseUrl: string, traceparent: string) {
+  const client = createClient({
+    url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
+    webSocketImpl: class extends WebSocket {
+      constructor(address: string, protocols?: string | string[]) {
+        super(address, protocols, { headers: { traceparent } });
+      }
+    },
+    retryAttempts: 0,
+  });
+  onCleanup(async () => client.dispose());
+  return client;
+}
+
+/** Subscribes with `query`; resolves with its first event. */
+function firstEvent(client: ReturnType<typeof createClient>, query: string): Promise<unknown> {
+  const event = Promise.withResolvers<unknown>();
+  client.subscribe({ query }, { next: event.resolve, error: event.reject, complete: () => undefined });
+  return event.promise;
+}
+
 const LOOKUP = 'query Lookup { account(accountNumber: "0123456789", bankCode: "000023") { accountName bvn bank { name } } bvn(number: "22212345678") { firstName } }';
 
 // One traced process and collector serve every test of this block, each test in a trace of its own
@@ -114,26 +136,34 @@ describe('OpenTelemetry tracing', () => {
 
   it('makes each subscription event a span under the router span of the WebSocket upgrade', async () => {
     const router = routerSpan();
-    const client = createClient({
-      url: `${subgraph.baseUrl.replace(/^http/, 'ws')}/graphql`,
-      webSocketImpl: class extends WebSocket {
-        constructor(address: string, protocols?: string | string[]) {
-          super(address, protocols, { headers: { traceparent: router.traceparent } });
-        }
-      },
-      retryAttempts: 0,
-    });
-    onCleanup(async () => client.dispose());
-    const event = Promise.withResolvers<unknown>();
-    client.subscribe({ query: 'subscription Transfers { incomingTransfer { settlementId } }' }, { next: event.resolve, error: event.reject, complete: () => undefined });
+    const event = firstEvent(wsClient(subgraph.baseUrl, router.traceparent), 'subscription Transfers { incomingTransfer { settlementId } }');
     const subscribed = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription Transfers');
     expect(subscribed.parentSpanId).toBe(router.spanId);
 
     await post(`${subgraph.baseUrl}/webhooks/collection`, notificationBody(), signedHeaders());
-    await event.promise;
-    const delivered = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription Transfers event');
-    expect(ancestry(collector.spans, delivered)).toEqual([subscribed.spanId, router.spanId]);
-    expect(delivered.attributes).toMatchObject({ 'graphql.operation.type': 'subscription', 'graphql.operation.name': 'Transfers' });
+    await event;
+    const eventSpan = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription Transfers event');
+    expect(ancestry(collector.spans, eventSpan)).toEqual([subscribed.spanId, router.spanId]);
+    expect(eventSpan.attributes).toMatchObject({ 'graphql.operation.type': 'subscription', 'graphql.operation.name': 'Transfers' });
+  });
+
+  it("makes one event span per result of an execution two subscribers share, under the first one's subscription span", async () => {
+    const query = 'subscription Shared { incomingTransfer { settlementId } }';
+    const [first, second] = [routerSpan(), routerSpan()];
+    const firstGot = firstEvent(wsClient(subgraph.baseUrl, first.traceparent), query);
+    const firstSubscribed = await collector.waitForSpan((s) => s.traceId === first.traceId && s.name === 'subscription Shared');
+    const secondGot = firstEvent(wsClient(subgraph.baseUrl, second.traceparent), query);
+    await collector.waitForSpan((s) => s.traceId === second.traceId && s.name === 'subscription Shared');
+
+    await post(`${subgraph.baseUrl}/webhooks/collection`, notificationBody(), signedHeaders());
+    await Promise.all([firstGot, secondGot]);
+    // A span that ends after the event's: once it is exported, every span that ended before it is too.
+    const marker = routerSpan();
+    await post(`${subgraph.baseUrl}/graphql`, { query: '{ banks { code } }' }, { traceparent: marker.traceparent });
+    await collector.waitForSpan((s) => s.traceId === marker.traceId && s.name === 'query');
+    const events = collector.spans.filter((s) => s.name === 'subscription Shared event');
+    expect(events).toHaveLength(1);
+    expect(ancestry(collector.spans, events[0]!)).toEqual([firstSubscribed.spanId, first.spanId]);
   });
 
   it("makes each event of a callback-protocol subscription a span under the router's subscribe request", async () => {

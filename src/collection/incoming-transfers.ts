@@ -56,12 +56,12 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
         if (wanted(n)) queue.push(n);
       });
       unlisten = connection?.onClosedBehind(() => void queue.return());
-      // Counted once live, so the gauge also tells when a new subscriber can no longer miss a delivery.
+      // Counted once live, so the gauge also tells when a new subscriber can no longer miss an event.
       deps.metrics.activeSubscriptions.inc();
       if (after === undefined) return undefined;
       return replayPages(deps.store, { accountNumber, after, through: following.position });
     },
-    onTaken: (_notification, source) => deps.metrics.deliveredEvents.inc({ source }),
+    onTaken: (_notification, source) => deps.metrics.subscriptionEvents.inc({ source }),
     onTooFarBehind(waiting) {
       // Ended, not failed: a thrown error would reach the client as an error (and the callback
       // plugin's log as one); a 1013 close, or a completion, asks it to resume with `after`.

@@ -1,22 +1,41 @@
 import type { Server } from 'node:http';
-import type { GraphQLSchema } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
+import { ApolloServerErrorCode } from '@apollo/server/errors';
+import { execute, type GraphQLError, type GraphQLSchema } from 'graphql';
+import type { Context, SubscribePayload } from 'graphql-ws';
+import { useServer, type Extra } from 'graphql-ws/use/ws';
 import WebSocket, { WebSocketServer } from 'ws';
+import { reportTooFarBehind } from '../collection/subscriber-queue.ts';
 import { createContext, type Services } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
 import type { Secret } from '../secret.ts';
-import { traceSubscriptionEvent, traced, tracedExecute, withUpgradeTrace } from '../telemetry/websocket.ts';
+import { inOperationSpan } from '../telemetry/websocket.ts';
 import { createSubscriptionFanout } from './fanout/index.ts';
-import { formatWebSocketError, maskExecutionResult } from './format-error.ts';
+import { openSocketConnection, type SocketConnection } from './fanout/socket-connection.ts';
+import { formatWebSocketError } from './format-error.ts';
 import { GRAPHQL_PATH } from './graphql.ts';
 import { checkWebSocketOperation } from './operation-limit-hooks.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
+import { createResultPresenter, createWebSocketContext, webSocketOperation } from './websocket-context.ts';
 
 /** A ping this often, and a socket whose ping is unanswered by the next is ended: graphql-ws's own default. */
 const KEEP_ALIVE_MS = 12_000;
 
+/** `useServer`'s keep-alive interval that turns graphql-ws's own off (graphql-ws.contract.test.ts beside this file pins it). */
+const GRAPHQL_WS_KEEP_ALIVE_OFF = 0;
+
 /** What graphql-ws would send, were the socket still open, for an error that is the socket's own end. */
-const CONNECTION_GONE = { message: 'The connection closed.', extensions: { code: 'INTERNAL_SERVER_ERROR' } };
+const CONNECTION_GONE = { message: 'The connection closed.', extensions: { code: ApolloServerErrorCode.INTERNAL_SERVER_ERROR } };
+
+/** What we keep in graphql-ws's per-connection `extra`, from the moment it acknowledges the connection. */
+interface ConnectionExtra extends Record<PropertyKey, unknown> {
+  connection: SocketConnection;
+}
+
+type ConnectionParams = Record<string, unknown> | undefined;
+/** graphql-ws's per-connection context, as its hooks receive it here. */
+type ConnectionContext = Context<ConnectionParams, Extra & Partial<ConnectionExtra>>;
 
 export interface SubscriptionServer {
   /** Closes every client with 1001 (going away) and stops accepting upgrades. */
@@ -41,65 +60,90 @@ export function attachSubscriptionServer(
 ): SubscriptionServer {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
   const { logger, metrics } = services;
-  const fanout = createSubscriptionFanout({ logger, metrics, sharedContext: () => createContext(services) });
-  keepAlive(wss, options.keepAliveMs ?? KEEP_ALIVE_MS, (socket) => fanout.unresponsive(socket));
-  const disposable = useServer(
+  const present = createResultPresenter(logger);
+  const fanout = createSubscriptionFanout({
+    metrics,
+    present,
+    onReturnError: (error) => logger.debug({ err: error }, 'ending a shared subscription source failed'),
+    sharedContext: () => createContext(services),
+  });
+  const connectionOf = (extra: ConnectionContext['extra']): SocketConnection => {
+    if (extra.connection === undefined) throw new Error('graphql-ws ran an operation on a connection it had not acknowledged');
+    return extra.connection;
+  };
+  const disposable = useServer<ConnectionParams, ConnectionExtra>(
     {
       schema,
+      onConnect: acceptConnection({ routerSecret, keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS, logger, metrics }),
       // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
       onSubscribe: (_ctx, _id, payload) => checkWebSocketOperation(schema, limits, payload),
       // Each operation's spans are children of the upgrade request's traceparent (the router's).
-      // An operation's stream that falls too far behind closes the socket it writes to with 1013.
-      context: ({ extra }, id, request, args) => {
-        const contextValue = createContext(services, { connection: fanout.connection(extra.socket) });
-        return withUpgradeTrace(fanout.bind(contextValue, { socket: extra.socket, id, request }), extra.request.headers, args);
-      },
-      execute: tracedExecute,
-      subscribe: traced((args) => fanout.subscribe(args)),
-      onConnect: ({ extra, connectionParams }) => {
-        const provided =
-          extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
-        // false closes the socket with 4403 Forbidden.
-        return routerSecretAccepted(routerSecret, provided);
-      },
-      // Execution errors over WebSocket get the same masking as over HTTP (shared executions mask their own).
-      onNext: (_ctx, _id, _payload, args, result) =>
-        traceSubscriptionEvent(args, result.errors !== undefined, () => maskExecutionResult(result, logger)),
+      context: ({ extra }, id, request, args) =>
+        createWebSocketContext(services, { connection: connectionOf(extra), id, request, upgradeHeaders: extra.request.headers, args }),
+      execute: (args) => inOperationSpan(webSocketOperation(args).trace, () => execute(args)),
+      subscribe: (args) => inOperationSpan(webSocketOperation(args).trace, () => fanout.subscribe(args)),
+      // Results graphql-ws sends itself (operations that run alone); shared executions present theirs alike.
+      onNext: (_ctx, _id, _payload, args, result) => present(webSocketOperation(args).trace, result),
       // Validation errors, and errors thrown by a stream mid-way, which graphql-ws would send raw.
-      onError: ({ extra }, id, _payload, errors) => {
-        // The socket is gone (closed for falling behind, or by the keep-alive): nothing reaches the
-        // client, and the error is the cancelled write of a frame to it, not a fault of ours.
-        if (extra.socket.readyState !== WebSocket.OPEN) {
-          logger.debug({ subscriptionId: id, errors: errors.map((e) => e.message) }, 'subscription ended with its socket');
-          return errors.map(() => CONNECTION_GONE);
-        }
-        const formatted = errors.map((error) => formatWebSocketError(error, logger));
-        // Internal faults are logged in full by formatError; this line carries only what the client saw.
-        logger.warn({ subscriptionId: id, errors: formatted.map((e) => e.message) }, 'subscription operation failed');
-        return formatted;
-      },
+      onError: errorsForClient(logger),
     },
     wss,
-    // Off: ours below ends an unresponsive socket that stopped reading with 1013, not a cut.
-    0,
+    GRAPHQL_WS_KEEP_ALIVE_OFF,
   );
   return { dispose: async () => disposable.dispose() };
 }
 
 /**
- * graphql-ws's keep-alive, with our verdict: every socket is pinged each `intervalMs`, and one that
- * has not answered by the next ping is handed to `unresponsive`.
+ * graphql-ws's `onConnect`: refuses a connection without the router secret (when one is set; graphql-ws
+ * then closes it with 4403 Forbidden), and gives an accepted one its SocketConnection, kept in
+ * `extra`, and its keep-alive.
  */
-function keepAlive(wss: WebSocketServer, intervalMs: number, unresponsive: (socket: WebSocket) => void): void {
-  wss.on('connection', (socket) => {
-    let answered = true;
-    socket.on('pong', () => (answered = true));
-    const timer = setInterval(() => {
-      if (socket.readyState !== WebSocket.OPEN) return;
-      if (!answered) return unresponsive(socket);
-      answered = false;
-      socket.ping();
-    }, intervalMs);
-    socket.once('close', () => clearInterval(timer));
-  });
+function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs: number; logger: Logger; metrics: Metrics }) {
+  const { logger, metrics } = deps;
+  return ({ extra, connectionParams }: ConnectionContext): boolean => {
+    const provided = extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
+    if (!routerSecretAccepted(deps.routerSecret, provided)) return false;
+    // An operation's stream that falls too far behind closes the socket it writes to with 1013.
+    extra.connection = openSocketConnection(extra.socket, {
+      gauge: metrics.notificationsWaiting,
+      onTooFarBehind: (details) => reportTooFarBehind({ logger, metrics }, details),
+    });
+    keepAlive(extra.socket, deps.keepAliveMs, extra.connection);
+    return true;
+  };
+}
+
+/** graphql-ws's `onError`: the errors of an `error` message, masked as over HTTP. */
+function errorsForClient(logger: Logger) {
+  return ({ extra }: ConnectionContext, id: string, _payload: SubscribePayload, errors: readonly GraphQLError[]) => {
+    // The socket is gone (closed for falling behind, or by the keep-alive): nothing reaches the
+    // client, and the error is the cancelled write of a message to it, not a fault of ours.
+    if (extra.socket.readyState !== WebSocket.OPEN) {
+      logger.debug({ subscriptionId: id, errors: errors.map((e) => e.message) }, 'subscription ended with its socket');
+      return errors.map(() => CONNECTION_GONE);
+    }
+    const formatted = errors.map((error) => formatWebSocketError(error, logger));
+    // Internal faults are logged in full by formatError; this line carries only what the client saw.
+    logger.warn({ subscriptionId: id, errors: formatted.map((e) => e.message) }, 'subscription operation failed');
+    return formatted;
+  };
+}
+
+/**
+ * ws's heartbeat (its README's "detect and close broken connections") in place of graphql-ws's,
+ * whose only verdict is to cut the socket: every `intervalMs` the socket is pinged, and one that
+ * has not answered by the next ping is handed to its connection, which closes a client that
+ * stopped reading with 1013 (it resumes with `after`) and cuts one that vanished, as graphql-ws would.
+ */
+function keepAlive(socket: WebSocket, intervalMs: number, connection: SocketConnection): void {
+  if (socket.readyState === WebSocket.CLOSED) return;
+  let answered = true;
+  socket.on('pong', () => (answered = true));
+  const timer = setInterval(() => {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    if (!answered) return connection.unresponsive();
+    answered = false;
+    socket.ping();
+  }, intervalMs);
+  socket.once('close', () => clearInterval(timer));
 }

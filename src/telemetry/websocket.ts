@@ -1,77 +1,60 @@
 import { SpanKind, context, trace, type Context } from '@opentelemetry/api';
-import { execute, getOperationAST, subscribe, type ExecutionArgs } from 'graphql';
-import { contextFromHeaders, inSpan, markFailed, tracer, type Headers } from './tracer.ts';
-
-/** Per graphql-ws operation (keyed by its context value): the trace it belongs to, and what it is. */
-interface OperationTrace {
-  /** The upgrade request's context at first; the operation span's once it has started. */
-  parent: Context;
-  type: string;
-  name: string | undefined;
-}
-
-const operations = new WeakMap<object, OperationTrace>();
+import { getOperationAST, type ExecutionArgs } from 'graphql';
+import { contextFromHeaders, inSpan, markFailed, tracer, tracingOn, type Headers } from './tracer.ts';
 
 /**
- * Ties a graphql-ws operation's context value to the WebSocket upgrade request's `traceparent`
- * (the router's), so the operation's span and its events are children of the router's span.
+ * One graphql-ws operation's place in a trace: under the WebSocket upgrade request's `traceparent`
+ * (the router's) until its span starts, then under that span, so its events are its children.
  */
-export function withUpgradeTrace<T extends object>(contextValue: T, upgradeHeaders: Headers, args: ExecutionArgs): T {
+export interface OperationTrace {
+  parent: Context;
+  readonly type: string;
+  readonly name: string | undefined;
+}
+
+/** The trace of an operation on a socket opened with `upgradeHeaders`; undefined while tracing is off. */
+export function operationTrace(upgradeHeaders: Headers, args: ExecutionArgs): OperationTrace | undefined {
+  if (!tracingOn()) return undefined;
   const operation = getOperationAST(args.document, args.operationName);
-  operations.set(contextValue, {
-    parent: contextFromHeaders(upgradeHeaders),
-    type: operation?.operation ?? 'unknown',
-    name: args.operationName ?? operation?.name?.value,
-  });
-  return contextValue;
+  return { parent: contextFromHeaders(upgradeHeaders), type: operation?.operation ?? 'unknown', name: args.operationName ?? operation?.name?.value };
 }
 
-function traceOf(args: ExecutionArgs): OperationTrace | undefined {
-  const key = args.contextValue;
-  return typeof key === 'object' && key !== null ? operations.get(key) : undefined;
+function spanName(operation: OperationTrace): string {
+  return operation.name ? `${operation.type} ${operation.name}` : operation.type;
 }
 
-function spanName(trace: OperationTrace): string {
-  return trace.name ? `${trace.type} ${trace.name}` : trace.type;
-}
-
-function attributes(trace: OperationTrace) {
-  return { 'graphql.operation.type': trace.type, ...(trace.name ? { 'graphql.operation.name': trace.name } : {}), 'network.protocol.name': 'websocket' };
-}
-
-/** graphql-js `execute` or `subscribe` inside a SERVER span for the operation, active while it runs. */
-export function traced<R>(run: (args: ExecutionArgs) => R | Promise<R>) {
-  return async (args: ExecutionArgs): Promise<R> => {
-    const operation = traceOf(args);
-    if (operation === undefined) return run(args);
-    const parent = operation.parent;
-    const span = tracer.startSpan(spanName(operation), { kind: SpanKind.SERVER, attributes: attributes(operation) }, parent);
-    // Events of a subscription become children of its span, though it ends once the stream is set up.
-    operation.parent = trace.setSpan(parent, span);
-    return inSpan(span, parent, async () => {
-      const result = await run(args);
-      const errors = (result as { errors?: readonly { extensions?: Record<string, unknown> }[] }).errors;
-      if (errors?.length) markFailed(span, String(errors[0]?.extensions?.code ?? 'UNKNOWN'));
-      return result;
-    });
+function attributes(operation: OperationTrace) {
+  return {
+    'graphql.operation.type': operation.type,
+    ...(operation.name ? { 'graphql.operation.name': operation.name } : {}),
+    'network.protocol.name': 'websocket',
   };
 }
 
-/** graphql-ws's `execute` option: queries and mutations over WebSocket, traced. */
-export const tracedExecute = traced(execute);
-/** graphql-ws's `subscribe` option: a subscription's set-up, traced. */
-export const tracedSubscribe = traced(subscribe);
+/** Runs graphql-js `execute` or `subscribe` inside a SERVER span for the operation, active while it runs. */
+export async function inOperationSpan<R>(operation: OperationTrace | undefined, run: () => R | Promise<R>): Promise<R> {
+  if (operation === undefined) return run();
+  const parent = operation.parent;
+  const span = tracer.startSpan(spanName(operation), { kind: SpanKind.SERVER, attributes: attributes(operation) }, parent);
+  // Events of a subscription become children of its span, though it ends once the stream is set up.
+  operation.parent = trace.setSpan(parent, span);
+  return inSpan(span, parent, async () => {
+    const result = await run();
+    const errors = (result as { errors?: readonly { extensions?: Record<string, unknown> }[] }).errors;
+    if (errors?.length) markFailed(span, String(errors[0]?.extensions?.code ?? 'UNKNOWN'));
+    return result;
+  });
+}
 
 /**
- * A span for one subscription event handed to graphql-ws for sending (`next`), a child of the
- * subscription's span; `deliver` formats the event. Queries' single results are not events.
+ * A span for one subscription event, a child of the subscription's span, around `present` (which
+ * makes the event's `next` payload). Queries' single results are not events.
  */
-export function traceSubscriptionEvent<R>(args: ExecutionArgs, hasErrors: boolean, deliver: () => R): R {
-  const operation = traceOf(args);
-  if (operation === undefined || operation.type !== 'subscription') return deliver();
+export function traceEvent<R>(operation: OperationTrace | undefined, hasErrors: boolean, present: () => R): R {
+  if (operation === undefined || operation.type !== 'subscription') return present();
   const span = tracer.startSpan(`${spanName(operation)} event`, { kind: SpanKind.PRODUCER, attributes: attributes(operation) }, operation.parent);
   try {
-    return context.with(trace.setSpan(operation.parent, span), deliver);
+    return context.with(trace.setSpan(operation.parent, span), present);
   } finally {
     if (hasErrors) markFailed(span, 'GRAPHQL_ERRORS');
     span.end();

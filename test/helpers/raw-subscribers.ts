@@ -22,6 +22,10 @@ export interface RawSubscriber {
   messages: ProtocolMessage[];
   /** The payloads of its `next` messages, in order. */
   nexts(): any[];
+  /** Resolves with the payloads of its first `count` `next` messages once they have arrived. */
+  nexted(count: number): Promise<any[]>;
+  /** Resolves with its first message of `type` once it has arrived. */
+  arrived(type: string): Promise<ProtocolMessage>;
   /** Resolves with the close code and reason once the socket has closed. */
   closed: Promise<{ code: number; reason: string }>;
   /**
@@ -56,6 +60,18 @@ export async function openRawSubscriber(
   onCleanup(() => socket.terminate());
   const id = operation.id ?? '1';
   const messages: ProtocolMessage[] = [];
+  const payloads: any[] = [];
+  // Each waiter says whether it is done (and then has resolved its promise).
+  let waiters: (() => boolean)[] = [];
+  const until = <T>(found: () => T | undefined) =>
+    new Promise<T>((resolve) => {
+      const waiter = () => {
+        const value = found();
+        if (value !== undefined) resolve(value);
+        return value !== undefined;
+      };
+      if (!waiter()) waiters.push(waiter);
+    });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() }));
   });
@@ -67,7 +83,12 @@ export async function openRawSubscriber(
     const message = JSON.parse(data.toString()) as ProtocolMessage;
     if (message.type === 'connection_ack') acknowledged.resolve();
     else if (message.type === 'ping') socket.send(JSON.stringify({ type: 'pong' }));
-    else messages.push(operation.keep ? operation.keep(message) : message);
+    else {
+      const kept = operation.keep ? operation.keep(message) : message;
+      messages.push(kept);
+      if (kept.type === 'next') payloads.push(kept.payload);
+      if (waiters.length > 0) waiters = waiters.filter((waiter) => !waiter());
+    }
   });
   socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
   await acknowledged.promise;
@@ -78,7 +99,9 @@ export async function openRawSubscriber(
     socket,
     id,
     messages,
-    nexts: () => messages.filter((m) => m.type === 'next').map((m) => m.payload),
+    nexts: () => [...payloads],
+    nexted: (count) => until(() => (payloads.length >= count ? payloads.slice(0, count) : undefined)),
+    arrived: (type) => until(() => messages.find((m) => m.type === type)),
     closed,
     stall: () => void tcp().pause(),
     resume: () => void tcp().resume(),

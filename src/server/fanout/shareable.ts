@@ -1,4 +1,5 @@
 import { getOperationAST, getVariableValues, Kind, visit, type ExecutionArgs } from 'graphql';
+import type { SubscribePayload } from 'graphql-ws';
 
 /**
  * Arguments that give each subscriber a stream of its own: a replay position (`after`) means
@@ -6,20 +7,14 @@ import { getOperationAST, getVariableValues, Kind, visit, type ExecutionArgs } f
  */
 const REPLAY_ARGUMENTS = new Set(['after']);
 
-/** What graphql-ws received from the client: the text the execution arguments were built from. */
-export interface SubscribeRequest {
-  query: string;
-  operationName?: string | null | undefined;
-  variables?: Record<string, unknown> | null | undefined;
-}
-
 /**
- * The key under which subscribers share one execution, or undefined when this one must run alone:
+ * The key under which subscribers share one execution (`request`: what the client sent, the text
+ * the execution arguments were built from), or undefined when this one must run alone:
  * not a subscription, variables that do not coerce (graphql-js will report them), or a replay
  * argument with a value. Equal keys mean the same text, operation and variables, so the same
  * execution; the context holds nothing personal (no caller identity), so sharing it is safe.
  */
-export function sharedExecutionKey(args: ExecutionArgs, request: SubscribeRequest): string | undefined {
+export function sharedExecutionKey(args: ExecutionArgs, request: SubscribePayload): string | undefined {
   const operation = getOperationAST(args.document, args.operationName);
   if (operation?.operation !== 'subscription') return undefined;
   const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], args.variableValues ?? {});

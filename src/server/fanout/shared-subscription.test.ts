@@ -1,9 +1,9 @@
 import { GraphQLError, type ExecutionResult } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import type WebSocket from 'ws';
 import { WaitingCount } from '../../collection/subscriber-queue.ts';
 import { SharedSubscription, type SharedSubscriptionHooks } from './shared-subscription.ts';
-import type { Recipient, SocketWriter } from './socket-writer.ts';
+import { messagePrefix, nextMessage, nextMessageTail, type NextMessageTail } from './frames.ts';
+import type { Recipient } from './socket-connection.ts';
 
 /** A source the test pushes results into, recording whether it was returned. */
 function controlledSource() {
@@ -34,41 +34,36 @@ function controlledSource() {
 }
 
 /**
- * Hooks whose writer records each frame by socket name; with `hold`, frames wait (counted for their
- * member, as behind a backed-up socket) until `release()` writes them.
+ * Hooks that present each result with the real frame writer, and recipients (`recipient(socket, id)`)
+ * that record each message by socket name; with `hold`, messages wait (counted for their member, as
+ * behind a backed-up socket) until `release()` writes them.
  */
 function recordingHooks(options: { hold?: boolean } = {}) {
   const frames: { socket: string; frame: string }[] = [];
   const held: { recipient: Recipient; write: () => void }[] = [];
-  let serialised = 0;
+  let presented = 0;
   let ended: string | undefined;
-  const writer: SocketWriter = {
-    recipient(socket, id) {
-      const write = (tail: Buffer) => () =>
-        void frames.push({ socket: (socket as unknown as { name: string }).name, frame: `{"id":${JSON.stringify(id)}${tail.toString()}` });
-      const recipient: Recipient = {
-        waiting: new WaitingCount({ inc: () => undefined, dec: () => undefined }, () => undefined),
-        send(tail) {
-          if (!options.hold) write(tail)();
-          else {
-            held.push({ recipient, write: write(tail) });
-            recipient.waiting.add();
-          }
-          return true;
-        },
-        forget: () => recipient.waiting.clear(),
-        onDrained: () => undefined,
-      };
-      return recipient;
-    },
-    connection: () => ({ tooFarBehind: () => undefined, onClosedBehind: () => () => undefined }),
-    closeTooFarBehind: () => true,
+  const recipient = (socket: string, id: string): Recipient => {
+    const write = (tail: NextMessageTail) => () => void frames.push({ socket, frame: nextMessage(messagePrefix(id), tail).toString() });
+    const made: Recipient = {
+      waiting: new WaitingCount({ inc: () => undefined, dec: () => undefined }, () => undefined),
+      send(tail) {
+        if (!options.hold) write(tail)();
+        else {
+          held.push({ recipient: made, write: write(tail) });
+          made.waiting.add();
+        }
+        return true;
+      },
+      forget: () => made.waiting.clear(),
+      onDrained: () => undefined,
+    };
+    return made;
   };
   const hooks: SharedSubscriptionHooks = {
-    writer,
-    serialise: (result) => {
-      serialised += 1;
-      return JSON.stringify(result);
+    present: (result) => {
+      presented += 1;
+      return nextMessageTail(result);
     },
     onResult: () => undefined,
     onMembership: () => undefined,
@@ -78,32 +73,31 @@ function recordingHooks(options: { hold?: boolean } = {}) {
     onReturnError: () => undefined,
   };
   const release = () => {
-    for (const { recipient, write } of held.splice(0)) {
-      if (recipient.waiting.value === 0) continue; // forgotten
-      recipient.waiting.remove();
+    for (const { recipient: waiting, write } of held.splice(0)) {
+      if (waiting.waiting.value === 0) continue; // forgotten
+      waiting.waiting.remove();
       write();
-      if (recipient.waiting.value === 0) recipient.onDrained();
+      if (waiting.waiting.value === 0) waiting.onDrained();
     }
   };
-  return { hooks, frames, serialised: () => serialised, ended: () => ended, release };
+  return { hooks, recipient, frames, presented: () => presented, ended: () => ended, release };
 }
 
-const socket = (name: string) => ({ name }) as unknown as WebSocket;
 const settleEvents = () => new Promise((resolve) => setImmediate(resolve));
 const result = (n: number): ExecutionResult => ({ data: { n } });
 
 describe('SharedSubscription', () => {
-  it('serialises each result once and writes a graphql-transport-ws next frame per member', async () => {
+  it('presents each result once and writes a graphql-transport-ws next message per member', async () => {
     const { source, push } = controlledSource();
-    const { hooks, frames, serialised } = recordingHooks();
+    const { hooks, recipient, frames, presented } = recordingHooks();
     const execution = new SharedSubscription(source, hooks);
-    const a = execution.join({ socket: socket('a'), id: 'one' })!;
-    const b = execution.join({ socket: socket('b'), id: 'two"quoted' })!;
+    const a = execution.join(recipient('a', 'one'))!;
+    const b = execution.join(recipient('b', 'two"quoted'))!;
     void a.next();
     void b.next();
     push(result(1));
     await settleEvents();
-    expect(serialised()).toBe(1);
+    expect(presented()).toBe(1);
     expect(frames).toEqual([
       { socket: 'a', frame: '{"id":"one","type":"next","payload":{"data":{"n":1}}}' },
       { socket: 'b', frame: '{"id":"two\\"quoted","type":"next","payload":{"data":{"n":1}}}' },
@@ -111,26 +105,38 @@ describe('SharedSubscription', () => {
     expect(frames.map((f) => JSON.parse(f.frame).id)).toEqual(['one', 'two"quoted']);
   });
 
-  it('writes nothing to a member graphql-ws has not started iterating', async () => {
+  it('writes to a member from the moment it joins, none of the results before', async () => {
     const { source, push } = controlledSource();
-    const { hooks, frames } = recordingHooks();
+    const { hooks, recipient, frames } = recordingHooks();
     const execution = new SharedSubscription(source, hooks);
-    void execution.join({ socket: socket('a'), id: '1' })!.next();
-    const late = execution.join({ socket: socket('late'), id: '1' })!;
+    void execution.join(recipient('a', '1'))!.next();
     push(result(1));
     await settleEvents();
-    void late.next();
+    execution.join(recipient('late', '1'));
     push(result(2));
     await settleEvents();
     expect(frames.map((f) => `${f.socket}:${JSON.parse(f.frame).payload.data.n}`)).toEqual(['a:1', 'a:2', 'late:2']);
   });
 
+  it('pulls its source once a member joins, not before', async () => {
+    let pulled = 0;
+    const source: AsyncIterator<ExecutionResult> = { next: () => ((pulled += 1), new Promise(() => undefined)) };
+    const { hooks, recipient } = recordingHooks();
+    const execution = new SharedSubscription(source, hooks);
+    await settleEvents();
+    expect(pulled).toBe(0);
+    execution.join(recipient('a', '1'));
+    execution.join(recipient('b', '1'));
+    await settleEvents();
+    expect(pulled).toBe(1);
+  });
+
   it('keeps the others when one member leaves, and returns the source when the last one does', async () => {
     const { source, push, returned } = controlledSource();
-    const { hooks, frames, ended } = recordingHooks();
+    const { hooks, recipient, frames, ended } = recordingHooks();
     const execution = new SharedSubscription(source, hooks);
-    const a = execution.join({ socket: socket('a'), id: '1' })!;
-    const b = execution.join({ socket: socket('b'), id: '1' })!;
+    const a = execution.join(recipient('a', '1'))!;
+    const b = execution.join(recipient('b', '1'))!;
     const aDone = a.next();
     void b.next();
     await a.return!();
@@ -142,15 +148,15 @@ describe('SharedSubscription', () => {
     await b.return!();
     expect(returned()).toBe(true);
     expect(ended()).toBe('left');
-    expect(execution.join({ socket: socket('c'), id: '1' })).toBeUndefined();
+    expect(execution.join(recipient('c', '1'))).toBeUndefined();
   });
 
   it('completes every member when the source completes', async () => {
     const { source, finish } = controlledSource();
-    const { hooks, ended } = recordingHooks();
+    const { hooks, recipient, ended } = recordingHooks();
     const execution = new SharedSubscription(source, hooks);
-    const a = execution.join({ socket: socket('a'), id: '1' })!;
-    const b = execution.join({ socket: socket('b'), id: '1' })!;
+    const a = execution.join(recipient('a', '1'))!;
+    const b = execution.join(recipient('b', '1'))!;
     const steps = [a.next(), b.next()];
     finish();
     expect(await Promise.all(steps)).toEqual([
@@ -162,10 +168,10 @@ describe('SharedSubscription', () => {
 
   it('rejects every member with what the source threw, so graphql-ws sends each an error message', async () => {
     const { source, fail } = controlledSource();
-    const { hooks, ended } = recordingHooks();
+    const { hooks, recipient, ended } = recordingHooks();
     const execution = new SharedSubscription(source, hooks);
-    const a = execution.join({ socket: socket('a'), id: '1' })!;
-    const b = execution.join({ socket: socket('b'), id: '1' })!;
+    const a = execution.join(recipient('a', '1'))!;
+    const b = execution.join(recipient('b', '1'))!;
     const steps = [a.next(), b.next()];
     const failure = new GraphQLError('the feed broke');
     fail(failure);
@@ -180,9 +186,9 @@ describe('SharedSubscription', () => {
 
   it("completes a member only after the frames that waited for its socket are written, so `complete` follows its last `next`", async () => {
     const { source, push, finish } = controlledSource();
-    const { hooks, frames, release } = recordingHooks({ hold: true });
+    const { hooks, recipient, frames, release } = recordingHooks({ hold: true });
     const execution = new SharedSubscription(source, hooks);
-    const a = execution.join({ socket: socket('a'), id: '1' })!;
+    const a = execution.join(recipient('a', '1'))!;
     let completed = false;
     const step = a.next().then((value) => ((completed = true), value));
     push(result(1));
@@ -197,9 +203,9 @@ describe('SharedSubscription', () => {
 
   it('drops what waited for a member that leaves, and completes it at once', async () => {
     const { source, push } = controlledSource();
-    const { hooks, frames, release } = recordingHooks({ hold: true });
+    const { hooks, recipient, frames, release } = recordingHooks({ hold: true });
     const execution = new SharedSubscription(source, hooks);
-    const a = execution.join({ socket: socket('a'), id: '1' })!;
+    const a = execution.join(recipient('a', '1'))!;
     const step = a.next();
     push(result(1));
     await settleEvents();

@@ -1,27 +1,20 @@
 import type { ExecutionResult } from 'graphql';
-import type WebSocket from 'ws';
-import type { Recipient, SocketWriter } from './socket-writer.ts';
+import type { NextMessageTail } from './frames.ts';
+import type { Recipient } from './socket-connection.ts';
 
-/** One client's subscription: its socket and the `id` of its `subscribe` message. */
-export interface Subscriber {
-  socket: WebSocket;
-  id: string;
-}
-
-/** What a shared execution needs from its registry: serialising, writing, counting. */
+/** What a shared execution needs from its registry: presenting each result, and counting. */
 export interface SharedSubscriptionHooks {
-  writer: SocketWriter;
-  /** The `payload` of a `next` message as JSON text, errors masked; called once per result. */
-  serialise(result: ExecutionResult): string;
-  /** One result was handed to `delivered` subscribers' sockets (written, or waiting behind their backlog). */
-  onResult(delivered: number): void;
-  /** A subscriber started (`joined`) or stopped receiving; `others` are those still receiving besides it. */
+  /** The result as every member's `next` message carries it (errors masked); called once per result. */
+  present(result: ExecutionResult): NextMessageTail;
+  /** One result was handed to `reached` members' sockets (written, or waiting behind their backlog). */
+  onResult(reached: number): void;
+  /** A member joined or left; `others` are the members besides it. */
   onMembership(change: { joined: boolean; others: number }): void;
   /**
    * The execution ended, no one may join it any more: `left` when its last member did, `completed`
-   * or `failed` when its source did, ending the `receiving` members that had been receiving.
+   * or `failed` when its source did, ending the `members` it had then.
    */
-  onEnded(how: { reason: 'left' | 'completed' | 'failed'; receiving: number }): void;
+  onEnded(how: { reason: 'left' | 'completed' | 'failed'; members: number }): void;
   /** Returning the source failed (it is being dropped anyway). */
   onReturnError(error: unknown): void;
 }
@@ -32,18 +25,18 @@ const DONE: Done = { done: true, value: undefined };
 
 /**
  * One graphql-js execution shared by every subscriber of the same operation and variables. Each
- * result is serialised once and handed to every member's socket by the writer as a
- * graphql-transport-ws `next` frame (only the `id` differs), so graphql-ws never sees the results: a
- * member's own iterable yields nothing and finishes when the execution does, once its waiting frames
- * are written (graphql-ws then sends `complete`, or `error` with what the source threw), or when
- * graphql-ws returns it (client `complete`, socket closed). The source is pulled as fast as it yields,
- * never waiting on a socket; it is pulled once a member is registered and returned when the last leaves.
+ * result is presented once and its message written to every member's socket with only the `id`
+ * differing, so graphql-ws never sees the results. What graphql-ws holds for a member is an iterable
+ * that yields nothing: graphql-ws keeps its one `next()` pending while the execution runs, and
+ * sends `complete` (or `error`, with what the source threw) once it settles, after the member's
+ * waiting messages are written; graphql-ws returns it when the client completes or the socket
+ * closes (server/graphql-ws.contract.test.ts pins each of these). The source is pulled as fast as it
+ * yields, never waiting on a socket, from the first member's joining until the last one leaves.
  */
 export class SharedSubscription {
   readonly #source: Source;
   readonly #hooks: SharedSubscriptionHooks;
   readonly #members = new Set<Member>();
-  #receiving = 0;
   #pulling = false;
   #ended = false;
 
@@ -52,23 +45,20 @@ export class SharedSubscription {
     this.#hooks = hooks;
   }
 
-  /** A member iterable to hand graphql-ws, or undefined when this execution has already ended. */
-  join(subscriber: Subscriber): AsyncIterableIterator<ExecutionResult> | undefined {
+  /**
+   * A member writing to `recipient`, receiving from now on: the iterable to hand graphql-ws, or
+   * undefined when this execution has already ended.
+   */
+  join(recipient: Recipient): AsyncIterableIterator<ExecutionResult> | undefined {
     if (this.#ended) return undefined;
-    const member = new Member(subscriber, this, this.#hooks.writer);
+    const member = new Member(recipient, this);
+    this.#hooks.onMembership({ joined: true, others: this.#members.size });
     this.#members.add(member);
-    return member;
-  }
-
-  /** graphql-ws is iterating the member: from now on results are written to it. */
-  receive(member: Member): void {
-    if (this.#ended) return member.end();
-    member.receiving = true;
-    this.#hooks.onMembership({ joined: true, others: this.#receiving++ });
     if (!this.#pulling) {
       this.#pulling = true;
       void this.#pull();
     }
+    return member;
   }
 
   /** The member is gone (its client completed, its socket closed): nothing more is written to it. */
@@ -80,9 +70,9 @@ export class SharedSubscription {
   /** The last member out returns the source, which unsubscribes from the feed. */
   #remove(member: Member): void {
     if (!this.#members.delete(member)) return;
-    if (member.receiving) this.#hooks.onMembership({ joined: false, others: --this.#receiving });
+    this.#hooks.onMembership({ joined: false, others: this.#members.size });
     if (this.#members.size > 0 || this.#ended) return;
-    this.#end({ reason: 'left', receiving: 0 });
+    this.#end({ reason: 'left', members: 0 });
     this.#source.return?.().catch((error: unknown) => this.#hooks.onReturnError(error));
   }
 
@@ -98,7 +88,7 @@ export class SharedSubscription {
       failure = { error };
     }
     if (this.#ended) return;
-    this.#end({ reason: failure ? 'failed' : 'completed', receiving: this.#receiving });
+    this.#end({ reason: failure ? 'failed' : 'completed', members: this.#members.size });
     // Each member ends once what waits for it has been written: its `complete` comes after its last `next`.
     for (const member of [...this.#members]) {
       this.#remove(member);
@@ -107,12 +97,12 @@ export class SharedSubscription {
   }
 
   #write(result: ExecutionResult): void {
-    const tail = Buffer.from(`,"type":"next","payload":${this.#hooks.serialise(result)}}`);
-    let delivered = 0;
+    const tail = this.#hooks.present(result);
+    let reached = 0;
     for (const member of this.#members) {
-      if (member.receiving && member.recipient.send(tail)) delivered += 1;
+      if (member.recipient.send(tail)) reached += 1;
     }
-    this.#hooks.onResult(delivered);
+    this.#hooks.onResult(reached);
   }
 
   #end(how: Parameters<SharedSubscriptionHooks['onEnded']>[0]): void {
@@ -123,31 +113,26 @@ export class SharedSubscription {
 
 /** The iterable graphql-ws holds for one subscriber of a shared execution. */
 class Member implements AsyncIterableIterator<ExecutionResult> {
-  readonly subscriber: Subscriber;
   readonly recipient: Recipient;
-  receiving = false;
   readonly #execution: SharedSubscription;
   #pending: PromiseWithResolvers<Done> | undefined;
   #outcome: { failure?: { error: unknown } | undefined } | undefined;
-  /** Ended by the execution while frames still waited for it: settled once they are written. */
+  /** Ended by the execution while messages still waited for it: settled once they are written. */
   #ending: { failure?: { error: unknown } | undefined } | undefined;
 
-  constructor(subscriber: Subscriber, execution: SharedSubscription, writer: SocketWriter) {
-    this.subscriber = subscriber;
-    this.recipient = writer.recipient(subscriber.socket, subscriber.id);
+  constructor(recipient: Recipient, execution: SharedSubscription) {
+    this.recipient = recipient;
     this.recipient.onDrained = () => {
       if (this.#ending) this.#finish(this.#ending.failure);
     };
     this.#execution = execution;
   }
 
-  // graphql-ws calls next() once it has registered the subscription, and never again until it settles.
+  /** Settles when the member is over; every call until then shares the one pending step. */
   next(): Promise<Done> {
     if (this.#outcome) return this.#settled();
     this.#pending ??= Promise.withResolvers<Done>();
-    const { promise } = this.#pending;
-    if (!this.receiving) this.#execution.receive(this);
-    return promise;
+    return this.#pending.promise;
   }
 
   return(): Promise<Done> {
