@@ -1,4 +1,4 @@
-import { describeUrl, type Config } from './config.ts';
+import { describeUrl, type Config } from './config/index.ts';
 import { startNotificationFeed, type NotificationFeedOptions } from './collection/notification-feed.ts';
 import type { Services } from './context.ts';
 import { createReferenceData } from './loaders/reference-data.ts';

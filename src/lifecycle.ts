@@ -1,5 +1,5 @@
 import closeWithGrace from 'close-with-grace';
-import { ConfigError } from './config.ts';
+import { ConfigError } from './config/index.ts';
 import type { Logger } from './logger.ts';
 
 /** The drain must finish within the contract's 10 seconds; past this the process leaves anyway. */

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { createApp } from './app.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig } from './config/index.ts';
 import { closeOnSignal, exitOnConfigError, exitOnStartFailure } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { startTracing } from './telemetry/sdk.ts';

@@ -4,7 +4,7 @@
  */
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/config/index.ts';
 import { createLogger } from '../src/logger.ts';
 import { createMetrics } from '../src/metrics.ts';
 import { createPubSub } from '../src/pubsub/index.ts';

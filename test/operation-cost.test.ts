@@ -1,7 +1,7 @@
 import type { Client } from 'graphql-ws';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_OPERATION_COST } from '../src/config.ts';
+import { DEFAULT_MAX_OPERATION_COST } from '../src/config/index.ts';
 import { startApp, type GraphQLResponse } from './helpers/app.ts';
 import { liveBankEnv, startCountingBank } from './helpers/counting-bank.ts';
 

@@ -2,7 +2,7 @@
 // gives (never a .env: what is measured is what the bench says), its store's batch writes timed, served on
 // a loopback port in its own process, as each floor is.
 import { createApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createNotificationStore } from '../../src/store/index.ts';
 import { startTracing } from '../../src/telemetry/sdk.ts';

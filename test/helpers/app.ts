@@ -2,7 +2,7 @@ import { createClient, type Client } from 'graphql-ws';
 import { request } from 'undici';
 import WebSocket from 'ws';
 import { createApp, type App, type AppOverrides } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/config/index.ts';
 import { collectionHeaders, collectionNotification } from '../../scripts/collection-notifier.ts';
 import { onCleanup } from './cleanup.ts';
 

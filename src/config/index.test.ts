@@ -1,8 +1,8 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_MAX_OPERATION_COST, describeUrl, loadConfig } from './config.ts';
-import { sandboxCredentials } from './sandbox/credentials.ts';
-import { Secret } from './secret.ts';
+import { ConfigError, DEFAULT_MAX_OPERATION_COST, describeUrl, loadConfig } from './index.ts';
+import { sandboxCredentials } from '../sandbox/credentials.ts';
+import { Secret } from '../secret.ts';
 
 const LIVE = {
   UPSTREAM_MODE: 'live',
