@@ -1,4 +1,11 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The bench's end-to-end runs (`npm run bench -- --quick`, the growth mode): minutes of load that
+ * prove the bench works, not the subgraph. CI runs them in a step of their own, `npm run test:bench`
+ * (vitest.bench.config.ts), after `npm test`.
+ */
+export const BENCH_RUNS = ['test/bench.test.ts'];
 
 export default defineConfig({
   resolve: {
@@ -9,6 +16,7 @@ export default defineConfig({
   },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: [...configDefaults.exclude, ...BENCH_RUNS],
     // Integration suites start real servers, databases and child processes; none waits on a timer.
     testTimeout: 20_000,
     hookTimeout: 30_000,
