@@ -1,14 +1,26 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 
-/** A logger whose JSON lines land in `logs`, for an app's `logger` override. */
-export function captureLogs(level: pino.Level = 'info'): { logger: Logger; logs: Record<string, unknown>[] } {
-  const logs: Record<string, unknown>[] = [];
+type LogEntry = Record<string, unknown>;
+
+/**
+ * A logger whose JSON lines land in `logs`, for an app's `logger` override; `logged(match)` resolves
+ * with the first line that matches, once it is written.
+ */
+export function captureLogs(level: pino.Level = 'info'): { logger: Logger; logs: LogEntry[]; logged(match: (entry: LogEntry) => boolean): Promise<LogEntry> } {
+  const logs: LogEntry[] = [];
+  let waiters: { match: (entry: LogEntry) => boolean; resolve: (entry: LogEntry) => void }[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      logs.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+      const entry = JSON.parse(chunk.toString('utf8')) as LogEntry;
+      logs.push(entry);
+      waiters = waiters.filter((waiter) => (waiter.match(entry) ? (waiter.resolve(entry), false) : true));
       done();
     },
   });
-  return { logger: pino({ level }, sink), logs };
+  const logged = (match: (entry: LogEntry) => boolean) => {
+    const found = logs.find(match);
+    return found ? Promise.resolve(found) : new Promise<LogEntry>((resolve) => waiters.push({ match, resolve }));
+  };
+  return { logger: pino({ level }, sink), logs, logged };
 }
