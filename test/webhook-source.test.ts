@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { scrapeSum } from './helpers/metrics.ts';
 import { runSubgraphToFailure } from './helpers/process.ts';
 import { capturingLogger } from './helpers/stores.ts';
 
@@ -13,10 +14,7 @@ async function start(env: Record<string, string>) {
   const stored = async (settlementId: unknown) =>
     (await app.query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', { id: settlementId })).data!
       .collectionNotification;
-  const refusals = async () => {
-    const { values } = await app.app.services.metrics.webhookReplies.get();
-    return values.find((v) => v.labels.reason === 'source_not_allowed')?.value ?? 0;
-  };
+  const refusals = () => scrapeSum(app, 'collection_webhook_replies_total', { reason: 'source_not_allowed' });
   const logged = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return { ...app, stored, refusals, logged };
 }
