@@ -2,11 +2,12 @@ import type { ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
 import type { NotificationStore } from '../src/store/types.ts';
 import { basicAuthorization } from '../src/upstream/http.ts';
-import { notificationBody, startApp, type GraphQLResponse } from './helpers/app.ts';
+import { startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { PRODUCTION_SANDBOX } from './helpers/production.ts';
+import { withMethod } from './helpers/proxy.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
 const CREDENTIALS = {
@@ -209,15 +210,4 @@ describe('the embedded sandbox refusing misconfigured credentials', () => {
 async function realStore(): Promise<NotificationStore> {
   const store = await openMemoryStore();
   return store;
-}
-
-/** `target` with one method replaced, everything else the real thing. */
-function withMethod<T extends object>(target: T, name: keyof T, replacement: (...args: never[]) => unknown): T {
-  return new Proxy(target, {
-    get(object, property) {
-      if (property === name) return replacement;
-      const value = Reflect.get(object, property, object);
-      return typeof value === 'function' ? value.bind(object) : value;
-    },
-  });
 }

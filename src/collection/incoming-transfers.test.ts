@@ -1,13 +1,13 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
+import { withMethod } from '../../test/helpers/proxy.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import { START_OF_LOG, type CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
-import type { PubSub } from '../pubsub/types.ts';
 import { createNotificationStore } from '../store/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { streamIncomingTransfers } from './incoming-transfers.ts';
@@ -25,22 +25,15 @@ const ACCOUNT = '0123456789';
 async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const raw: NotificationStore = await createNotificationStore('sqlite::memory:', { logger });
   onCleanup(() => raw.close());
-  const store = new Proxy(raw, {
-    get(target, property) {
-      if (property !== 'listAfter') return Reflect.get(target, property, target);
-      return async (query: Parameters<NotificationStore['listAfter']>[0]) => {
-        if (query.accountNumber !== undefined) await options.beforeRead?.();
-        return target.listAfter(query);
-      };
-    },
+  const store = withMethod(raw, 'listAfter', async (query) => {
+    if (query.accountNumber !== undefined) await options.beforeRead?.();
+    return raw.listAfter(query);
   });
   const memory = await createPubSub('memory:', { logger });
   onCleanup(() => memory.close());
   let interrupt = () => {};
   // The pub/sub's interruption under the test's control.
-  const pubsub: PubSub = Object.assign(Object.create(memory) as PubSub, {
-    onInterruption: (listener: () => void) => ((interrupt = listener), () => undefined),
-  });
+  const pubsub = withMethod(memory, 'onInterruption', (listener) => ((interrupt = listener), () => undefined));
   const metrics = createMetrics();
   const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
   /** Wakes the feed as a replica of an earlier release does (`seq` alone): it reads whatever is new. */

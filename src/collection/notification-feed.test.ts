@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
+import { captureLogs } from '../../test/helpers/logs.ts';
+import { withMethod } from '../../test/helpers/proxy.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { silent, storeBackends, untilSettled } from '../../test/helpers/stores.ts';
-import { Inbox, nextTurn, waitFor } from '../../test/helpers/wait.ts';
+import { expire, Inbox, nextTurn, waitFor } from '../../test/helpers/wait.ts';
 import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
@@ -21,12 +23,9 @@ const deafPubSub: PubSub = {
   close: async () => {},
 };
 
-/** The store with its `listAfter` wrapped, to count, hold or fail the log's reads. */
+/** The store with its `listAfter` wrapped, to count, hold or fail the feed's reads. */
 function wrapListAfter(store: NotificationStore, wrap: (read: NotificationStore['listAfter']) => NotificationStore['listAfter']) {
-  const listAfter = wrap((query) => store.listAfter(query));
-  return new Proxy(store, {
-    get: (target, property) => (property === 'listAfter' ? listAfter : Reflect.get(target, property, target)),
-  });
+  return withMethod(store, 'listAfter', wrap((query) => store.listAfter(query)));
 }
 
 /** Stores one new notification without telling anyone; its position, and the log's settled one. */
@@ -132,9 +131,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const pubsub = await createPubSub('memory:', { logger: silent });
     onCleanup(() => pubsub.close());
     const published = new Inbox<unknown>();
-    const spy: PubSub = Object.assign(Object.create(pubsub) as PubSub, {
-      publish: async (topic: string, payload: unknown) => void published.push({ topic, payload }),
-    });
+    const spy = withMethod(pubsub, 'publish', async (topic, payload) => void published.push({ topic, payload }));
     const other = await startNotificationFeed({ store, pubsub: spy, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
     onCleanup(() => other.close());
     const stored: { position: LogPosition; settled: LogPosition }[] = [];
@@ -203,8 +200,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const { listener, positions, received } = recorder();
     log.follow(listener);
     const failing: PubSub = { ...deafPubSub, publish: async () => Promise.reject(new Error('redis down')) };
-    const lines = new Inbox<unknown>();
-    const logger = Object.assign(Object.create(silent), { error: (fields: unknown) => void lines.push(fields) });
+    const { logger, logged } = captureLogs('error');
     const replica = await startNotificationFeed({ store, pubsub: failing, metrics: createMetrics(), logger }, { pollIntervalMs: 60_000 });
     onCleanup(() => replica.close());
     // Each lost message is a log line (never a rejection nobody handles), and the next is still sent.
@@ -212,7 +208,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     for (let i = 0; i < 2; i += 1) {
       const { position, settled } = await insertQuietly(store);
       replica.announce(position, settled);
-      expect((await lines.atLeast(i + 1))[i]).toMatchObject(position);
+      expect(await expire(logged((line) => line.seq === position.seq), 'the lost announcement logged')).toMatchObject({ level: 50, ...position });
       stored.push(position);
     }
     // This replica never heard of them: its timer reads them.
