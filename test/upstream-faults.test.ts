@@ -107,8 +107,9 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
       // transient fault was tried again (up to 3 attempts), anything else only once.
       if (transient) expect(bank.received.length).toBeGreaterThanOrEqual(1);
       expect(bank.received.length).toBeLessThanOrEqual(transient ? 3 : 1);
-      // A hang is cut at the configured budget, not the 10 s default.
-      expect(performance.now() - started).toBeLessThan(3_000);
+      // A hang is cut at the configured budget (300 ms): at the 10 s default it would take at least
+      // that long, so anything under it, however loaded the machine, is the budget at work.
+      expect(performance.now() - started).toBeLessThan(10_000);
       expectNothingLeaked(text, forbiddenIn(bank.url));
     });
 

@@ -46,7 +46,9 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     await expect(subscribed.ping()).rejects.toThrow();
     await expect(subscribed.publish('notificationsStored', { seq: SEQ.duringOutage })).rejects.toThrow();
     await expect(fresh.subscribe('notificationsStored', () => {})).rejects.toThrow();
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // Each fails at once (about a millisecond); one queued for Redis's return would wait as long as
+    // the outage lasts. The bound leaves a loaded machine all the room it needs.
+    expect(performance.now() - started).toBeLessThan(5_000);
     await expect(leaving()).resolves.toBeUndefined(); // local: nothing to send, nothing to fail
     // Live subscribers are told of the loss, to catch up from the store.
     await waitFor(() => (interruptions === 1 ? true : undefined));
