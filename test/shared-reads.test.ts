@@ -48,7 +48,7 @@ describe('identical reads in flight', () => {
 
     // Nothing is kept past the flight: the next enquiry calls the bank again.
     const next = app.query(ENQUIRY);
-    await waitFor(() => (bank.calls('lookupAccount') === 2 ? true : undefined));
+    await bank.received.until(() => bank.calls('lookupAccount') === 2);
     release();
     expect((await next).data!.account.accountName).toBe('ADAEZE CHIOMA OKONKWO');
   });
