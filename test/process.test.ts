@@ -81,8 +81,8 @@ describe('start-up', () => {
   });
 });
 
-// What each variable must be is src/config.test.ts's (production's rules, WEBHOOK_ALLOWED_IPS,
-// TRUST_PROXY…); here, once, that `npm start` turns a bad configuration into one report and exit 1.
+// Which settings are wrong, and how each is named, is for the configuration's unit tests (src/config);
+// here, once, that `npm start` turns a bad configuration into one report and exit 1.
 describe('configuration errors', () => {
   it('exits 1 before listening on UPSTREAM_MODE=live alone, naming every missing variable in one report and no secret it was given', async () => {
     const given = { BANK_PASSWORD: 's3cr3t-value', OAUTH_CLIENT_SECRET: 'oauth-s3cr3t' };

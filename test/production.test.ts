@@ -8,8 +8,8 @@ import { PRODUCTION_SANDBOX } from './helpers/production.ts';
 
 const ownHeaders = () => collectionHeaders(PRODUCTION_SANDBOX.WEBHOOK_CLIENT_ID, PRODUCTION_SANDBOX.WEBHOOK_CLIENT_SECRET);
 
-// What a production start refuses to start with is src/config.test.ts's; that `npm start` then exits 1
-// with the report is test/process.test.ts's.
+// What a production start refuses is for the configuration's unit tests; test/process.test.ts shows
+// `npm start` exiting 1 with such a report.
 describe('a production start fails closed', () => {
   it('on a sandbox chosen for a demo, refuses a delivery signed with the sandbox’s published credentials', async () => {
     const app = await startApp(PRODUCTION_SANDBOX);

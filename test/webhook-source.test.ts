@@ -5,8 +5,8 @@ import { capturingLogger } from './helpers/stores.ts';
 
 // WEBHOOK_ALLOWED_IPS: the signature is the same on every delivery, so where a delivery comes from
 // is checked first. The test client connects from 127.0.0.1; X-Forwarded-For counts only through a
-// proxy TRUST_PROXY names. A bad entry in either stops the start: src/config.test.ts names it, and
-// test/process.test.ts shows `npm start` exiting 1 on such a report.
+// proxy TRUST_PROXY names. A bad entry in either stops the start: the configuration's unit tests
+// name it, and test/process.test.ts shows `npm start` exiting 1 on such a report.
 
 async function start(env: Record<string, string>) {
   const { logger, lines } = capturingLogger();
