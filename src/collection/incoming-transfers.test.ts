@@ -49,9 +49,10 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
     notificationFeed.announce(result.notification.position, result.settled);
     return result.notification;
   };
-  const live = async () => (await metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
-  const untilLive = () => waitFor(async () => ((await live()) > 0 ? true : undefined));
   const gauge = async (name: 'notificationsWaiting' | 'subscriptionsEndedEarly' | 'activeSubscriptions') => (await metrics[name].get()).values[0]?.value ?? 0;
+  const live = () => gauge('activeSubscriptions');
+  /** Resolves once a subscriber is live (nothing announces it but the gauge). */
+  const untilLive = () => waitFor(async () => ((await live()) > 0 ? true : undefined));
   /** Stores `count` notifications and resolves once the log has handed them out and the turn is over. */
   const deliverAll = async (count: number) => {
     let last = 0;
