@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Client, ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
-import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { notificationBody, startApp, untilListed, type TestApp } from './helpers/app.ts';
 import { queryFile, tempDirectory, urlStoreBackends, type UrlTestDatabase } from './helpers/stores.ts';
 import { nextTurn } from './helpers/wait.ts';
 
@@ -82,6 +82,7 @@ async function sixAroundACutoff(app: TestApp) {
   while (Date.now() === third) await nextTurn();
   const cutoff = new Date().toISOString();
   for (const body of bodies.slice(3)) expect((await app.deliver(body)).reply.responseCode).toBe('00');
+  await untilListed(app, bodies.at(-1)!.settlementId);
   const ids = bodies.map((body) => String(body.settlementId));
   const cursors: string[] = [];
   for (const id of ids) cursors.push((await app.query(`{ collectionNotification(settlementId: "${id}") { cursor } }`)).data!.collectionNotification.cursor);
