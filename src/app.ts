@@ -16,9 +16,15 @@ import type { NotificationStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
 import type { BankClients, BankUrls } from './upstream/types.ts';
 
-/** Replacements for tests: anything given is used instead of what the config would build. */
+/** Replacements for tests and tooling: anything given is used instead of what the config would build. */
 export interface AppOverrides {
   logger?: Logger;
+  /**
+   * The metrics to record into (one app's, never shared), for a host that reads them in process:
+   * the bench's host counts live subscriptions, and a test reads them while the server drains and
+   * /metrics answers 503. Anyone else reads GET /metrics.
+   */
+  metrics?: Metrics;
   bank?: BankClients;
   store?: NotificationStore;
   pubsub?: PubSub;
@@ -31,7 +37,6 @@ export interface AppOverrides {
 }
 
 export interface App {
-  services: Services;
   /** The in-process bank, when UPSTREAM_MODE=sandbox. */
   sandbox: BankSandbox | undefined;
   /** Listens on the configured port (0 picks a free one); resolves to the GraphQL URL. */
@@ -47,7 +52,7 @@ export interface App {
  */
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const logger = overrides.logger ?? createLogger(config.logLevel);
-  const metrics = createMetrics();
+  const metrics = overrides.metrics ?? createMetrics();
   // Everything started so far, closed in reverse if a later step fails or on close().
   const started: (() => Promise<void>)[] = [];
   const closeStarted = async () => {
@@ -103,7 +108,6 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
     let closing: Promise<void> | undefined;
     return {
-      services,
       sandbox,
       async listen() {
         const url = await server.listen(config.port, config.host);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../test/helpers/cleanup.ts';
+import { expire } from '../test/helpers/wait.ts';
 
 const LOGGER = new URL('./logger.ts', import.meta.url).href;
 
@@ -11,16 +12,31 @@ function runWithLogger(body: string) {
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   onCleanup(() => void (child.exitCode === null && child.kill('SIGKILL')));
   let stdout = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  return { child, stdout: () => stdout, lines: () => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string }) };
+  const written = new Set<{ text: string; resolve: () => void }>();
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+    for (const waiter of written) if (stdout.includes(waiter.text)) waiter.resolve();
+  });
+  return {
+    child,
+    lines: () => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string }),
+    /** Resolves once `text` has been written to stdout. */
+    wrote(text: string): Promise<void> {
+      const arrived = Promise.withResolvers<void>();
+      const waiter = { text, resolve: arrived.resolve };
+      written.add(waiter);
+      if (stdout.includes(text)) arrived.resolve();
+      return arrived.promise.finally(() => written.delete(waiter));
+    },
+  };
 }
 
 // Lines are buffered and written off the request path; these are the promises that keeps.
 describe('the process logger', () => {
   it('writes a line within a moment even when nothing else is logged', async () => {
-    const run = runWithLogger(`logger.info('alone'); setTimeout(() => {}, 10_000);`);
-    const started = performance.now();
-    while (!run.stdout().includes('alone') && performance.now() - started < 3_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    // The process lives a minute (killed after the test): a line held until exit would never come in time.
+    const run = runWithLogger(`logger.info('alone'); setTimeout(() => {}, 60_000);`);
+    await expire(run.wrote('alone'), 'the line, while the process runs', 10_000);
     expect(run.lines().map((line) => line.msg)).toEqual(['alone']);
     expect(run.child.exitCode).toBeNull(); // written while the process still runs, not at its exit
   });

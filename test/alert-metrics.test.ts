@@ -2,7 +2,6 @@
  * The metrics the alert rules in ops/ need beyond the request counters: a bank area's breaker
  * state, readiness as of the scrape, and subscriptions ended early. Each read from /metrics over HTTP.
  */
-import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.ts';
 import { createLogger } from '../src/logger.ts';
@@ -11,10 +10,12 @@ import { createPubSub } from '../src/pubsub/index.ts';
 import type { PubSub } from '../src/pubsub/types.ts';
 import { createNotificationStore } from '../src/store/index.ts';
 import { createBankClients } from '../src/upstream/index.ts';
-import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { notificationBody, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
 import { startFakeBank } from './helpers/fake-bank.ts';
-import { waitFor } from './helpers/wait.ts';
+import { scrape, subscribersLive } from './helpers/metrics.ts';
+import { withMethod } from './helpers/proxy.ts';
+import { Inbox, waitFor } from './helpers/wait.ts';
 
 const logger = createLogger('silent');
 
@@ -31,25 +32,6 @@ const LIVE_CREDENTIALS = {
   WEBHOOK_CLIENT_ID: 'alerts-collection',
   WEBHOOK_CLIENT_SECRET: 'alerts-webhook-secret',
 };
-
-/** The value of `series` (name and labels exactly as exported) in the app's /metrics, or undefined. */
-async function scrape(app: TestApp, series: string): Promise<number | undefined> {
-  const response = await request(`${app.baseUrl}/metrics`);
-  expect(response.statusCode).toBe(200);
-  const line = (await response.body.text()).split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
-/** `target` with `property` replaced, everything else the real thing. */
-function withMethod<T extends object>(target: T, property: string, value: unknown): T {
-  return new Proxy(target, {
-    get(object, key) {
-      if (key === property) return value;
-      const member = Reflect.get(object, key, object);
-      return typeof member === 'function' ? member.bind(object) : member;
-    },
-  });
-}
 
 describe('bank_circuit_open', () => {
   it('is 1 for the area whose breaker opened, 0 while it is closed', async () => {
@@ -123,24 +105,24 @@ describe('graphql_subscriptions_ended_early_total', () => {
     const memory = await createPubSub('memory:', { logger });
     onCleanup(() => memory.close());
     const listeners = new Set<() => void>();
-    const pubsub = withMethod(memory, 'onInterruption', (listener: () => void) => {
+    const pubsub: PubSub = withMethod(memory, 'onInterruption', (listener: () => void) => {
       listeners.add(listener);
-      return () => listeners.delete(listener);
-    }) as PubSub;
+      return () => void listeners.delete(listener);
+    });
     const app = await startApp({}, { pubsub });
     expect(await scrape(app, 'graphql_subscriptions_ended_early_total')).toBe(0);
 
-    const received: string[] = [];
+    const received = new Inbox<string>();
     let completed = false;
     app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
       { query: 'subscription { incomingTransfer { settlementId } }' },
       { next: (r) => r.data && received.push(r.data.incomingTransfer.settlementId), error: () => undefined, complete: () => (completed = true) },
     );
-    await waitFor(async () => ((await scrape(app, 'graphql_active_subscriptions')) === 1 ? true : undefined));
+    await subscribersLive(app, 1);
     for (const listener of listeners) listener();
     const body = notificationBody();
     await app.deliver(body);
-    await waitFor(() => (received.includes(body.settlementId as string) ? true : undefined));
+    await received.first((id) => id === body.settlementId);
     expect(completed).toBe(false);
     expect(await scrape(app, 'graphql_subscriptions_ended_early_total')).toBe(0);
   });

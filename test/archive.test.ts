@@ -6,8 +6,9 @@
 import { readFileSync } from 'node:fs';
 import type { Client, ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
-import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { notificationBody, startApp, untilListed, type TestApp } from './helpers/app.ts';
 import { queryFile, tempDirectory, urlStoreBackends, type UrlTestDatabase } from './helpers/stores.ts';
+import { nextTurn } from './helpers/wait.ts';
 
 const DOC = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
 const DOC_CUTOFF = '2025-06-01T00:00:00.000Z';
@@ -76,9 +77,12 @@ function subscribe(client: Client, after: string) {
 async function sixAroundACutoff(app: TestApp) {
   const bodies = Array.from({ length: 6 }, () => notificationBody());
   for (const body of bodies.slice(0, 3)) expect((await app.deliver(body)).reply.responseCode).toBe('00');
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // receivedAt counts milliseconds: the cutoff is the first one after the third was received.
+  const third = Date.now();
+  while (Date.now() === third) await nextTurn();
   const cutoff = new Date().toISOString();
   for (const body of bodies.slice(3)) expect((await app.deliver(body)).reply.responseCode).toBe('00');
+  await untilListed(app, bodies.at(-1)!.settlementId);
   const ids = bodies.map((body) => String(body.settlementId));
   const cursors: string[] = [];
   for (const id of ids) cursors.push((await app.query(`{ collectionNotification(settlementId: "${id}") { cursor } }`)).data!.collectionNotification.cursor);

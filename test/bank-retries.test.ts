@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startApp } from './helpers/app.ts';
 import { liveBankEnv, startCountingBank, type BankOperation } from './helpers/counting-bank.ts';
+import { scrape } from './helpers/metrics.ts';
 
 // Idempotent reads are retried on a transient fault, inside BANK_TIMEOUT_MS and a retry budget;
 // anything that may change state at the bank is sent once. How an outage is bounded, retry budget
@@ -30,8 +31,7 @@ describe('retries', () => {
     expect(response.errors).toBeUndefined();
     expect(response.data!.account.accountName).toBe('ADAEZE CHIOMA OKONKWO');
     expect(bank.calls('lookupAccount')).toBe(2);
-    const metrics = await app.app.services.metrics.registry.metrics();
-    expect(metrics).toMatch(/bank_upstream_retries_total\{area="account",operation="lookupAccount",decision="retried"\} 1/);
+    expect(await scrape(app, 'bank_upstream_retries_total{area="account",operation="lookupAccount",decision="retried"}')).toBe(1);
   });
 
   it('retries the posting lookup, a POST that only reads', async () => {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { NotificationStore } from '../src/store/types.ts';
 import { AWKWARD_AMOUNTS, referenceSum } from './helpers/amounts.ts';
-import { notificationBody, startApp, type GraphQLResponse, type TestApp } from './helpers/app.ts';
+import { notificationBody, startApp, untilListed, type GraphQLResponse, type TestApp } from './helpers/app.ts';
+import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore, urlStoreBackends } from './helpers/stores.ts';
 
 const SUMMARY = `query($account: String, $from: DateTime!, $to: DateTime!) {
@@ -63,6 +63,7 @@ describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend
       notificationBody({ tranDateTime: `2026-11-22 ${time}`, accountNumber: i % 2 ? '2233445566' : '0123456789' }),
     );
     await deliverAll(app, bodies);
+    await untilListed(app, bodies.at(-1)!.settlementId);
     const range = { from: '2026-11-22T09:00:00+01:00', to: '2026-11-22T10:00:00+01:00' };
 
     const seen: string[] = [];
@@ -89,11 +90,9 @@ describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend
 async function countingStore() {
   const store = await openMemoryStore();
   let summaries = 0;
-  const counted: NotificationStore = Object.assign(Object.create(store) as NotificationStore, {
-    summarize: (query: Parameters<NotificationStore['summarize']>[0]) => {
-      summaries += 1;
-      return store.summarize(query);
-    },
+  const counted = withMethod(store, 'summarize', (query) => {
+    summaries += 1;
+    return store.summarize(query);
   });
   return { store: counted, summaries: () => summaries };
 }

@@ -5,6 +5,7 @@ import { createPubSub } from '../src/pubsub/index.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { withMethod } from './helpers/proxy.ts';
 import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
 import { isolatedPostgresUrl, openMemoryStore } from './helpers/stores.ts';
 
@@ -15,13 +16,7 @@ async function get(url: string): Promise<{ status: number; headers: Record<strin
 
 /** `target` with its `ping` rejecting, everything else the real thing: one part down, the rest up. */
 function withFailingPing<T extends { ping(): Promise<void> }>(target: T): T {
-  return new Proxy(target, {
-    get(object, property) {
-      if (property === 'ping') return async () => Promise.reject(new Error('connection lost'));
-      const value = Reflect.get(object, property, object);
-      return typeof value === 'function' ? value.bind(object) : value;
-    },
-  });
+  return withMethod(target, 'ping', (async () => Promise.reject(new Error('connection lost'))) as T['ping']);
 }
 
 async function realPubSub() {

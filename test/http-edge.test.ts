@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { SERVER_TIMEOUTS } from '../src/server/http-edge.ts';
@@ -78,8 +79,11 @@ describe('the HTTP edge: one set of timeouts for every route', () => {
         return { route, text, connection, closed: () => closed };
       }),
     );
-    // Every route idles at once, so one wait covers them all.
-    await new Promise((resolve) => setTimeout(resolve, 6_500));
+    // The one wait of the suite that is the point: idle time, no event to wait on. Every route idles
+    // at once, past the moment Node's defaults would close it (the timeout and its buffer, 6 s on
+    // Node 24), with a margin so that a late timer on a loaded machine cannot hide a close.
+    const node = createServer();
+    await new Promise((resolve) => setTimeout(resolve, node.keepAliveTimeout + (node.keepAliveTimeoutBuffer ?? 0) + 1_500));
     for (const { route, text, connection, closed } of connections) {
       expect(closed(), `${route} closed while idle`).toBe(false);
       // The same connection carries the next request (the webhook's with a new settlementId).

@@ -1,11 +1,13 @@
 import pg from 'pg';
+import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { scrapeSum, subscribersLive } from './helpers/metrics.ts';
 import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
 import { databaseUrl, isolatedPostgresUrl, tempSqlitePath } from './helpers/stores.ts';
 import { startTcpProxy } from './helpers/tcp-proxy.ts';
-import { waitFor } from './helpers/wait.ts';
+import { Inbox, waitFor } from './helpers/wait.ts';
 
 const CONCURRENT = 200;
 
@@ -42,9 +44,11 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     return [a, b];
   }
 
+  type Subscriber = Inbox<string> & { ended?: string };
+
   /** A live subscriber's settlementIds, in arrival order, with whether its subscription ended. */
-  async function liveSubscriber(app: TestApp): Promise<string[] & { ended?: string }> {
-    const events: string[] & { ended?: string } = [];
+  async function liveSubscriber(app: TestApp): Promise<Subscriber> {
+    const events: Subscriber = new Inbox<string>();
     app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
       { query: 'subscription { incomingTransfer { settlementId } }' },
       {
@@ -53,13 +57,16 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
         complete: () => (events.ended = 'complete'),
       },
     );
-    await waitFor(async () => ((await app.app.services.metrics.activeSubscriptions.get()).values[0]?.value === 1 ? true : undefined));
+    await subscribersLive(app, 1);
     return events;
   }
 
   /** Resolves once every subscriber has received `settlementId`. */
-  const received = (subscribers: string[][], settlementId: unknown) =>
-    waitFor(() => (subscribers.every((events) => events.includes(settlementId as string)) ? true : undefined));
+  const received = (subscribers: Inbox<string>[], settlementId: unknown) =>
+    Promise.all(subscribers.map((events) => events.first((id) => id === settlementId)));
+
+  /** What the replica's /health/ready says of its pub/sub: `ok` or `down`. */
+  const pubsubHealth = async (app: TestApp) => ((await (await request(`${app.baseUrl}/health/ready`)).body.json()) as { pubsub: string }).pubsub;
 
   it(`gives one 00 and ${CONCURRENT - 1} 01 to ${CONCURRENT} concurrent deliveries split over two replicas`, async () => {
     const [a, b] = await startReplicas();
@@ -74,8 +81,8 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     await deliverConcurrently([a, b], body);
     const marker = notificationBody();
     await a.deliver(marker);
-    await waitFor(() => (onB.includes(marker.settlementId as string) ? true : undefined));
-    expect(onB).toEqual([body.settlementId, marker.settlementId]);
+    await received([onB], marker.settlementId);
+    expect([...onB]).toEqual([body.settlementId, marker.settlementId]);
   });
 
   it('resumes on one replica from a cursor seen on the other', async () => {
@@ -85,16 +92,16 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     await a.deliver(first);
     await b.deliver(second);
     const { data } = await b.query(`{ collectionNotification(settlementId: "${first.settlementId}") { cursor } }`);
-    const events: string[] = [];
+    const events = new Inbox<string>();
     a.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
       { query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }', variables: { after: data!.collectionNotification.cursor } },
       { next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId), error: () => undefined, complete: () => undefined },
     );
-    await waitFor(() => (events.length >= 1 ? true : undefined));
+    await events.atLeast(1);
     const third = notificationBody();
     await b.deliver(third);
-    await waitFor(() => (events.length >= 2 ? true : undefined));
-    expect(events).toEqual([second.settlementId, third.settlementId]);
+    await events.atLeast(2);
+    expect([...events]).toEqual([second.settlementId, third.settlementId]);
   });
 
   it('delivers to live subscribers on both replicas while one replica is cut off from Redis, each once and in order', async () => {
@@ -106,7 +113,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     await received(subscribers, before.settlementId);
 
     proxy.cut();
-    await waitFor(() => a.app.services.pubsub.ping().then(() => undefined, () => true));
+    await waitFor(async () => ((await pubsubHealth(a)) === 'down' ? true : undefined));
     // A stores but cannot publish; B publishes, but A never hears it: only the logs' timers deliver.
     const onCutReplica = notificationBody();
     expect((await a.deliver(onCutReplica)).reply.responseCode).toBe('00');
@@ -116,7 +123,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     await received(subscribers, onCutReplica.settlementId);
 
     proxy.restore();
-    await waitFor(() => a.app.services.pubsub.ping().then(() => true), 10_000);
+    await waitFor(async () => ((await pubsubHealth(a)) === 'ok' ? true : undefined), 10_000);
     const after = [notificationBody(), notificationBody()];
     await a.deliver(after[0]);
     await b.deliver(after[1]);
@@ -153,7 +160,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     const fast = notificationBody();
     expect((await b.deliver(fast)).reply.responseCode).toBe('00');
     // Both followers read after that commit, and hand out nothing: `slow` could still land before it.
-    const reads = (app: TestApp) => app.app.services.metrics.logReads.get().then(({ values }) => values.reduce((sum, v) => sum + v.value, 0));
+    const reads = (app: TestApp) => scrapeSum(app, 'collection_log_reads_total');
     const readsBefore = await Promise.all([a, b].map(reads));
     await waitFor(async () => ((await Promise.all([a, b].map(reads))).every((n, i) => n >= readsBefore[i]! + 2) ? true : undefined));
     expect(subscribers.map((events) => [...events])).toEqual([[], []]);

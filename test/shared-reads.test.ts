@@ -1,16 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { liveBankEnv, startCountingBank, type BankOperation } from './helpers/counting-bank.ts';
+import { scrapeSum } from './helpers/metrics.ts';
 import { waitFor } from './helpers/wait.ts';
 
 // Identical reads in flight, across requests, share one bank call; nothing is kept past the flight.
 
 /** How many reads of `operation` joined a call in flight (bank_shared_reads_total). */
-async function sharedReads(app: TestApp, operation: string, area?: string): Promise<number> {
-  const { values } = await app.app.services.metrics.bankSharedReads.get();
-  return values
-    .filter((v) => v.labels.operation === operation && (area === undefined || v.labels.area === area))
-    .reduce((sum, v) => sum + v.value, 0);
+function sharedReads(app: TestApp, operation: string, area?: string): Promise<number> {
+  return scrapeSum(app, 'bank_shared_reads_total', area === undefined ? { operation } : { operation, area });
 }
 
 /** A counting bank that holds each answer of `held` until the test lets it go. */
@@ -50,7 +48,7 @@ describe('identical reads in flight', () => {
 
     // Nothing is kept past the flight: the next enquiry calls the bank again.
     const next = app.query(ENQUIRY);
-    await waitFor(() => (bank.calls('lookupAccount') === 2 ? true : undefined));
+    await bank.received.until(() => bank.calls('lookupAccount') === 2);
     release();
     expect((await next).data!.account.accountName).toBe('ADAEZE CHIOMA OKONKWO');
   });

@@ -2,17 +2,10 @@
  * The store's size on GET /metrics: `collection_store_bytes` and `collection_store_notifications`,
  * on every backend the app reaches by STORE_URL, read the way Prometheus reads them.
  */
-import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { notificationBody, startApp } from './helpers/app.ts';
+import { scrape } from './helpers/metrics.ts';
 import { urlStoreBackends } from './helpers/stores.ts';
-
-/** The value of an unlabelled series in the app's /metrics, or undefined when it is not there. */
-async function scrape(app: TestApp, name: string): Promise<number | undefined> {
-  const text = await (await request(`${app.baseUrl}/metrics`)).body.text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? undefined : Number(line.slice(name.length + 1));
-}
 
 describe.each(urlStoreBackends)('the store size metrics on $name', (backend) => {
   it.runIf(backend.enabled)('shows the notifications stored and the bytes the database says they take', async () => {
@@ -22,7 +15,7 @@ describe.each(urlStoreBackends)('the store size metrics on $name', (backend) => 
     for (const body of bodies) expect((await app.deliver(body)).reply.responseCode).toBe('00');
     expect((await app.deliver(bodies[0])).reply.responseCode).toBe('01');
     // PostgreSQL's estimate follows its statistics, which autovacuum keeps up to date; here at once.
-    const kind = app.app.services.store.kind;
+    const kind = database.storeUrl.startsWith('postgres') ? 'postgres' : 'sqlite';
     if (kind === 'postgres') await database.query('ANALYZE collection_notifications');
 
     expect(await scrape(app, 'collection_store_notifications')).toBe(3);

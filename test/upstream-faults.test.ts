@@ -2,11 +2,12 @@ import type { ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
 import type { NotificationStore } from '../src/store/types.ts';
 import { basicAuthorization } from '../src/upstream/http.ts';
-import { notificationBody, startApp, type GraphQLResponse } from './helpers/app.ts';
+import { startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { PRODUCTION_SANDBOX } from './helpers/production.ts';
+import { withMethod } from './helpers/proxy.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
 const CREDENTIALS = {
@@ -106,8 +107,9 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
       // transient fault was tried again (up to 3 attempts), anything else only once.
       if (transient) expect(bank.received.length).toBeGreaterThanOrEqual(1);
       expect(bank.received.length).toBeLessThanOrEqual(transient ? 3 : 1);
-      // A hang is cut at the configured budget, not the 10 s default.
-      expect(performance.now() - started).toBeLessThan(3_000);
+      // A hang is cut at the configured budget (300 ms): at the 10 s default it would take at least
+      // that long, so anything under it, however loaded the machine, is the budget at work.
+      expect(performance.now() - started).toBeLessThan(10_000);
       expectNothingLeaked(text, forbiddenIn(bank.url));
     });
 
@@ -209,15 +211,4 @@ describe('the embedded sandbox refusing misconfigured credentials', () => {
 async function realStore(): Promise<NotificationStore> {
   const store = await openMemoryStore();
   return store;
-}
-
-/** `target` with one method replaced, everything else the real thing. */
-function withMethod<T extends object>(target: T, name: keyof T, replacement: (...args: never[]) => unknown): T {
-  return new Proxy(target, {
-    get(object, property) {
-      if (property === name) return replacement;
-      const value = Reflect.get(object, property, object);
-      return typeof value === 'function' ? value.bind(object) : value;
-    },
-  });
 }

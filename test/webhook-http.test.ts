@@ -2,11 +2,13 @@
 // the HTTP behaviours Fastify used to give it, checked on the wire.
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { pino } from 'pino';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
+import { createMetrics } from '../src/metrics.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { captureLogs } from './helpers/logs.ts';
+import { scrapeSum } from './helpers/metrics.ts';
+import { holdCalls } from './helpers/proxy.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -53,7 +55,7 @@ describe('the webhook on node:http', () => {
 
   it('stores nothing from a delivery whose sender hangs up before the declared length, and goes on serving', async () => {
     const store = await openMemoryStore();
-    const { logger, logs } = captureLogs();
+    const { logger, logged } = captureLogs();
     const app = await startApp({}, { store, logger });
     const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
     await once(socket, 'connect');
@@ -66,7 +68,7 @@ describe('the webhook on node:http', () => {
     // Handed to the kernel, which sends it before the close: the server reads every byte, then the end.
     await new Promise((resolve) => socket.write(request, resolve));
     socket.destroy();
-    await waitFor(() => logs.find((line) => String(line.msg).includes('hung up before the body ended')));
+    await logged((line) => String(line.msg).includes('hung up before the body ended'));
     const next = notificationBody();
     expect((await app.deliver(next)).reply.responseCode).toBe('00');
     expect((await store.listNewestFirst({ limit: 5 })).map((n) => n.settlementId)).toEqual([next.settlementId]);
@@ -75,16 +77,10 @@ describe('the webhook on node:http', () => {
 
   it('answers 503 and closes the connection to a delivery that arrives while the server drains', async () => {
     const store = await openMemoryStore();
-    const insertStarted = Promise.withResolvers<void>();
-    const releaseInsert = Promise.withResolvers<void>();
-    const gated = Object.assign(Object.create(store) as typeof store, {
-      insert: async (notification: Parameters<typeof store.insert>[0]) => {
-        insertStarted.resolve();
-        await releaseInsert.promise;
-        return store.insert(notification);
-      },
-    });
-    const app = await startApp({}, { store: gated });
+    const insert = holdCalls(store, 'insert');
+    // Read in process: /metrics itself answers 503 while the server drains.
+    const metrics = createMetrics();
+    const app = await startApp({}, { store: insert.target, metrics });
     const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
     await once(socket, 'connect');
     let received = '';
@@ -98,12 +94,16 @@ describe('the webhook on node:http', () => {
     const first = notificationBody();
     const late = notificationBody();
     socket.write(post(first));
-    await insertStarted.promise;
+    await insert.reached;
     const draining = app.app.close();
-    // Pipelined behind the delivery still being written, on the connection that stayed open.
+    // Pipelined behind the delivery still being written, on the connection that stayed open; let go
+    // once the edge has refused it (its 503 waits behind the 200 on the wire).
     socket.write(post(late));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    releaseInsert.resolve();
+    await waitFor(async () => {
+      const { values } = await metrics.httpRequestDuration.get();
+      return values.some((v) => v.labels.route === 'draining' && v.labels.status_code === '503') ? true : undefined;
+    });
+    insert.release();
     await closed;
     await draining;
     const responses = received.split(/(?=HTTP\/1\.1 \d{3} )/);
@@ -117,20 +117,17 @@ describe('the webhook on node:http', () => {
   });
 
   it('times each delivery under its route in http_request_duration_seconds, and logs it with a request id', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const { logger, logged } = captureLogs();
     const app = await startApp({}, { logger });
     const body = notificationBody();
     await app.deliver(body);
     await app.deliver({}, { 'client-id': 'someone-else' }, '/v1/webhook');
-    const { values } = await app.app.services.metrics.httpRequestDuration.get();
-    const counted = (route: string) =>
-      values.find((v) => v.labels.route === route && v.labels.status_code === '200' && v.metricName?.endsWith('_count'))?.value;
-    expect(counted('/webhooks/collection')).toBe(1);
-    expect(counted('/v1/webhook')).toBe(1);
-    const delivered = await waitFor(() => lines.find((line) => line.settlementId === body.settlementId));
+    const counted = (route: string) => scrapeSum(app, 'http_request_duration_seconds_count', { method: 'POST', route, status_code: '200' });
+    expect(await counted('/webhooks/collection')).toBe(1);
+    expect(await counted('/v1/webhook')).toBe(1);
+    const delivered = await logged((line) => line.settlementId === body.settlementId);
     expect(delivered).toMatchObject({ responseCode: '00', reason: 'accepted', reqId: expect.stringMatching(/^webhook-/) });
-    const refused = await waitFor(() => lines.find((line) => line.reason === 'bad_signature'));
+    const refused = await logged((line) => line.reason === 'bad_signature');
     expect(refused.reqId).not.toBe(delivered.reqId);
   });
 });

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
+import type { NotificationStore } from '../src/store/types.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore, urlStoreBackends } from './helpers/stores.ts';
 
 const NOTIFICATION_FIELDS = `settlementId sessionId accountNumber transactionAmount settledAmount feeAmount vatAmount
@@ -154,10 +156,7 @@ describe('collection webhook on an internal fault', () => {
   it('replies 03 (so the bank retries) when something other than the commit fails inside the route', async () => {
     const store = await openMemoryStore();
     // A store that answers nonsense: the route cannot tell what happened, so it must not say 00 or 02.
-    const broken = new Proxy(store, {
-      get: (target, property) =>
-        property === 'insert' ? async () => undefined : (Reflect.get(target, property, target) as unknown),
-    });
+    const broken = withMethod(store, 'insert', (async () => undefined) as unknown as NotificationStore['insert']);
     const { deliver } = await startApp({}, { store: broken });
     const body = notificationBody();
     const { status, reply: answer } = await deliver(body);

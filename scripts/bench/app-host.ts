@@ -4,6 +4,7 @@
 import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { createLogger } from '../../src/logger.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import { createNotificationStore } from '../../src/store/index.ts';
 import { startTracing } from '../../src/telemetry/sdk.ts';
 import { hostForBench } from './host.ts';
@@ -19,7 +20,10 @@ const store = await createNotificationStore(config.storeUrl.reveal(), { logger: 
 // The stalled-resumes run lengthens the WebSocket keep-alive, so it can measure its stalled clients
 // before the keep-alive ends them (scripts/bench/stalled-resumes.ts).
 const keepAliveMs = Number(process.env.BENCH_KEEPALIVE_MS) || undefined;
+// The app's own metrics, handed in so that live subscriptions are read here without a scrape.
+const metrics = createMetrics();
 const app = await createApp(config, {
+  metrics,
   store,
   pubsubChannelPrefix: process.env.BENCH_CHANNEL_PREFIX || undefined,
   ...(keepAliveMs ? { subscriptions: { keepAliveMs } } : {}),
@@ -29,7 +33,7 @@ await hostForBench({
   // PORT reached the app through its config already.
   listen: async () => (await app.listen()).replace(/\/graphql$/, ''),
   async subscriptions() {
-    return (await app.services.metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
+    return (await metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
   },
   batches,
   async close() {

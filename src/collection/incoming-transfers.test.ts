@@ -1,13 +1,13 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
+import { withMethod } from '../../test/helpers/proxy.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import { START_OF_LOG, type CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
-import type { PubSub } from '../pubsub/types.ts';
 import { createNotificationStore } from '../store/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { streamIncomingTransfers } from './incoming-transfers.ts';
@@ -25,24 +25,19 @@ const ACCOUNT = '0123456789';
 async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   const raw: NotificationStore = await createNotificationStore('sqlite::memory:', { logger });
   onCleanup(() => raw.close());
-  const store = new Proxy(raw, {
-    get(target, property) {
-      if (property !== 'listAfter') return Reflect.get(target, property, target);
-      return async (query: Parameters<NotificationStore['listAfter']>[0]) => {
-        if (query.accountNumber !== undefined) await options.beforeRead?.();
-        return target.listAfter(query);
-      };
-    },
+  const store = withMethod(raw, 'listAfter', async (query) => {
+    if (query.accountNumber !== undefined) await options.beforeRead?.();
+    return raw.listAfter(query);
   });
   const memory = await createPubSub('memory:', { logger });
   onCleanup(() => memory.close());
   let interrupt = () => {};
   // The pub/sub's interruption under the test's control.
-  const pubsub: PubSub = Object.assign(Object.create(memory) as PubSub, {
-    onInterruption: (listener: () => void) => ((interrupt = listener), () => undefined),
-  });
+  const pubsub = withMethod(memory, 'onInterruption', (listener) => ((interrupt = listener), () => undefined));
   const metrics = createMetrics();
   const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
+  /** Wakes the feed as a replica of an earlier release does (`seq` alone): it reads whatever is new. */
+  const nudge = () => memory.publish('notificationsStored', { seq: 0 });
   onCleanup(() => notificationFeed.close());
   const lines: { level: number; msg: string; waiting?: number; ending?: string }[] = [];
   const streamLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
@@ -54,11 +49,10 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
     notificationFeed.announce(result.notification.position, result.settled);
     return result.notification;
   };
-  const live = async () => (await metrics.activeSubscriptions.get()).values[0]?.value ?? 0;
-  const untilLive = async () => {
-    while ((await live()) === 0) await new Promise((resolve) => setImmediate(resolve));
-  };
   const gauge = async (name: 'notificationsWaiting' | 'subscriptionsEndedEarly' | 'activeSubscriptions') => (await metrics[name].get()).values[0]?.value ?? 0;
+  const live = () => gauge('activeSubscriptions');
+  /** Resolves once a subscriber is live (nothing announces it but the gauge). */
+  const untilLive = () => waitFor(async () => ((await live()) > 0 ? true : undefined));
   /** Stores `count` notifications and resolves once the log has handed them out and the turn is over. */
   const deliverAll = async (count: number) => {
     let last = 0;
@@ -66,7 +60,7 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
     await feedReached(notificationFeed, last);
     await new Promise((resolve) => setImmediate(resolve));
   };
-  return { deps, deliver, deliverAll, interrupt: () => interrupt(), live, untilLive, notificationFeed, gauge, lines };
+  return { deps, deliver, deliverAll, nudge, interrupt: () => interrupt(), live, untilLive, notificationFeed, gauge, lines };
 }
 
 /** Resolves once the log has handed out `seq` (on SQLite a position is (0, seq)). */
@@ -165,7 +159,7 @@ describe('streamIncomingTransfers', () => {
   });
 
   it('takes a burst larger than the limit, handed out in one turn, when the subscriber keeps up', async () => {
-    const { deps, deliver, untilLive, gauge, notificationFeed } = await setUp();
+    const { deps, deliver, nudge, untilLive, gauge } = await setUp();
     const stream = streamIncomingTransfers(deps, {});
     const taking = take(stream, SUBSCRIBER_WAITING_LIMIT + 500);
     await untilLive();
@@ -175,7 +169,7 @@ describe('streamIncomingTransfers', () => {
       const result = await deps.store.insert(newNotification({ accountNumber: ACCOUNT }));
       if (result.status === 'inserted') stored.push(result.notification.position.seq);
     }
-    notificationFeed.wake('timer');
+    await nudge();
     expect(await taking).toEqual(stored);
     expect(await gauge('subscriptionsEndedEarly')).toBe(0);
     await deliver();
@@ -210,14 +204,17 @@ describe('streamIncomingTransfers', () => {
 
   it('skips what the log hands out up to a cursor that is ahead of it', async () => {
     const { deps, deliver, notificationFeed } = await setUp();
-    await notificationFeed.close(); // a log that has fallen behind the store
-    const lagging = await startNotificationFeed({ ...deps, pubsub: await createPubSub('memory:', { logger }) }, { pollIntervalMs: 60_000 });
+    await notificationFeed.close(); // a feed that has fallen behind the store
+    const quiet = await createPubSub('memory:', { logger });
+    onCleanup(() => quiet.close());
+    const lagging = await startNotificationFeed({ ...deps, pubsub: quiet }, { pollIntervalMs: 60_000 });
     onCleanup(() => lagging.close());
     const seen = [await deliver(), await deliver()].map((n) => n.position.seq);
     const stream = streamIncomingTransfers({ ...deps, notificationFeed: lagging }, { after: at(seen[1]) });
     const taking = take(stream, 1);
     const next = (await deliver()).position.seq;
-    lagging.wake('timer');
+    // `deliver` announced it on the closed feed: only a wake on its own pub/sub reaches this one.
+    await quiet.publish('notificationsStored', { seq: 0 });
     expect(await taking).toEqual([next]);
     await stream.return?.();
   });

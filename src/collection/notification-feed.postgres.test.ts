@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { capturingLogger, databaseUrl, isolatedPostgresUrl, silent } from '../../test/helpers/stores.ts';
-import { waitFor } from '../../test/helpers/wait.ts';
+import { Inbox } from '../../test/helpers/wait.ts';
 import type { LogPosition } from '../domain/index.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
@@ -29,7 +29,7 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     // No timer to come to the rescue: only the log's own retries read again.
     const log = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, heldBackWarningMs: 100 });
     onCleanup(() => log.close());
-    const positions: LogPosition[] = [];
+    const positions = new Inbox<LogPosition>();
     log.follow((notification) => void positions.push(notification.position));
 
     // A transaction that has written (holds an id) and stays open, as a slow migration would.
@@ -39,14 +39,14 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     if (result.status !== 'inserted') throw new Error('not inserted');
     const { position } = result.notification;
     log.announce(position, result.settled);
-    const warning = await waitFor(() => lines.find((line) => line.includes('live delivery is held back')));
+    const warning = await lines.first((line) => line.includes('live delivery is held back'));
     expect(JSON.parse(warning)).toMatchObject({ level: 40, expected: position });
     expect(positions).toEqual([]);
 
     await holder.query('COMMIT');
-    await waitFor(() => (positions.length === 1 ? true : undefined));
-    expect(positions).toEqual([position]);
-    await waitFor(() => lines.find((line) => line.includes('the notification log caught up')));
+    await positions.atLeast(1);
+    expect([...positions]).toEqual([position]);
+    await lines.first((line) => line.includes('the notification log caught up'));
     expect(lines.filter((line) => line.includes('live delivery is held back'))).toHaveLength(1);
     const { values } = await metrics.logReads.get();
     expect(values.find((v) => v.labels.trigger === 'retry' && v.labels.outcome === 'ok')?.value).toBeGreaterThan(0);

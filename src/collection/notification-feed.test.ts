@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
+import { captureLogs } from '../../test/helpers/logs.ts';
+import { withMethod } from '../../test/helpers/proxy.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { silent, storeBackends, untilSettled } from '../../test/helpers/stores.ts';
-import { waitFor } from '../../test/helpers/wait.ts';
+import { expire, Inbox, nextTurn, waitFor } from '../../test/helpers/wait.ts';
 import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
@@ -11,7 +13,7 @@ import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { startNotificationFeed, type NotificationFeedOptions } from './notification-feed.ts';
 
-/** A pub/sub whose messages never arrive (Redis cut off): only the timer can wake the log. */
+/** A pub/sub whose messages never arrive (Redis cut off): only the timer can wake the feed. */
 const deafPubSub: PubSub = {
   kind: 'redis',
   publish: async () => {},
@@ -21,12 +23,9 @@ const deafPubSub: PubSub = {
   close: async () => {},
 };
 
-/** The store with its `listAfter` wrapped, to count, hold or fail the log's reads. */
+/** The store with its `listAfter` wrapped, to count, hold or fail the feed's reads. */
 function wrapListAfter(store: NotificationStore, wrap: (read: NotificationStore['listAfter']) => NotificationStore['listAfter']) {
-  const listAfter = wrap((query) => store.listAfter(query));
-  return new Proxy(store, {
-    get: (target, property) => (property === 'listAfter' ? listAfter : Reflect.get(target, property, target)),
-  });
+  return withMethod(store, 'listAfter', wrap((query) => store.listAfter(query)));
 }
 
 /** Stores one new notification without telling anyone; its position, and the log's settled one. */
@@ -36,13 +35,15 @@ async function insertQuietly(store: NotificationStore): Promise<{ position: LogP
   return { position: result.notification.position, settled: result.settled };
 }
 
-/** Everything a listener was handed, and their positions. */
+/** Everything a listener was handed (an Inbox, to wait on), and their positions. */
 function recorder() {
-  const received: CollectionNotificationRecord[] = [];
+  const received = new Inbox<CollectionNotificationRecord>();
   return {
     received,
     listener: (n: CollectionNotificationRecord) => void received.push(n),
     positions: () => received.map((n) => n.position),
+    /** Resolves once the notification at `position` has been handed out. */
+    reached: (position: LogPosition) => received.first((n) => comparePositions(n.position, position) === 0),
   };
 }
 
@@ -62,6 +63,11 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const metrics = createMetrics();
     const logger = options.logger ?? silent;
     const start = () => startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, ...options });
+    /**
+     * Wakes the feed as a replica of an earlier release does: `seq` alone, no position it can place,
+     * so it must look. Memory pub/sub hands the message over before `publish` resolves.
+     */
+    const nudge = () => pubsub.publish('notificationsStored', { seq: 0 });
     /** Stores and publishes one notification, as the webhook's announcement does. */
     const deliver = async (into: NotificationStore = raw) => {
       const result = await into.insert(newNotification());
@@ -80,7 +86,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
       onCleanup(() => log.close());
       return log;
     };
-    return { database, store: raw, deliver, open, reads, metrics };
+    return { database, store: raw, pubsub, deliver, nudge, open, reads, metrics };
   }
 
   test('starts at the newest stored notification and hands out only what is stored after it', async () => {
@@ -89,30 +95,34 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const newest = await deliver();
     await untilSettled(store, [newest.position]);
     const log = await open();
-    const { listener, positions } = recorder();
+    const { listener, positions, received } = recorder();
     expect(log.follow(listener).position).toEqual(newest.position);
     const later = [await deliver(), await deliver()];
-    await waitFor(() => (positions().length === 2 ? true : undefined));
+    await received.atLeast(2);
     expect(positions()).toEqual(later.map((n) => n.position));
     expect((await metrics.logPosition.get()).values[0]?.value).toBe(later[1]!.position.seq);
   });
 
   test('hands each notification to every listener in position order, once, however often it is woken', async () => {
-    const { deliver, open } = await setUp();
+    // Its timer wakes it all the time too.
+    const { deliver, nudge, pubsub, open } = await setUp({ pollIntervalMs: 5 });
     const log = await open();
     const [one, two] = [recorder(), recorder()];
     log.follow(one.listener);
     log.follow(two.listener);
     const sent: LogPosition[] = [];
     for (let i = 0; i < 20; i += 1) {
-      sent.push((await deliver()).position);
-      log.wake('wake');
-      log.wake('timer');
+      const notification = await deliver();
+      sent.push(notification.position);
+      // The same announcement again (a replica hears its own back), and one of an earlier release.
+      await pubsub.publish('notificationsStored', { ...notification.position, settled: notification.settled });
+      await nudge();
     }
-    await waitFor(() => (one.positions().length >= 20 && two.positions().length >= 20 ? true : undefined));
-    await log.settled();
-    expect(one.positions()).toEqual(sent);
-    expect(two.positions()).toEqual(sent);
+    // Handed out after everything before it: a notification handed out twice would be there too.
+    const last = (await deliver()).position;
+    await Promise.all([one.reached(last), two.reached(last)]);
+    expect(one.positions()).toEqual([...sent, last]);
+    expect(two.positions()).toEqual([...sent, last]);
   });
 
   test('announces the commits of one event-loop turn as one message with the highest position', async () => {
@@ -120,18 +130,18 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const log = await open();
     const pubsub = await createPubSub('memory:', { logger: silent });
     onCleanup(() => pubsub.close());
-    const published: unknown[] = [];
-    const spy: PubSub = Object.assign(Object.create(pubsub) as PubSub, {
-      publish: async (topic: string, payload: unknown) => void published.push({ topic, payload }),
-    });
+    const published = new Inbox<unknown>();
+    const spy = withMethod(pubsub, 'publish', async (topic, payload) => void published.push({ topic, payload }));
     const other = await startNotificationFeed({ store, pubsub: spy, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
     onCleanup(() => other.close());
     const stored: { position: LogPosition; settled: LogPosition }[] = [];
     for (let i = 0; i < 5; i += 1) stored.push(await insertQuietly(store));
     for (const { position, settled } of [stored[4]!, ...stored.slice(0, 4)]) other.announce(position, settled);
     expect(published).toEqual([]); // not inside the turn that committed
-    await waitFor(() => (published.length > 0 ? true : undefined));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await published.atLeast(1);
+    // Whatever that turn scheduled has run by the next one, and closing sends anything still pending.
+    await nextTurn();
+    await other.close();
     expect(published).toEqual([{ topic: 'notificationsStored', payload: { ...stored[4]!.position, settled: stored[4]!.settled } }]);
     expect(log.position).toEqual(START_OF_LOG); // its own pub/sub never carried the spy's message
   });
@@ -139,15 +149,16 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
   test('moves its position to an announced settled one without reading while nobody listens', async () => {
     const { deliver, open, reads, store } = await setUp();
     const log = await open();
+    // Memory pub/sub hands the announcement over before publish resolves.
     const skipped = await deliver();
-    await waitFor(() => (comparePositions(log.position, skipped.settled) === 0 ? true : undefined));
+    expect(log.position).toEqual(skipped.settled);
     expect(await reads({})).toBe(0);
-    const { listener, positions } = recorder();
+    const { listener, positions, reached } = recorder();
     const { position } = log.follow(listener);
     expect(position).toEqual(skipped.settled);
     // It is owed exactly what lies after that position: on SQLite, a commit settles itself.
     const next = await deliver();
-    await waitFor(() => (comparePositions(positions().at(-1) ?? START_OF_LOG, next.position) === 0 ? true : undefined));
+    await reached(next.position);
     expect(positions()).toEqual((await store.listAfter({ after: position, limit: 10 })).map((n) => n.position));
     if (store.kind === 'sqlite') expect(positions()).toEqual([next.position]);
   });
@@ -155,52 +166,57 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
   test('reads nothing more when it hears back a commit it has already handed out', async () => {
     const { deliver, open, reads } = await setUp();
     const log = await open();
-    const { listener, positions } = recorder();
+    const { listener, positions, reached } = recorder();
     log.follow(listener);
     const sent = await deliver();
-    await waitFor(() => (positions().length === 1 ? true : undefined));
-    await log.settled();
-    const before = await reads({});
-    // The webhook's own announcement, and its own pub/sub message coming back, after the read.
+    await reached(sent.position);
+    const before = await reads({ trigger: 'wake' });
+    // The webhook's own announcement, and its own pub/sub message coming back the next turn.
     log.announce(sent.position, sent.settled);
-    for (let turn = 0; turn < 3; turn += 1) await new Promise((resolve) => setImmediate(resolve));
-    await log.settled();
-    expect(await reads({})).toBe(before);
-    expect(positions()).toEqual([sent.position]);
+    await nextTurn();
+    // The next notification's announcement wakes one read (on PostgreSQL retries may follow, until
+    // it settles): one more wake would have been for the commit heard back.
+    const next = await deliver();
+    await reached(next.position);
+    expect(await reads({ trigger: 'wake' })).toBe(before + 1);
+    expect(positions()).toEqual([sent.position, next.position]);
   });
 
   test('moves its position to the settled head with one look at the log when woken with nobody listening', async () => {
     let rowReads = 0;
-    const { store, open, reads } = await setUp({ wrap: (read) => (query) => ((rowReads += 1), read(query)) });
+    const { store, open, reads, nudge } = await setUp({ wrap: (read) => (query) => ((rowReads += 1), read(query)) });
     const log = await open();
     const { position } = await insertQuietly(store);
     await untilSettled(store, [position]);
-    log.wake('timer');
-    await log.settled();
-    expect(log.position).toEqual(position);
-    expect(await reads({ trigger: 'timer', outcome: 'ok' })).toBe(1);
+    await nudge();
+    // Nothing announces the move: the position is looked at until it has moved.
+    await waitFor(() => (comparePositions(log.position, position) === 0 ? true : undefined));
+    expect(await reads({ trigger: 'wake', outcome: 'ok' })).toBe(1);
     expect(rowReads).toBe(0);
   });
 
   test('answers an announcement it cannot publish with a log line, and the others read it on their timer', async () => {
-    const { store, open } = await setUp();
+    const { store, open, reads } = await setUp({ pollIntervalMs: 20 });
     const log = await open();
-    const { listener, positions } = recorder();
+    const { listener, positions, received } = recorder();
     log.follow(listener);
     const failing: PubSub = { ...deafPubSub, publish: async () => Promise.reject(new Error('redis down')) };
-    const lines: unknown[] = [];
-    const logger = Object.assign(Object.create(silent), { error: (fields: unknown) => void lines.push(fields) });
+    const { logger, logged } = captureLogs('error');
     const replica = await startNotificationFeed({ store, pubsub: failing, metrics: createMetrics(), logger }, { pollIntervalMs: 60_000 });
     onCleanup(() => replica.close());
-    const { position, settled } = await insertQuietly(store);
-    await untilSettled(store, [position]);
-    expect(() => replica.announce(position, settled)).not.toThrow();
-    await waitFor(() => (lines.length === 1 ? true : undefined));
-    expect(lines[0]).toMatchObject(position);
-    expect(positions()).toEqual([]); // the message never came
-    log.wake('timer');
-    await log.settled();
-    expect(positions()).toEqual([position]);
+    // Each lost message is a log line (never a rejection nobody handles), and the next is still sent.
+    const stored = [];
+    for (let i = 0; i < 2; i += 1) {
+      const { position, settled } = await insertQuietly(store);
+      replica.announce(position, settled);
+      expect(await expire(logged((line) => line.seq === position.seq), 'the lost announcement logged')).toMatchObject({ level: 50, ...position });
+      stored.push(position);
+    }
+    // This replica never heard of them: its timer reads them.
+    await received.atLeast(2);
+    expect(positions()).toEqual(stored);
+    expect(await reads({ trigger: 'wake' })).toBe(0);
+    expect(await reads({ trigger: 'timer', outcome: 'ok' })).toBeGreaterThan(0);
   });
 
   test('sends an announcement still pending when it closes', async () => {
@@ -215,15 +231,16 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
   });
 
   test('reads page by page until caught up, from one wake', async () => {
-    const { store, open, reads } = await setUp({ pageSize: 3 });
+    const { store, open, reads, nudge } = await setUp({ pageSize: 3 });
     const log = await open();
-    const { listener, positions } = recorder();
+    const { listener, positions, received } = recorder();
     log.follow(listener);
     const stored = [];
     for (let i = 0; i < 10; i += 1) stored.push(await store.insert(newNotification()));
     await untilSettled(store, stored);
-    log.wake('wake');
-    await log.settled();
+    await nudge();
+    // The last page (one row) is counted before it is handed out.
+    await received.atLeast(10);
     expect(positions()).toEqual(stored.map(positionOf));
     expect(await reads({ trigger: 'wake', outcome: 'ok' })).toBe(4);
   });
@@ -232,7 +249,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const held = Promise.withResolvers<void>();
     const started = Promise.withResolvers<void>();
     let calls = 0;
-    const { store, open, reads } = await setUp({
+    const { store, pubsub, nudge, open, reads } = await setUp({
       wrap: (read) => async (query) => {
         calls += 1;
         // Its position at start comes from settledHead: this is the first read, held.
@@ -244,15 +261,22 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
       },
     });
     const log = await open();
-    const { listener, positions } = recorder();
+    const { listener, positions, reached } = recorder();
     log.follow(listener);
-    log.wake('wake');
+    await nudge();
     await started.promise;
     const late = await store.insert(newNotification());
+    if (late.status !== 'inserted') throw new Error('not inserted');
     await untilSettled(store, [late]);
-    for (let i = 0; i < 10; i += 1) log.wake(i % 2 ? 'wake' : 'timer');
+    // Ten wakes while the read is held: announcements of `late`, and messages of an earlier release.
+    for (let i = 0; i < 10; i += 1) {
+      await (i % 2 ? nudge() : pubsub.publish('notificationsStored', { ...late.notification.position, settled: late.settled }));
+    }
     held.resolve();
-    await log.settled();
+    // The held read (which runs its query once let go) hands `late` out; then exactly one more read.
+    await reached(late.notification.position);
+    await waitFor(async () => ((await reads({})) >= 2 ? true : undefined));
+    // A read asked for starts within the turn that ended the one before: by now it would be counted.
     expect(calls).toBe(2);
     expect(await reads({})).toBe(2);
     expect(positions()).toEqual([positionOf(late)]);
@@ -261,10 +285,10 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
   test('reads on its timer when pub/sub never delivers', async () => {
     const { deliver, open, reads } = await setUp({ pubsub: deafPubSub, pollIntervalMs: 25 });
     const log = await open();
-    const { listener, positions } = recorder();
+    const { listener, positions, received } = recorder();
     log.follow(listener);
     const sent = [await deliver(), await deliver()].map((n) => n.position);
-    await waitFor(() => (positions().length === 2 ? true : undefined));
+    await received.atLeast(2);
     expect(positions()).toEqual(sent);
     expect(await reads({ trigger: 'timer', outcome: 'ok' })).toBeGreaterThan(0);
     expect(await reads({ trigger: 'wake' })).toBe(0);
@@ -272,26 +296,26 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
 
   test('skips nothing and repeats nothing when a read fails and a later one succeeds', async () => {
     let failing = false;
-    const { store, open, reads } = await setUp({
+    const { store, deliver, nudge, open, reads } = await setUp({
       wrap: (read) => async (query) => {
         if (failing) throw new Error('connection reset');
         return read(query);
       },
     });
     const log = await open();
-    const { listener, positions } = recorder();
+    const { listener, positions, reached } = recorder();
     log.follow(listener);
     const first = await store.insert(newNotification());
     failing = true;
-    log.wake('wake');
-    await log.settled();
-    expect(await reads({ outcome: 'error' })).toBe(1);
+    await nudge();
+    await waitFor(async () => ((await reads({ outcome: 'error' })) === 1 ? true : undefined));
     const second = await store.insert(newNotification());
     await untilSettled(store, [first, second]);
     failing = false;
-    log.wake('timer');
-    await log.settled();
-    expect(positions()).toEqual([first, second].map(positionOf));
+    // The next announcement is read from where the failed read left off, and handed out after both.
+    const next = await deliver();
+    await reached(next.position);
+    expect(positions()).toEqual([positionOf(first), positionOf(second), next.position]);
   });
 
   test('keeps handing out to the others when a listener throws, and nothing after stop()', async () => {
@@ -305,10 +329,10 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const following = log.follow(leaving.listener);
     log.follow(staying.listener);
     const first = await deliver();
-    await waitFor(() => (staying.positions().length === 1 ? true : undefined));
+    await staying.received.atLeast(1);
     following.stop();
     const second = await deliver();
-    await waitFor(() => (staying.positions().length === 2 ? true : undefined));
+    await staying.received.atLeast(2);
     expect(staying.positions()).toEqual([first.position, second.position]);
     expect(leaving.positions()).toEqual([first.position]);
   });
@@ -319,13 +343,15 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const { database, store, deliver, open } = await setUp({ pollIntervalMs: 1 });
     const other = await database.open();
     const log = await open();
-    const { listener, positions } = recorder();
+    const { listener, positions, reached } = recorder();
     log.follow(listener);
-    await Promise.all(Array.from({ length: 100 }, (_, i) => deliver(i % 2 ? other : store)));
-    await waitFor(async () => ((await store.listAfter({ after: START_OF_LOG, limit: 500 })).length === 100 ? true : undefined));
+    const delivered = await Promise.all(Array.from({ length: 100 }, (_, i) => deliver(i % 2 ? other : store)));
+    await untilSettled(store, delivered.map((n) => n.position));
     const all = (await store.listAfter({ after: START_OF_LOG, limit: 500 })).map((n) => n.position);
-    await waitFor(() => (positions().length >= 100 ? true : undefined));
-    await log.settled();
-    expect(positions()).toEqual(all);
+    expect(all).toHaveLength(100);
+    // Handed out after all of them: a row missed or handed out twice would show before it.
+    const last = (await deliver()).position;
+    await reached(last);
+    expect(positions()).toEqual([...all, last]);
   });
 });

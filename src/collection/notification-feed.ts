@@ -42,8 +42,6 @@ export interface NotificationFeed {
    * notifications after it. Synchronous, so nothing can be handed out between the two.
    */
   follow(listener: FeedListener): FeedFollowing;
-  /** Asks for a read; a wake while one runs causes one more read after it, however many arrive. */
-  wake(trigger: ReadTrigger): void;
   /**
    * Says that this replica committed a notification at `committed`, the log then being settled
    * through `settled` (the store's InsertResult): wakes this replica's reader at once and, once per
@@ -51,8 +49,6 @@ export interface NotificationFeed {
    * fails: a lost message only leaves the others to their safety-net timer.
    */
   announce(committed: LogPosition, settled: LogPosition): void;
-  /** Resolves once no read is running or asked for. */
-  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -94,12 +90,10 @@ export async function startNotificationFeed(deps: NotificationFeedDeps, options:
       return reader.position;
     },
     follow: reader.follow,
-    wake: reader.wake,
     announce(committed, settled) {
       reader.heard(committed, settled);
       if (!closing) announcer.announce(committed, settled);
     },
-    settled: reader.settled,
     close: () =>
       (closing ??= (async () => {
         clearInterval(timer);
@@ -269,6 +263,7 @@ function createFeedReader(deps: NotificationFeedDeps, start: LogPosition, option
       listeners.add(listener);
       return { position, stop: () => listeners.remove(listener) };
     },
+    /** Asks for a read; a wake while one runs causes one more read after it, however many arrive. */
     wake(trigger: ReadTrigger) {
       if (!closed) reads.request(trigger);
     },
@@ -289,7 +284,6 @@ function createFeedReader(deps: NotificationFeedDeps, start: LogPosition, option
         moveTo(settled);
       }
     },
-    settled: () => reads.settled(),
     async close() {
       closed = true;
       shortfall.stop();

@@ -7,8 +7,6 @@
 export interface InFlight {
   /** `start()`'s promise, or the one already pending under `key` (then `onJoin` is told). */
   share<T>(key: string, start: () => Promise<T>): Promise<T>;
-  /** Keys with a call pending now. */
-  size(): number;
 }
 
 /** A single-flight map; `onJoin` is told of every caller that joined a pending call. */
@@ -25,6 +23,5 @@ export function createInFlight(onJoin?: () => void): InFlight {
       pending.set(key, call);
       return call;
     },
-    size: () => pending.size,
   };
 }

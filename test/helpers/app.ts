@@ -5,6 +5,7 @@ import { createApp, type App, type AppOverrides } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { collectionHeaders, collectionNotification } from '../../scripts/collection-notifier.ts';
 import { onCleanup } from './cleanup.ts';
+import { waitFor } from './wait.ts';
 
 export interface GraphQLResponse<T = Record<string, any>> {
   status: number;
@@ -72,6 +73,19 @@ export async function startApp(env: Record<string, string> = {}, overrides: AppO
       return client;
     },
   };
+}
+
+/**
+ * Resolves once `settlementId`, the last notification delivered, heads collectionNotifications.
+ * On PostgreSQL pages (and replays) list the settled log only: a commit settles once every older
+ * transaction on the server has ended, and suites running beside this one may hold some open.
+ * Nothing announces that moment, so the first page is asked for until it does.
+ */
+export async function untilListed(app: TestApp, settlementId: unknown): Promise<void> {
+  await waitFor(async () => {
+    const { data } = await app.query('{ collectionNotifications(first: 1) { nodes { settlementId } } }');
+    return data?.collectionNotifications.nodes[0]?.settlementId === settlementId ? true : undefined;
+  });
 }
 
 /** The headers the bank's collection service sends, signed with the sandbox's webhook credentials. */

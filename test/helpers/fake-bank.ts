@@ -9,6 +9,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onCleanup } from './cleanup.ts';
+import { Inbox } from './wait.ts';
 
 /** A request as the fake bank received it, body read whole. */
 export interface FakeBankRequest {
@@ -37,8 +38,8 @@ export type FakeBankHandler = (request: FakeBankRequest, reply: FakeBankReply) =
 export interface FakeBank {
   /** `http://127.0.0.1:<port>`, no trailing slash; usable as any area's base URL. */
   url: string;
-  /** Every request that reached the bank, in order. */
-  received: FakeBankRequest[];
+  /** Every request that reached the bank, in order; `received.until(…)` waits for more. */
+  received: Inbox<FakeBankRequest>;
   close(): Promise<void>;
 }
 
@@ -47,7 +48,7 @@ export interface FakeBank {
  * the test that started it finishes.
  */
 export async function startFakeBank(handler: FakeBankHandler): Promise<FakeBank> {
-  const received: FakeBankRequest[] = [];
+  const received = new Inbox<FakeBankRequest>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onCleanup } from './cleanup.ts';
-import { waitFor } from './wait.ts';
+import { Inbox } from './wait.ts';
 
 /** One exported span, flattened from OTLP/JSON; attribute values unwrapped. */
 export interface CollectedSpan {
@@ -23,8 +23,8 @@ export interface OtlpCollector {
   endpoint: string;
   /** Every request body received on any path, raw, for searching exported bytes. */
   bodies: { path: string; contentType: string; body: Buffer }[];
-  /** The spans of every OTLP/JSON body received on /v1/traces. */
-  spans: CollectedSpan[];
+  /** The spans of every OTLP/JSON body received on /v1/traces, as they arrive. */
+  spans: Inbox<CollectedSpan>;
   /** Resolves with the first span matching `predicate`, waiting for exports up to `expireMs`. */
   waitForSpan(predicate: (span: CollectedSpan) => boolean, expireMs?: number): Promise<CollectedSpan>;
 }
@@ -61,7 +61,7 @@ function flatten(body: any): CollectedSpan[] {
 /** An in-process OTLP/HTTP collector on a free loopback port: keeps every body, answers 200. Closed after the test. */
 export async function startOtlpCollector({ register = onCleanup }: { register?: (stop: () => Promise<void>) => void } = {}): Promise<OtlpCollector> {
   const bodies: OtlpCollector['bodies'] = [];
-  const spans: CollectedSpan[] = [];
+  const spans = new Inbox<CollectedSpan>();
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -81,7 +81,7 @@ export async function startOtlpCollector({ register = onCleanup }: { register?: 
     endpoint: `http://127.0.0.1:${port}`,
     bodies,
     spans,
-    waitForSpan: (predicate, expireMs = 10_000) => waitFor(() => spans.find(predicate), expireMs),
+    waitForSpan: (predicate, expireMs = 10_000) => spans.first(predicate, expireMs),
   };
 }
 

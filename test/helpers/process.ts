@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { onCleanup } from './cleanup.ts';
+import { Inbox } from './wait.ts';
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
 
@@ -10,8 +11,8 @@ export interface SubgraphProcess {
   child: ChildProcess;
   /** e.g. http://127.0.0.1:41234 (the GraphQL endpoint is at /graphql). */
   baseUrl: string;
-  /** Every log line so far, parsed (pino JSON). */
-  logs: Record<string, unknown>[];
+  /** Every log line so far, parsed (pino JSON); `logs.first(match)` waits for one. */
+  logs: Inbox<Record<string, unknown>>;
   /** Every line of stdout and stderr so far, as text. */
   output: string[];
   /** Resolves with the exit code (or the signal) once the process has ended. */
@@ -39,7 +40,7 @@ export async function startSubgraphProcess(
     await exited;
   });
 
-  const logs: Record<string, unknown>[] = [];
+  const logs = new Inbox<Record<string, unknown>>();
   const output: string[] = [];
   const listening = Promise.withResolvers<string>();
   for (const stream of [child.stdout!, child.stderr!]) {

@@ -19,7 +19,7 @@ import { comparePositions, START_OF_LOG, type LogPosition } from '../../src/doma
 import type { InsertResult, NotificationStore } from '../../src/store/types.ts';
 import { onCleanup } from './cleanup.ts';
 import { serviceUrl } from './services.ts';
-import { waitFor } from './wait.ts';
+import { Inbox, waitFor } from './wait.ts';
 
 /** DATABASE_URL, or undefined to skip PostgreSQL (under CI=true its absence throws instead). */
 export const databaseUrl = serviceUrl('DATABASE_URL');
@@ -27,9 +27,9 @@ export const databaseUrl = serviceUrl('DATABASE_URL');
 /** A logger that writes nothing. */
 export const silent = pino({ level: 'silent' });
 
-/** A logger whose lines the test can read, to check what the store reported. */
+/** A logger whose lines the test can read, to check what the store reported; `lines.first(…)` waits for one. */
 export function capturingLogger() {
-  const lines: string[] = [];
+  const lines = new Inbox<string>();
   const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(line) });
   return { logger, lines };
 }

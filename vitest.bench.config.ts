@@ -1,0 +1,9 @@
+import { defineConfig } from 'vitest/config';
+import suite, { BENCH_RUNS } from './vitest.config.ts';
+
+// `npm run test:bench`: only the bench's end-to-end runs (see BENCH_RUNS), one file at a time, since
+// each measures under load and a second run beside it would only slow both.
+export default defineConfig({
+  ...suite,
+  test: { ...suite.test, include: BENCH_RUNS, exclude: [...(suite.test?.exclude ?? [])].filter((glob) => !BENCH_RUNS.includes(glob)), maxWorkers: 1 },
+});
