@@ -13,14 +13,14 @@ export const signedHeaders = (): Record<string, string> => collectionHeaders();
  * a settlementId and sessionId never used before: the process's start time keeps ids of separate
  * load processes apart, the counter keeps one process's apart.
  */
-export function createNotificationBodies(): () => { settlementId: string; body: string } {
+export function createNotificationBodies(accountNumber?: string): () => { settlementId: string; body: string } {
   const stamp = `${Date.now()}${process.pid}`;
   let sequence = 0;
   return () => {
     sequence += 1;
     const settlementId = `${stamp}${String(sequence).padStart(9, '0')}`;
     const body = JSON.stringify(
-      collectionNotification({ settlementId, sessionId: `0901102211${stamp}${sequence}`, tranRemarks: `Bench payment ${sequence}` }),
+      collectionNotification({ settlementId, sessionId: `0901102211${stamp}${sequence}`, tranRemarks: `Bench payment ${sequence}`, accountNumber }),
     );
     return { settlementId, body };
   };

@@ -5,7 +5,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createNotificationBodies, deliver } from './bank.ts';
-import { GRAPHQL_PATH, INCOMING_TRANSFER_SUBSCRIPTION } from './graphql.ts';
+import { FANOUT_ACCOUNT, GRAPHQL_PATH, INCOMING_TRANSFER_SUBSCRIPTION } from './graphql.ts';
 import { createLatencyRecorder } from './latency.ts';
 import { tally, type LoadJob, type ScenarioResult } from './protocol.ts';
 
@@ -127,7 +127,7 @@ export async function runFanout(
 
 /** A poster of `count` events, one after another, each waiting until it has reached every subscriber. */
 function postEvents(baseUrl: string, tracker: Tracker, outcomes: Record<string, number>) {
-  const nextNotification = createNotificationBodies();
+  const nextNotification = createNotificationBodies(FANOUT_ACCOUNT);
   return async (count: number, measured: boolean): Promise<void> => {
     for (let i = 0; i < count; i += 1) {
       const { settlementId, body } = nextNotification();

@@ -7,7 +7,13 @@ export const BANKS_QUERY = '{ banks { code name } }';
 export const ACCOUNT_QUERY = '{ account(accountNumber: "0123456789", bankCode: "000023") { accountName bank { name } } }';
 export const NOTIFICATIONS_QUERY =
   '{ collectionNotifications(first: 20) { edges { cursor node { settlementId transactionAmount } } } }';
-export const INCOMING_TRANSFER_SUBSCRIPTION = 'subscription { incomingTransfer { settlementId transactionAmount } }';
+/**
+ * The fan-out's account: no other scenario delivers to it, so a live subscription on it sees only the
+ * fan-out's own events (one that starts while a replica's feed is still settling an earlier burst
+ * would otherwise also get that burst's tail, as live-only subscriptions may).
+ */
+export const FANOUT_ACCOUNT = '0999000999';
+export const INCOMING_TRANSFER_SUBSCRIPTION = `subscription { incomingTransfer(accountNumber: "${FANOUT_ACCOUNT}") { settlementId transactionAmount } }`;
 
 type Data = Record<string, any>;
 
