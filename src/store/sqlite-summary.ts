@@ -4,8 +4,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { NewCollectionNotification } from '../domain/index.ts';
 import { parseDecimal, type ExactDecimal } from './decimal.ts';
 import { selectList } from './notification-row.ts';
-import { NO_SUMS, addSums, bankDays, summaryRecord, type DaySums } from './summary.ts';
-import type { SummaryQuery } from './types.ts';
+import { NO_SUMS, addSums, type DaySums, type DayWindow } from './summary.ts';
 
 const AMOUNTS = ['transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount'] as const;
 
@@ -106,12 +105,16 @@ export function rangedPage(
 export type SummaryStatements = ReturnType<typeof prepareSummaryStatements>;
 
 /**
- * The summary, read in one read transaction so every day sees the same data: per day, one indexed
- * aggregate of the kobo columns; then the rare amounts beyond kobo, added from their text.
+ * Each day's sums, read in one read transaction so every day sees the same data: per day, one
+ * indexed aggregate of the kobo columns; then the rare amounts beyond kobo, added from their text.
  */
-export function summarize(database: DatabaseSync, statements: SummaryStatements, query: SummaryQuery) {
-  const days = bankDays(query.from, query.to, query.timezone);
-  const { accountNumber } = query;
+export function daySums(
+  database: DatabaseSync,
+  statements: SummaryStatements,
+  days: readonly DayWindow[],
+  accountNumber: string | undefined,
+): DaySums[] {
+  if (days.length === 0) return [];
   database.exec('BEGIN');
   try {
     const sums = days.map((day) =>
@@ -121,14 +124,14 @@ export function summarize(database: DatabaseSync, statements: SummaryStatements,
           : statements.daySumsOfAccount.get(accountNumber, day.from, day.to),
       ),
     );
-    const range: SQLInputValue[] = [query.from.getTime(), query.to.getTime()];
+    const range: SQLInputValue[] = [days[0]!.from, days.at(-1)!.to];
     const beyond =
       accountNumber === undefined ? statements.beyondKobo.all(...range) : statements.beyondKoboOfAccount.all(...range, accountNumber);
     for (const row of beyond) {
       const index = days.findIndex((day) => Number(row.event_ms) < day.to);
       if (index >= 0) sums[index] = addSums(sums[index]!, { ...textSums(row), count: 0 });
     }
-    return summaryRecord(days, sums, query.timezone);
+    return sums;
   } finally {
     database.exec('COMMIT');
   }
