@@ -58,9 +58,25 @@ const SIZE_SQL = `SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
       ELSE pg_stat_get_live_tuples(c.oid) END)::bigint AS rows
   FROM pg_class c WHERE c.oid = 'collection_notifications'::regclass`;
 
+/** A column of the batch's row `r` (a JSON array of the INSERT_COLUMNS values, in order), as text. */
+const field = (column: (typeof INSERT_COLUMNS)[number]) => `(u.r ->> ${INSERT_COLUMNS.indexOf(column)})`;
+
+/**
+ * What summaries and time ranges read (migration 004), computed from the same text as the record:
+ * the notification's time, and each amount as numeric.
+ */
+const SUMMARY_VALUES = {
+  event_time: `collection_event_time(${field('transaction_time')}, ${field('received_at')})`,
+  transaction_amount_numeric: `${field('transaction_amount')}::numeric`,
+  settled_amount_numeric: `${field('settled_amount')}::numeric`,
+  fee_amount_numeric: `${field('fee_amount')}::numeric`,
+  vat_amount_numeric: `${field('vat_amount')}::numeric`,
+};
+
 export const QUERIES = {
-  // A whole batch in one statement, its own transaction (one round trip, one commit), with one
-  // text[] per column: its parameters are 17 whatever the batch's size, and one plan serves all.
+  // A whole batch in one statement, its own transaction (one round trip, one commit), as one jsonb
+  // parameter: an array of rows, each an array of its columns' text (jsonb reaches an element of an
+  // array without scanning it). One parameter whatever the batch's size, and one plan serves all.
   // Rows already stored are dropped before the insert looks at them: a row that reaches it gets
   // its column defaults, and evaluating them (txid's pg_current_xact_id(), or seq's nextval now
   // and then) gives the transaction an id, and so a commit record and a WAL flush. A batch of
@@ -70,10 +86,10 @@ export const QUERIES = {
   // ON CONFLICT still settles races with other replicas, whose rows are not visible yet. The
   // statement's snapshot xmin comes back too: every transaction below it had ended, so the log is
   // settled up to there (see SETTLED).
-  insert: `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')})
-    SELECT ${INSERT_COLUMNS.map((column) => `u.${column}`).join(', ')}
-    FROM unnest(${INSERT_COLUMNS.map((_, index) => `$${index + 1}::text[]`).join(', ')}) AS u(${INSERT_COLUMNS.join(', ')})
-    WHERE (SELECT true FROM collection_notifications c WHERE c.settlement_id = u.settlement_id) IS NULL
+  insert: `INSERT INTO collection_notifications (${[...INSERT_COLUMNS, ...Object.keys(SUMMARY_VALUES)].join(', ')})
+    SELECT ${[...INSERT_COLUMNS.map(field), ...Object.values(SUMMARY_VALUES)].join(', ')}
+    FROM jsonb_array_elements($1::jsonb) AS u(r)
+    WHERE (SELECT true FROM collection_notifications c WHERE c.settlement_id = ${field('settlement_id')}) IS NULL
     ON CONFLICT (settlement_id) DO NOTHING
     RETURNING txid, seq, settlement_id, pg_snapshot_xmin(pg_current_snapshot()) AS horizon`,
   getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,

@@ -3,7 +3,7 @@ import { START_OF_LOG, type NewCollectionNotification } from '../domain/index.ts
 import type { Logger } from '../logger.ts';
 import type { BatchOptions } from './batch.ts';
 import { createStore, type StoreBackend, type WrittenBatch } from './core.ts';
-import { INSERT_COLUMNS, toInsertParams, toPosition, type NotificationRow } from './notification-row.ts';
+import { toInsertParams, toPosition, type NotificationRow } from './notification-row.ts';
 import { migrate } from './postgres-migrate.ts';
 import { AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName } from './postgres-queries.ts';
 import { daySums } from './postgres-summary.ts';
@@ -56,7 +56,7 @@ async function insertBatch(pool: pg.Pool, notifications: NewCollectionNotificati
   const { rows } = await pool.query<{ txid: string; seq: string; settlement_id: string; horizon: string }>({
     name: 'notifications-insert',
     text: QUERIES.insert,
-    values: insertColumns(notifications),
+    values: [insertRows(notifications)],
   });
   if (rows.length === 0) return { positions: notifications.map(() => null), settled: START_OF_LOG };
   // One statement, one transaction, one snapshot: every row has the same txid and horizon.
@@ -70,11 +70,16 @@ async function insertBatch(pool: pg.Pool, notifications: NewCollectionNotificati
   return { positions, settled: toPosition(horizon, 0) };
 }
 
-/** The insert's parameters: one array per column, in INSERT_COLUMNS order. */
-function insertColumns(notifications: readonly NewCollectionNotification[]): (string | null)[][] {
-  const rows = notifications.map(toInsertParams);
-  return INSERT_COLUMNS.map((_, index) => rows.map((row) => row[index]!));
+/**
+ * The insert's one parameter: the batch as a JSON array of rows, each its INSERT_COLUMNS values in
+ * order. A lone surrogate (a JSON body may escape one into a field) becomes U+FFFD, as UTF-8
+ * encoding writes it everywhere else; PostgreSQL would refuse its \u escape, and the whole batch.
+ */
+function insertRows(notifications: readonly NewCollectionNotification[]): string {
+  return JSON.stringify(notifications.map((notification) => toInsertParams(notification).map(wellFormed)));
 }
+
+const wellFormed = (text: string | null) => (text === null || text.isWellFormed() ? text : text.toWellFormed());
 
 /** The store's statements over a pool, each named: every connection parses and plans it once. */
 function backendOver(pool: pg.Pool): StoreBackend {

@@ -55,6 +55,15 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     expect(readSparse).toStrictEqual({ ...sparse, position: positionOf(second) });
   });
 
+  test('stores a lone surrogate (a JSON body may escape one into a field) as U+FFFD, failing no other insert of its batch', async () => {
+    const { store } = await setup();
+    const odd = notification({ narration: 'half a pair \ud83d here', sourceAccountName: '\udc00' });
+    const [oddResult, otherResult] = await Promise.all([store.insert(odd), store.insert(notification())]);
+    expect([oddResult.status, otherResult.status]).toEqual(['inserted', 'inserted']);
+    const [stored] = await store.getMany([odd.settlementId]);
+    expect(stored).toMatchObject({ narration: 'half a pair \ufffd here', sourceAccountName: '\ufffd' });
+  });
+
   test('getMany keeps the requested order and answers null for settlementIds not stored', async () => {
     const { store } = await setup();
     const a = notification();
