@@ -8,7 +8,7 @@ import type { BatchOptions } from './batch.ts';
 import { createStore, type StoreBackend } from './core.ts';
 import { selectList, toInsertParams, type NotificationRow } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
-import { daySums, prepareSummaryStatements, rangedPage, summaryColumnValues } from './sqlite-summary.ts';
+import { daySums, prepareSummaryStatements, pushSummaryValues, rangedPage } from './sqlite-summary.ts';
 import type { NotificationStore, StoreSize } from './types.ts';
 
 /** What the SQLite store takes: its logger, and what to tell about each batch. */
@@ -104,7 +104,7 @@ const rows = (statement: StatementSync, ...params: SQLInputValue[]) => statement
 
 /** The store's statements on one connection. Each runs synchronously inside its async method: statements never interleave. */
 function backendOver(database: DatabaseSync, statements: Statements): StoreBackend {
-  const rowOf = (notification: NewCollectionNotification) => [...toInsertParams(notification), ...summaryColumnValues(notification)];
+  const rowOf = (notification: NewCollectionNotification) => pushSummaryValues(toInsertParams(notification), notification);
   const readSize = sizeReader(database);
   return {
     kind: 'sqlite',
