@@ -61,10 +61,7 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
     return backend;
   };
   const records = (rows: readonly NotificationRow[]) => rows.map(toRecord);
-  const batcher = createInsertBatcher(async (notifications) => {
-    const { positions, settled } = await backend.insertBatch(notifications);
-    return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
-  }, options);
+  const batcher = groupCommit(backend, options);
 
   return {
     kind: backend.kind,
@@ -105,4 +102,12 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
       return closing;
     },
   };
+}
+
+/** Group commit over the backend's batch insert, each insert answered with its record. */
+function groupCommit(backend: StoreBackend, options: BatchOptions) {
+  return createInsertBatcher(async (notifications) => {
+    const { positions, settled } = await backend.insertBatch(notifications);
+    return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
+  }, options);
 }
