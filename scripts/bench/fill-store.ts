@@ -10,9 +10,10 @@
 // position order; 1,000 accounts, of which the sandbox's five are busy (8 % of the rows each).
 // Only the columns of the first migration are filled: columns added later must have a default, and a
 // NOT NULL one without a default stops the fill, naming it, rather than letting it guess. The summary
-// columns are the exception: PostgreSQL generates them; on SQLite the webhook's insert computes them
-// in JS, so each chunk runs migration 002's own backfill over its rows, in the same transaction:
-// the encoding has one source, and filled rows summarise as delivered ones do.
+// columns are the exception: on PostgreSQL the trigger of migration 004 fills them for any insert that
+// leaves them out; on SQLite the webhook's insert computes them in JS, so each chunk runs migration
+// 002's own backfill over its rows, in the same transaction: the encoding has one source, and filled
+// rows summarise as delivered ones do.
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import pg from 'pg';

@@ -2,14 +2,13 @@
 // event_time columns: numeric sums are exact, and pg hands them over as text.
 import type pg from 'pg';
 import { parseDecimal } from './decimal.ts';
-import { bankDays, summaryRecord, type DaySums } from './summary.ts';
-import type { SummaryQuery } from './types.ts';
+import type { DaySums, DayWindow } from './summary.ts';
 
 const SUMS = `count(*) AS count, sum(transaction_amount_numeric) AS transaction_amount, sum(settled_amount_numeric) AS settled_amount,
   sum(fee_amount_numeric) AS fee_amount, sum(vat_amount_numeric) AS vat_amount`;
 
 /** One aggregate per day, each an index range scan, in one statement (so one snapshot). */
-const daySums = (account: string) => `SELECT s.* FROM unnest($1::timestamptz[], $2::timestamptz[]) WITH ORDINALITY AS d(start_at, end_at, day)
+const sumsPerDay = (account: string) => `SELECT s.* FROM unnest($1::timestamptz[], $2::timestamptz[]) WITH ORDINALITY AS d(start_at, end_at, day)
   CROSS JOIN LATERAL (
     SELECT ${SUMS} FROM collection_notifications WHERE ${account}event_time >= d.start_at AND event_time < d.end_at
   ) AS s
@@ -17,8 +16,8 @@ const daySums = (account: string) => `SELECT s.* FROM unnest($1::timestamptz[], 
 
 /** The statements, by name: named, so each connection plans them once. */
 export const SUMMARY_QUERIES = {
-  daySums: daySums(''),
-  daySumsOfAccount: daySums('account_number = $3 AND '),
+  daySums: sumsPerDay(''),
+  daySumsOfAccount: sumsPerDay('account_number = $3 AND '),
 };
 
 interface SumsRow {
@@ -29,20 +28,15 @@ interface SumsRow {
   vat_amount: string | null;
 }
 
-/** The summary of `query`, by one statement on `pool`. */
-export async function summarize(pool: pg.Pool, query: SummaryQuery) {
-  const days = bankDays(query.from, query.to, query.timezone);
+/** Each day's sums, by one statement on `pool` (so one snapshot). */
+export async function daySums(pool: pg.Pool, days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]> {
   const starts = days.map((day) => new Date(day.from).toISOString());
   const ends = days.map((day) => new Date(day.to).toISOString());
   const { rows } =
-    query.accountNumber === undefined
+    accountNumber === undefined
       ? await pool.query<SumsRow>({ name: 'summary-daySums', text: SUMMARY_QUERIES.daySums, values: [starts, ends] })
-      : await pool.query<SumsRow>({
-          name: 'summary-daySumsOfAccount',
-          text: SUMMARY_QUERIES.daySumsOfAccount,
-          values: [starts, ends, query.accountNumber],
-        });
-  return summaryRecord(days, rows.map(toSums), query.timezone);
+      : await pool.query<SumsRow>({ name: 'summary-daySumsOfAccount', text: SUMMARY_QUERIES.daySumsOfAccount, values: [starts, ends, accountNumber] });
+  return rows.map(toSums);
 }
 
 function toSums(row: SumsRow): DaySums {

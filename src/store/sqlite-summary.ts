@@ -4,12 +4,11 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { NewCollectionNotification } from '../domain/index.ts';
 import { parseDecimal, type ExactDecimal } from './decimal.ts';
 import { selectList } from './notification-row.ts';
-import { NO_SUMS, addSums, bankDays, summaryRecord, type DaySums } from './summary.ts';
-import type { SummaryQuery } from './types.ts';
+import { NO_SUMS, addSums, type DaySums, type DayWindow } from './summary.ts';
 
 const AMOUNTS = ['transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount'] as const;
 
-/** The columns the insert fills after INSERT_COLUMNS, in the order of `summaryColumnValues`. */
+/** The columns the insert fills after INSERT_COLUMNS, in the order `pushSummaryValues` writes them. */
 export const SUMMARY_COLUMNS = [
   'event_ms',
   ...AMOUNTS.flatMap((amount) => [`${amount}_kobo_hi`, `${amount}_kobo_lo`]),
@@ -21,24 +20,36 @@ export const SUMMARY_COLUMNS = [
 const KOBO = /^(\d{1,16})(?:\.(\d{1,2})0*)?$/;
 const LIMB = 1_000_000_000n;
 
-/** An amount's kobo as [hi, lo] (kobo = hi * 10^9 + lo), or null when it does not fit. */
-function koboLimbs(amount: string): [number, number] | null {
-  const match = KOBO.exec(amount);
-  if (!match) return null;
-  // At most 18 digits: too many for a double, so it is split as text.
-  const kobo = match[1]! + `${match[2] ?? ''}00`.slice(0, 2);
-  return [Number(kobo.slice(0, -9) || 0), Number(kobo.slice(-9))];
+/**
+ * Appends an amount's kobo limbs [hi, lo] (kobo = hi * 10^9 + lo), or two nulls when it is absent or
+ * does not fit; true when it does not fit. A few string operations, no BigInt.
+ */
+function pushKoboLimbs(values: SQLInputValue[], amount: string | null): boolean {
+  const match = amount === null ? null : KOBO.exec(amount);
+  if (!match) {
+    values.push(null, null);
+    return amount !== null;
+  }
+  const [, naira = '', fraction = ''] = match;
+  const kobo = fraction.length === 2 ? Number(fraction) : Number(fraction) * 10;
+  if (naira.length <= 7) {
+    // Under 10^9 kobo: the low limb holds it all.
+    values.push(0, Number(naira) * 100 + kobo);
+  } else {
+    // Up to 18 digits: too many for a double, so it is split as text.
+    const digits = naira + String(kobo).padStart(2, '0');
+    values.push(Number(digits.slice(0, -9)), Number(digits.slice(-9)));
+  }
+  return false;
 }
 
-/** The summary columns' values for a new notification: a few string operations, no BigInt. */
-export function summaryColumnValues(notification: NewCollectionNotification): (number | null)[] {
-  const values: (number | null)[] = [Date.parse(notification.transactionTime ?? notification.receivedAt)];
-  let beyondKobo = false;
-  for (const amount of [notification.transactionAmount, notification.settledAmount, notification.feeAmount, notification.vatAmount]) {
-    const limbs = amount === null ? null : koboLimbs(amount);
-    if (amount !== null && limbs === null) beyondKobo = true;
-    values.push(limbs?.[0] ?? null, limbs?.[1] ?? null);
-  }
+/** Appends the summary columns' values (SUMMARY_COLUMNS order) of a new notification to `values`. */
+export function pushSummaryValues(values: SQLInputValue[], notification: NewCollectionNotification): SQLInputValue[] {
+  values.push(Date.parse(notification.transactionTime ?? notification.receivedAt));
+  // Each amount is looked at, whether or not an earlier one was beyond kobo.
+  const beyondKobo = [notification.transactionAmount, notification.settledAmount, notification.feeAmount, notification.vatAmount]
+    .map((amount) => pushKoboLimbs(values, amount))
+    .includes(true);
   values.push(beyondKobo ? 1 : null);
   return values;
 }
@@ -106,12 +117,16 @@ export function rangedPage(
 export type SummaryStatements = ReturnType<typeof prepareSummaryStatements>;
 
 /**
- * The summary, read in one read transaction so every day sees the same data: per day, one indexed
- * aggregate of the kobo columns; then the rare amounts beyond kobo, added from their text.
+ * Each day's sums, read in one read transaction so every day sees the same data: per day, one
+ * indexed aggregate of the kobo columns; then the rare amounts beyond kobo, added from their text.
  */
-export function summarize(database: DatabaseSync, statements: SummaryStatements, query: SummaryQuery) {
-  const days = bankDays(query.from, query.to, query.timezone);
-  const { accountNumber } = query;
+export function daySums(
+  database: DatabaseSync,
+  statements: SummaryStatements,
+  days: readonly DayWindow[],
+  accountNumber: string | undefined,
+): DaySums[] {
+  if (days.length === 0) return [];
   database.exec('BEGIN');
   try {
     const sums = days.map((day) =>
@@ -121,14 +136,14 @@ export function summarize(database: DatabaseSync, statements: SummaryStatements,
           : statements.daySumsOfAccount.get(accountNumber, day.from, day.to),
       ),
     );
-    const range: SQLInputValue[] = [query.from.getTime(), query.to.getTime()];
+    const range: SQLInputValue[] = [days[0]!.from, days.at(-1)!.to];
     const beyond =
       accountNumber === undefined ? statements.beyondKobo.all(...range) : statements.beyondKoboOfAccount.all(...range, accountNumber);
     for (const row of beyond) {
       const index = days.findIndex((day) => Number(row.event_ms) < day.to);
       if (index >= 0) sums[index] = addSums(sums[index]!, { ...textSums(row), count: 0 });
     }
-    return summaryRecord(days, sums, query.timezone);
+    return sums;
   } finally {
     database.exec('COMMIT');
   }

@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { START_OF_LOG, type LogPosition, type NewCollectionNotification } from '../domain/index.ts';
+import type { LogPosition, NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
-import { createInsertBatcher, type BatchOptions } from './batch.ts';
-import { checkLimit, inRequestedOrder, insertedRecord, selectList, toInsertParams, toRecord, type NotificationRow } from './notification-row.ts';
+import type { BatchOptions } from './batch.ts';
+import { createStore, type StoreBackend } from './core.ts';
+import { selectList, toInsertParams, type NotificationRow } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
-import { prepareSummaryStatements, rangedPage, summarize, summaryColumnValues } from './sqlite-summary.ts';
+import { daySums, prepareSummaryStatements, pushSummaryValues, rangedPage } from './sqlite-summary.ts';
 import type { NotificationStore, StoreSize } from './types.ts';
 
 /** What the SQLite store takes: its logger, and what to tell about each batch. */
@@ -28,9 +29,8 @@ export async function openSqliteStore(location: string, options: SqliteStoreOpti
 /**
  * A store over an open database: sets its PRAGMAs and migrates it; the store owns and closes it.
  * Inserts are group-committed, batch per tick: every insert that arrives in one turn of the event
- * loop is written in one transaction with one fsync, on this thread. A writer thread was measured
- * against it (npm run bench, 2 cores): handing each batch's rows to another thread and back cost
- * more than the fsync it took off this thread, about 0.6x the acks/s of batch per tick.
+ * loop is written in one transaction with one fsync, on this thread: a writer thread, measured
+ * against it, cost more in handing rows over than the fsync it took off this thread (docs/benchmarks.md).
  */
 export async function createSqliteStore(database: DatabaseSync, options: SqliteStoreOptions): Promise<NotificationStore> {
   try {
@@ -39,7 +39,7 @@ export async function createSqliteStore(database: DatabaseSync, options: SqliteS
       options.logger.warn({ journalMode: mode }, 'SQLite could not switch to WAL; writers will block readers');
     }
     await runMigrations(migrationTarget(database), await loadMigrations('sqlite'), options.logger);
-    return storeOver(database, prepareStatements(database), options);
+    return createStore(backendOver(database, prepareStatements(database)), options);
   } catch (error) {
     if (database.isOpen) database.close();
     throw error;
@@ -100,79 +100,41 @@ const seqBefore = (position: LogPosition | undefined) => (position === undefined
 const seqAfter = (position: LogPosition) => (position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
 const atSeq = (seq: number): LogPosition => ({ txid: 0, seq });
 
-function records(statement: StatementSync, ...params: SQLInputValue[]) {
-  return (statement.all(...params) as unknown as NotificationRow[]).map(toRecord);
-}
+const rows = (statement: StatementSync, ...params: SQLInputValue[]) => statement.all(...params) as unknown as NotificationRow[];
 
-function storeOver(database: DatabaseSync, statements: Statements, options: BatchOptions): NotificationStore {
-  let closing: Promise<void> | undefined;
-  const assertOpen = () => {
-    if (closing) throw new Error('The sqlite store is closed');
-  };
-  const rowOf = (notification: NewCollectionNotification) => [...toInsertParams(notification), ...summaryColumnValues(notification)];
+/** The store's statements on one connection. Each runs synchronously inside its async method: statements never interleave. */
+function backendOver(database: DatabaseSync, statements: Statements): StoreBackend {
+  const rowOf = (notification: NewCollectionNotification) => pushSummaryValues(toInsertParams(notification), notification);
   const readSize = sizeReader(database);
-  const batcher = createInsertBatcher(async (notifications) => {
-    const seqs = insertRows(database, statements.insert, notifications.map(rowOf));
-    const records = seqs.map((seq, index) => (seq === null ? null : insertedRecord(notifications[index]!, atSeq(seq))));
-    // Committed in seq order, one writer at a time: everything up to this batch's last row is settled.
-    return { records, settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))) };
-  }, options);
-  // Every read runs synchronously inside its async body: statements of one connection never interleave.
   return {
     kind: 'sqlite',
-    async insert(notification) {
-      assertOpen();
-      return batcher.insert(notification);
+    async insertBatch(notifications) {
+      const seqs = insertRows(database, statements.insert, notifications.map(rowOf));
+      // Committed in seq order, one writer at a time: everything up to this batch's last row is settled.
+      return { positions: seqs.map((seq) => (seq === null ? null : atSeq(seq))), settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))) };
     },
-    async getMany(settlementIds) {
-      assertOpen();
-      if (settlementIds.length === 0) return [];
-      return inRequestedOrder(settlementIds, records(statements.getMany, JSON.stringify(settlementIds)));
-    },
-    async listNewestFirst({ accountNumber, before, limit, from, to }) {
-      assertOpen();
+    rowsOf: async (settlementIds) => rows(statements.getMany, JSON.stringify(settlementIds)),
+    async newestFirst({ accountNumber, before, limit, from, to }) {
       const bound = seqBefore(before);
       if (from !== undefined || to !== undefined) {
-        const [statement, params] = rangedPage(statements.summary, { accountNumber, from, to, before: bound, limit: checkLimit(limit) });
-        return records(statement, ...params);
+        const [statement, params] = rangedPage(statements.summary, { accountNumber, from, to, before: bound, limit });
+        return rows(statement, ...params);
       }
-      return accountNumber === undefined
-        ? records(statements.newest, bound, checkLimit(limit))
-        : records(statements.newestOfAccount, accountNumber, bound, checkLimit(limit));
+      return accountNumber === undefined ? rows(statements.newest, bound, limit) : rows(statements.newestOfAccount, accountNumber, bound, limit);
     },
-    async listAfter({ accountNumber, after, limit }) {
-      assertOpen();
+    async after({ accountNumber, after, limit }) {
       const bound = seqAfter(after);
-      return accountNumber === undefined
-        ? records(statements.after, bound, checkLimit(limit))
-        : records(statements.afterOfAccount, accountNumber, bound, checkLimit(limit));
+      return accountNumber === undefined ? rows(statements.after, bound, limit) : rows(statements.afterOfAccount, accountNumber, bound, limit);
     },
     async settledHead() {
-      assertOpen();
       const row = statements.newestSeq.get();
-      return row ? atSeq(Number(row.seq)) : START_OF_LOG;
+      return row && atSeq(Number(row.seq));
     },
-    async positionOfSeq(seq) {
-      assertOpen();
-      return statements.hasSeq.get(seq) ? atSeq(seq) : undefined;
-    },
-    async summarize(query) {
-      assertOpen();
-      return summarize(database, statements.summary, query);
-    },
-    async size() {
-      assertOpen();
-      return readSize();
-    },
-    async ping() {
-      assertOpen();
-      statements.ping.get();
-    },
-    close() {
-      // Inserts already queued are written and answered first: a SIGTERM drain loses none.
-      closing ??= batcher.drain().then(() => database.close());
-      return closing;
-    },
+    positionOfSeq: async (seq) => (statements.hasSeq.get(seq) ? atSeq(seq) : undefined),
+    daySums: async (days, accountNumber) => daySums(database, statements.summary, days, accountNumber),
+    size: async () => readSize(),
+    ping: async () => void statements.ping.get(),
+    close: async () => database.close(),
   };
 }
 

@@ -55,6 +55,15 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     expect(readSparse).toStrictEqual({ ...sparse, position: positionOf(second) });
   });
 
+  test('stores a lone surrogate (a JSON body may escape one into a field) as U+FFFD, failing no other insert of its batch', async () => {
+    const { store } = await setup();
+    const odd = notification({ narration: 'half a pair \ud83d here', sourceAccountName: '\udc00' });
+    const [oddResult, otherResult] = await Promise.all([store.insert(odd), store.insert(notification())]);
+    expect([oddResult.status, otherResult.status]).toEqual(['inserted', 'inserted']);
+    const [stored] = await store.getMany([odd.settlementId]);
+    expect(stored).toMatchObject({ narration: 'half a pair \ufffd here', sourceAccountName: '\ufffd' });
+  });
+
   test('getMany keeps the requested order and answers null for settlementIds not stored', async () => {
     const { store } = await setup();
     const a = notification();
@@ -216,13 +225,25 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     expect(lines.filter((line) => line.includes('applied store migration'))).toEqual([]);
   });
 
-  test('rejects ping and insert after close, and closes twice without error', async () => {
+  test('rejects every call after close, and closes twice without error', async () => {
     const { store } = await setup();
     await expect(store.ping()).resolves.toBeUndefined();
     await store.close();
     await expect(store.close()).resolves.toBeUndefined();
-    await expect(store.ping()).rejects.toThrow(/closed/);
-    await expect(store.insert(notification())).rejects.toThrow(/closed/);
+    const range = { from: new Date('2024-05-01T00:00:00Z'), to: new Date('2024-05-02T00:00:00Z') };
+    const calls = [
+      store.ping(),
+      store.insert(notification()),
+      store.getMany([]),
+      store.listAfter({ after: START_OF_LOG, limit: 1 }),
+      store.listNewestFirst({ limit: 1 }),
+      store.listNewestFirst({ limit: 1, ...range }),
+      store.settledHead(),
+      store.positionOfSeq(1),
+      store.summarize({ ...range, timezone: 'Africa/Lagos' }),
+      store.size(),
+    ];
+    for (const call of calls) await expect(call).rejects.toThrow(`The ${backend.name.startsWith('PostgreSQL') ? 'postgres' : 'sqlite'} store is closed`);
   });
 
   test('refuses a negative limit instead of listing everything', async () => {

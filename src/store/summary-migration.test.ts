@@ -14,7 +14,8 @@ import { INSERT_COLUMNS, toInsertParams } from './notification-row.ts';
 // A store filled by the release before summaries (migration 001 only) is opened by this one: the
 // migration must fill the new columns for every row already stored, exactly, and lose nothing.
 
-const FIRST_MIGRATION = (kind: string) => readFileSync(join(import.meta.dirname, 'migrations', kind, '001_collection_notifications.sql'), 'utf8');
+const MIGRATION = (kind: string, file: string) => readFileSync(join(import.meta.dirname, 'migrations', kind, file), 'utf8');
+const FIRST_MIGRATION = (kind: string) => MIGRATION(kind, '001_collection_notifications.sql');
 const INSERT_OLD = (placeholder: (index: number) => string) =>
   `INSERT INTO collection_notifications (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map((_, i) => placeholder(i)).join(', ')})`;
 
@@ -112,5 +113,39 @@ describe('the summary migration on a store filled before it', () => {
     for (const notification of stored) await client.query(INSERT_OLD((i) => `$${i + 1}`), toInsertParams(notification));
 
     await expectMigratedStore(url, stored);
+  });
+
+  it.runIf(databaseUrl !== undefined)('keeps the PostgreSQL summary columns through migration 004, and an insert of an earlier release still fills them', async () => {
+    // A store of the release with generated summary columns (migrations 001-003), filled.
+    const url = await isolatedPostgresUrl(databaseUrl ?? '');
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    onCleanup(() => client.end());
+    const versions = ['001_collection_notifications.sql', '002_log_positions.sql', '003_collection_summaries.sql'];
+    for (const file of versions) await client.query(MIGRATION('postgres', file));
+    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+    for (const file of versions) await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [Number(file.slice(0, 3)), file.slice(4, -4)]);
+    // Two lots of the same amounts and times, under different settlementIds.
+    const [stored, later] = [oldNotifications(), oldNotifications()];
+    for (const notification of stored) await client.query(INSERT_OLD((i) => `$${i + 1}`), toInsertParams(notification));
+    const columns = (notifications: readonly NewCollectionNotification[]) =>
+      client
+        .query(
+          `SELECT event_time, transaction_amount_numeric, settled_amount_numeric, fee_amount_numeric, vat_amount_numeric
+           FROM collection_notifications WHERE settlement_id = ANY($1) ORDER BY array_position($1, settlement_id)`,
+          [notifications.map((n) => n.settlementId)],
+        )
+        .then(({ rows }) => rows);
+    const generated = await columns(stored);
+
+    const store = await expectMigratedStore(url, stored);
+    expect(await columns(stored)).toEqual(generated);
+    // The store's insert writes what the generated columns computed, from the same text.
+    const twins = stored.map((n) => ({ ...n, settlementId: `${n.settlementId}-twin` }));
+    await Promise.all(twins.map((n) => store.insert(n)));
+    expect(await columns(twins)).toEqual(generated);
+    // A replica of an earlier release, inserting without them, gets them filled as before.
+    for (const notification of later) await client.query(INSERT_OLD((i) => `$${i + 1}`), toInsertParams(notification));
+    expect(await columns(later)).toEqual(generated);
   });
 });

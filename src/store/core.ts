@@ -1,0 +1,113 @@
+// The store, the same for every backend: the NotificationStore's rules (closing, limits, getMany's
+// order, group commit, summaries by bank-local day) over a backend that only runs statements.
+import { START_OF_LOG, type LogPosition, type NewCollectionNotification } from '../domain/index.ts';
+import { createInsertBatcher, type BatchOptions } from './batch.ts';
+import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
+import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
+import type { NotificationStore, StoreSize } from './types.ts';
+
+/** What a backend wrote of one batch: each notification's position, null where it was already stored. */
+export interface WrittenBatch {
+  positions: (LogPosition | null)[];
+  /** A position the log had settled through when the batch committed (see InsertResult). */
+  settled: LogPosition;
+}
+
+/** A page of the settled log, newest first (see NotificationStore.listNewestFirst); `limit` checked. */
+export interface NewestFirstPage {
+  accountNumber: string | undefined;
+  before: LogPosition | undefined;
+  limit: number;
+  from: Date | undefined;
+  to: Date | undefined;
+}
+
+/** A page of the settled log, oldest first (see NotificationStore.listAfter); `limit` checked. */
+export interface AfterPage {
+  accountNumber: string | undefined;
+  after: LogPosition;
+  limit: number;
+}
+
+/** The statements and driver calls of one database; the core never calls it once closed. */
+export interface StoreBackend {
+  readonly kind: NotificationStore['kind'];
+  /**
+   * Writes notifications with distinct settlementIds in one transaction, in order, committing only
+   * when something was inserted; throws, having stored nothing, when the transaction fails.
+   */
+  insertBatch(notifications: NewCollectionNotification[]): Promise<WrittenBatch>;
+  /** The rows of these settlementIds (any order; settled or not). */
+  rowsOf(settlementIds: readonly string[]): Promise<NotificationRow[]>;
+  newestFirst(page: NewestFirstPage): Promise<NotificationRow[]>;
+  after(page: AfterPage): Promise<NotificationRow[]>;
+  /** The newest settled position, undefined when the log is empty. */
+  settledHead(): Promise<LogPosition | undefined>;
+  positionOfSeq(seq: number): Promise<LogPosition | undefined>;
+  /** Each day's exact sums, in the order given, all read from one snapshot. */
+  daySums(days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]>;
+  size(): Promise<StoreSize>;
+  ping(): Promise<void>;
+  /** Releases the connection(s); called once, after the last batch is answered. */
+  close(): Promise<void>;
+}
+
+/** The NotificationStore over `backend`: inserts are group-committed through it, one batch at a time. */
+export function createStore(backend: StoreBackend, options: BatchOptions): NotificationStore {
+  let closing: Promise<void> | undefined;
+  // Reads and inserts after close() are refused at once; inserts queued before it are still written.
+  const open = () => {
+    if (closing) throw new Error(`The ${backend.kind} store is closed`);
+    return backend;
+  };
+  const records = (rows: readonly NotificationRow[]) => rows.map(toRecord);
+  const batcher = groupCommit(backend, options);
+
+  return {
+    kind: backend.kind,
+    async insert(notification) {
+      open();
+      return batcher.insert(notification);
+    },
+    async getMany(settlementIds) {
+      const store = open();
+      if (settlementIds.length === 0) return [];
+      return inRequestedOrder(settlementIds, records(await store.rowsOf(settlementIds)));
+    },
+    async listNewestFirst({ accountNumber, before, limit, from, to }) {
+      return records(await open().newestFirst({ accountNumber, before, limit: checkLimit(limit), from, to }));
+    },
+    async listAfter({ accountNumber, after, limit }) {
+      return records(await open().after({ accountNumber, after, limit: checkLimit(limit) }));
+    },
+    async settledHead() {
+      return (await open().settledHead()) ?? START_OF_LOG;
+    },
+    async positionOfSeq(seq) {
+      return open().positionOfSeq(seq);
+    },
+    async summarize(query) {
+      const days = bankDays(query.from, query.to, query.timezone);
+      return summaryRecord(days, await open().daySums(days, query.accountNumber), query.timezone);
+    },
+    async size() {
+      return open().size();
+    },
+    async ping() {
+      return open().ping();
+    },
+    close() {
+      // Inserts already queued are written and answered first: a SIGTERM drain loses none.
+      closing ??= batcher.drain().then(() => backend.close());
+      return closing;
+    },
+  };
+}
+
+/** Group commit over the backend's batch insert, each insert answered with its record. */
+function groupCommit(backend: StoreBackend, options: BatchOptions) {
+  return createInsertBatcher(async (notifications) => {
+    const { positions, settled } = await backend.insertBatch(notifications);
+    return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
+  }, options);
+}

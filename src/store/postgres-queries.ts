@@ -1,0 +1,131 @@
+// The PostgreSQL store's statements: the batch insert, and the log read in (txid, seq) order below
+// the oldest transaction still running.
+import type { LogPosition } from '../domain/index.ts';
+import { INSERT_COLUMNS, selectList } from './notification-row.ts';
+
+/**
+ * The settled part of the log: rows whose writing transaction is older than the oldest one still
+ * running when the statement's snapshot was taken. Why reading it in (txid, seq) order misses
+ * nothing and repeats nothing, although replicas insert without a lock and commit in any order:
+ *
+ * 1. Every transaction with an id below the snapshot's xmin has ended; those that committed are
+ *    all visible to that snapshot, and every transaction yet to write gets a larger id. So the rows
+ *    with txid < xmin are a final set: none can be added to it later.
+ * 2. A follower at position P has handed out exactly the rows at or below P, and every one of them
+ *    is settled. A read returns the rows above P with txid < xmin, in (txid, seq) order, the first n.
+ *    Each row at or below the last one returned, P', has txid <= P'.txid < xmin, so by (1) it is
+ *    final and was either at or below P or in this read. So again exactly the rows at or below P'
+ *    have been handed out, and all are final: no later commit lands below P' (no skip), and the next
+ *    read starts above it (no repeat). A row still unsettled is above P' and is read once it settles.
+ *
+ * Ordering by seq alone, with the same `txid < xmin` filter, is not enough: a batch of two rows
+ * in transaction A (txid 100) draws seqs 5 and 7 while transaction B (txid 101) draws seq 6. Should
+ * A commit while B runs, a reader sees 5 and 7 (txid 100 < xmin 101) and moves past 7; when B then
+ * commits, its 6 lies below a position already read and is never handed out. Ordered by txid
+ * first, B's (101, 6) comes after A's (100, 7).
+ *
+ * A transaction anywhere on the server that holds an id (has written something) and stays open
+ * keeps xmin, and so live delivery, back until it ends; reads are never wrong, only later.
+ */
+const SETTLED = 'txid < pg_snapshot_xmin(pg_current_snapshot())';
+// Above every xid8: the "before" of a first page.
+export const AFTER_EVERY_TXID = '18446744073709551615';
+
+const FROM = `SELECT ${selectList('txid')} FROM collection_notifications`;
+
+/**
+ * A page of [from, to): the range's positions first (materialized, so the planner reads them through
+ * the time index, which carries them), then the page's rows. It costs what the range holds, as a
+ * summary of it does; left to itself, with a LIMIT, the planner would walk the log from the newest
+ * and skip every row after the range.
+ */
+function inRange(account: string) {
+  return `WITH in_range AS MATERIALIZED (
+      SELECT txid, seq FROM collection_notifications
+      WHERE ${account}event_time >= $1 AND event_time < $2 AND (txid, seq) < ($3::xid8, $4::bigint) AND ${SETTLED}
+    )
+    ${FROM} WHERE seq IN (SELECT seq FROM in_range ORDER BY txid DESC, seq DESC LIMIT $5) ORDER BY txid DESC, seq DESC`;
+}
+
+/**
+ * The table's size from the catalog, never a count(*): its files with indexes and TOAST, and rows
+ * estimated as the planner does, the tuples per page of the last VACUUM or ANALYZE times the pages
+ * the table has now. Before the first of those (a young table), the statistics' live-tuple count.
+ */
+const SIZE_SQL = `SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
+    (CASE WHEN c.relpages > 0 AND c.reltuples >= 0
+      THEN c.reltuples / c.relpages * (pg_relation_size(c.oid) / current_setting('block_size')::bigint)
+      ELSE pg_stat_get_live_tuples(c.oid) END)::bigint AS rows
+  FROM pg_class c WHERE c.oid = 'collection_notifications'::regclass`;
+
+/** A column of the batch's row `r` (a JSON array of the INSERT_COLUMNS values, in order), as text. */
+const field = (column: (typeof INSERT_COLUMNS)[number]) => `(u.r ->> ${INSERT_COLUMNS.indexOf(column)})`;
+
+/**
+ * What summaries and time ranges read (migration 004), computed from the same text as the record:
+ * the notification's time, and each amount as numeric.
+ */
+const SUMMARY_VALUES = {
+  event_time: `collection_event_time(${field('transaction_time')}, ${field('received_at')})`,
+  transaction_amount_numeric: `${field('transaction_amount')}::numeric`,
+  settled_amount_numeric: `${field('settled_amount')}::numeric`,
+  fee_amount_numeric: `${field('fee_amount')}::numeric`,
+  vat_amount_numeric: `${field('vat_amount')}::numeric`,
+};
+
+export const QUERIES = {
+  // A whole batch in one statement, its own transaction (one round trip, one commit), as one jsonb
+  // parameter: an array of rows, each an array of its columns' text (jsonb reaches an element of an
+  // array without scanning it). One parameter whatever the batch's size, and one plan serves all.
+  // Rows already stored are dropped before the insert looks at them: a row that reaches it gets
+  // its column defaults, and evaluating them (txid's pg_current_xact_id(), or seq's nextval now
+  // and then) gives the transaction an id, and so a commit record and a WAL flush. A batch of
+  // bank retries only (all 01) thus costs no flush. The check is a scalar subquery, one probe of
+  // the unique index per delivery: NOT EXISTS would become an anti-join, which a plan made while
+  // the table looked small (before its first ANALYZE) hashes by reading the whole table, per batch.
+  // ON CONFLICT still settles races with other replicas, whose rows are not visible yet. The
+  // statement's snapshot xmin comes back too: every transaction below it had ended, so the log is
+  // settled up to there (see SETTLED).
+  insert: `INSERT INTO collection_notifications (${[...INSERT_COLUMNS, ...Object.keys(SUMMARY_VALUES)].join(', ')})
+    SELECT ${[...INSERT_COLUMNS.map(field), ...Object.values(SUMMARY_VALUES)].join(', ')}
+    FROM jsonb_array_elements($1::jsonb) AS u(r)
+    WHERE (SELECT true FROM collection_notifications c WHERE c.settlement_id = ${field('settlement_id')}) IS NULL
+    ON CONFLICT (settlement_id) DO NOTHING
+    RETURNING txid, seq, settlement_id, pg_snapshot_xmin(pg_current_snapshot()) AS horizon`,
+  getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,
+  newest: `${FROM} WHERE (txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
+  newestOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid DESC, seq DESC LIMIT $4`,
+  after: `${FROM} WHERE (txid, seq) > ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid, seq LIMIT $3`,
+  afterOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) > ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid, seq LIMIT $4`,
+  settledHead: `SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
+  positionOfSeq: 'SELECT txid, seq FROM collection_notifications WHERE seq = $1',
+  // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
+  newestInRange: inRange(''),
+  newestOfAccountInRange: inRange('account_number = $6 AND '),
+  // Everything since `from`: the planner walks the log newest first, or the time index when `from` is recent.
+  newestSince: `${FROM} WHERE event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid DESC, seq DESC LIMIT $4`,
+  newestOfAccountSince: `${FROM} WHERE account_number = $5 AND event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid DESC, seq DESC LIMIT $4`,
+  // The table's size (NotificationStore.size).
+  size: SIZE_SQL,
+};
+export type QueryName = keyof typeof QUERIES;
+
+/** The query name and values of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
+export function rangedPage(page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; bound: unknown[]; limit: number }) {
+  const account = page.accountNumber === undefined ? [] : [page.accountNumber];
+  const from = page.from?.toISOString() ?? '-infinity';
+  if (page.to === undefined) {
+    const name = page.accountNumber === undefined ? 'newestSince' : 'newestOfAccountSince';
+    return { name, values: [from, ...page.bound, page.limit, ...account] } as const;
+  }
+  const name = page.accountNumber === undefined ? 'newestInRange' : 'newestOfAccountInRange';
+  return { name, values: [from, page.to.toISOString(), ...page.bound, page.limit, ...account] } as const;
+}
+
+/** `position` as the (txid, seq) parameters of a query. */
+export const positionParams = (position: LogPosition) => [String(position.txid), position.seq];
+
