@@ -39,6 +39,17 @@ async function insertRow(client: pg.Client, settlementId: string): Promise<{ seq
 }
 
 /** Follows the store's log as a replica's follower does: from a position, page by page. */
+/**
+ * Reads until the follower has handed out `count` notifications: the settled log also waits for
+ * transactions of other suites sharing the server, which only delay it.
+ */
+async function readUntil(log: { read(): Promise<unknown>; handedOut(): string[] }, count: number): Promise<void> {
+  await waitFor(async () => {
+    await log.read();
+    return log.handedOut().length >= count ? true : undefined;
+  });
+}
+
 function follower(store: NotificationStore, from: LogPosition = START_OF_LOG) {
   const handedOut: CollectionNotificationRecord[] = [];
   let position = from;
@@ -76,11 +87,11 @@ describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an inser
 
     // OLDER is settled (no transaction older than it runs); YOUNGER is not committed. A reader that
     // went by seq would now stand at OLDER's seq, above YOUNGER's, and never hand YOUNGER out.
-    await log.read();
+    await readUntil(log, 1);
     expect(log.handedOut()).toEqual(['OLDER']);
 
     await younger.query('COMMIT');
-    await log.read();
+    await readUntil(log, 2);
     await log.read();
     expect(log.handedOut()).toEqual(['OLDER', 'YOUNGER']);
   });
@@ -116,7 +127,7 @@ describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an inser
 
     await admin.query('SELECT pg_advisory_unlock($1)', [gate]);
     const slowRecord = inserted(await slow);
-    await log.read();
+    await readUntil(log, 2);
     expect(log.handedOut()).toEqual(['SLOW', 'FAST']);
     expect(fast!.position.txid).toBeGreaterThan(slowRecord!.position.txid);
     expect(await second.settledHead()).toEqual(fast!.position);
@@ -173,6 +184,7 @@ describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an inser
 
     const store = await openStore(url);
     const fresh = inserted(await store.insert(notification({ settlementId: 'NEW' })));
+    await waitFor(async () => ((await store.settledHead()).txid >= fresh!.position.txid ? true : undefined));
     const all = await store.listAfter({ after: START_OF_LOG, limit: 10 });
     expect(all.map((record) => [record.settlementId, record.position.txid])).toEqual([
       ['OLD-1', 0],
