@@ -38,6 +38,8 @@ function printHeader(disk: DiskReport, options: BenchOptions): void {
 }
 
 function printRun(title: string, reports: ScenarioReport[], comparison: ComparisonRow[], floorNote = ''): void {
+  // --only stalled-resumes: nothing of this run was measured, so no empty table.
+  if (comparison.length === 0 && reports.length === 0) return;
   console.log(`\n${title}\n\n${comparisonTable(comparison, floorNote)}`);
   if (reports.length > 0) console.log(`\n${clientTable(reports)}\n\n${serverTable(reports)}`);
 }

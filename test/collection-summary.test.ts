@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AWKWARD_AMOUNTS, referenceSum } from './helpers/amounts.ts';
+import { AWKWARD_AMOUNTS, referenceTotals } from './helpers/amounts.ts';
 import { notificationBody, startApp, untilListed, type GraphQLResponse, type TestApp } from './helpers/app.ts';
 import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore, urlStoreBackends } from './helpers/stores.ts';
@@ -39,18 +39,11 @@ describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend
 
     const { data, errors } = await app.query(SUMMARY, { from: '2026-11-21T00:00:00+01:00', to: '2026-11-23T00:00:00+01:00' });
     expect(errors).toBeUndefined();
-    const totals = (bodies: Record<string, unknown>[]) => ({
-      count: bodies.length,
-      transactionAmount: referenceSum(bodies.map((b) => b.transactionAmount as string), true),
-      settledAmount: referenceSum(bodies.map((b) => b.settledAmount as string)),
-      feeAmount: referenceSum(bodies.map((b) => b.feeAmount as string)),
-      vatAmount: referenceSum(bodies.map((b) => b.vatAmount as string)),
-    });
     expect(data!.collectionSummary).toEqual({
-      ...totals([...first, ...second]),
+      ...referenceTotals([...first, ...second]),
       days: [
-        { date: '2026-11-21', from: '2026-11-21T00:00:00.000+01:00', to: '2026-11-22T00:00:00.000+01:00', ...totals(first) },
-        { date: '2026-11-22', from: '2026-11-22T00:00:00.000+01:00', to: '2026-11-23T00:00:00.000+01:00', ...totals(second) },
+        { date: '2026-11-21', from: '2026-11-21T00:00:00.000+01:00', to: '2026-11-22T00:00:00.000+01:00', ...referenceTotals(first) },
+        { date: '2026-11-22', from: '2026-11-22T00:00:00.000+01:00', to: '2026-11-23T00:00:00.000+01:00', ...referenceTotals(second) },
       ],
     });
     expect(data!.collectionSummary.days[1].feeAmount).toBe(`${AWKWARD_AMOUNTS.length / 10}.00`);

@@ -56,6 +56,25 @@ const waiting = (app: TestApp) => scrapeSum(app, 'graphql_subscription_notificat
 const endedEarly = (app: TestApp) => scrapeSum(app, 'graphql_subscriptions_ended_early_total');
 const isWarning = (entry: Record<string, unknown>) => (entry.level as number) >= 40;
 
+/**
+ * Stores `count` large notifications (16 kB each, so a socket's buffers fill in a few hundred) for
+ * `account`, then resumes a subscriber from the first and stops it reading: the settlementIds of
+ * what it is sent are kept.
+ */
+async function stalledResume(app: TestApp, count: number, account?: string) {
+  const padded = () => notificationBody({ ...(account === undefined ? {} : { accountNumber: account }), padding: 'x'.repeat(16_000) });
+  const stored = Array.from({ length: count }, padded);
+  for (const body of stored) await app.deliver(body);
+  const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
+  const resuming = await openRawSubscriber(app.graphqlUrl, {
+    query: 'subscription($account: String, $after: String) { incomingTransfer(accountNumber: $account, after: $after) { settlementId rawBody } }',
+    variables: { account, after: first.data!.collectionNotification.cursor },
+    keep: (m) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
+  });
+  resuming.stall();
+  return { stored, resuming, padded };
+}
+
 describe('incomingTransfer subscription', () => {
   it('hands a stored notification live to the subscribers of its account only', async () => {
     const app = await startApp();
@@ -197,17 +216,7 @@ describe('incomingTransfer subscription', () => {
     const { logger, logs, logged } = captureLogs();
     const app = await startApp({}, { store: withMethod(store, 'listAfter', listAfter), logger });
     // Padded to 16 KB: the socket's buffers fill within a few hundred frames, well before the replay's end.
-    const padded = () => notificationBody({ accountNumber: account, padding: 'x'.repeat(16_000) });
-    const stored = Array.from({ length: 800 }, padded);
-    for (const body of stored) await app.deliver(body);
-    const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
-
-    const resuming = await openRawSubscriber(app.graphqlUrl, {
-      query: 'subscription($account: String, $after: String) { incomingTransfer(accountNumber: $account, after: $after) { settlementId rawBody } }',
-      variables: { account, after: first.data!.collectionNotification.cursor },
-      keep: (m) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
-    });
-    resuming.stall();
+    const { stored, resuming, padded } = await stalledResume(app, 800, account);
     // Stalled: the rest of the page read last waits, and the replay reads no further.
     const page = await waitFor(async () => ((await waiting(app)) > 0 ? waiting(app) : undefined));
     const read = replayRows;
@@ -238,14 +247,7 @@ describe('incomingTransfer subscription', () => {
   it('logs no error when the connection of a stalled resuming subscriber drops with frames still being written', async () => {
     const { logger, logs } = captureLogs();
     const app = await startApp({}, { logger });
-    const stored = Array.from({ length: 600 }, () => notificationBody({ padding: 'x'.repeat(16_000) }));
-    for (const body of stored) await app.deliver(body);
-    const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
-    const resuming = await openRawSubscriber(app.graphqlUrl, {
-      query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId rawBody } }',
-      variables: { after: first.data!.collectionNotification.cursor },
-    });
-    resuming.stall();
+    const { resuming } = await stalledResume(app, 600);
     await waitFor(async () => ((await waiting(app)) > 0 ? true : undefined));
     // The server's write to it is cancelled (write ECANCELED): the socket's end, not a fault.
     resuming.reset();
@@ -257,15 +259,7 @@ describe('incomingTransfer subscription', () => {
   it('closes a resuming subscriber that stopped reading with 1013 when it answers no keep-alive ping, though nothing new arrives', async () => {
     const { logger, logs, logged } = captureLogs();
     const app = await startApp({}, { logger, subscriptions: { keepAliveMs: 200 } });
-    const stored = Array.from({ length: 600 }, () => notificationBody({ padding: 'x'.repeat(16_000) }));
-    for (const body of stored) await app.deliver(body);
-    const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
-    const resuming = await openRawSubscriber(app.graphqlUrl, {
-      query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId rawBody } }',
-      variables: { after: first.data!.collectionNotification.cursor },
-      keep: (m) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
-    });
-    resuming.stall();
+    const { stored, resuming } = await stalledResume(app, 600);
     await logged(isWarning);
     expect(await endedEarly(app)).toBe(1);
     expect(await waiting(app)).toBe(0);

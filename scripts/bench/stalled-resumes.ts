@@ -165,8 +165,12 @@ function openClient(baseUrl: string, options: { after?: string; stall?: boolean 
   const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
     socket.once('error', reject);
+    // Closed before its connection_ack (e.g. 4408, init not read in time): the run fails, saying so, rather than wait forever.
+    const closedEarly = (code: number, reason: Buffer) => reject(new Error(`a subscriber was closed before its connection_ack: ${code} ${reason.toString()}`));
+    socket.once('close', closedEarly);
     socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })));
     socket.once('message', () => {
+      socket.off('close', closedEarly);
       // connection_ack (nothing else comes before it)
       socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: SUBSCRIPTION, variables: { after: options.after ?? null } } }));
       if (options.stall) (socket as unknown as { _socket: Socket })._socket.pause();

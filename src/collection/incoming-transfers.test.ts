@@ -158,6 +158,24 @@ describe('streamIncomingTransfers', () => {
     expect(replayReads).toBe(1);
   });
 
+  it('replays a page per turn of the event loop, so other work goes on while a subscriber that keeps up replays', async () => {
+    let replayReads = 0;
+    const { deps, deliverAll } = await setUp({ beforeRead: async () => void (replayReads += 1) });
+    await deliverAll(500);
+    // Counts turns of the event loop until stopped: what a webhook delivery or another socket needs.
+    let turns = 0;
+    let counting = true;
+    const countTurns = () => counting && (turns += 1, setImmediate(countTurns));
+    setImmediate(countTurns);
+    const stream = streamIncomingTransfers(deps, { accountNumber: ACCOUNT, after: START_OF_LOG });
+    expect(await take(stream, 500)).toHaveLength(500);
+    counting = false;
+    await stream.return?.();
+    expect(replayReads).toBeGreaterThanOrEqual(10);
+    // Without a yield per page, the whole replay (a SQLite read settles at once) runs within one turn.
+    expect(turns).toBeGreaterThanOrEqual(replayReads - 1);
+  });
+
   it('takes a burst larger than the limit, handed out in one turn, when the subscriber keeps up', async () => {
     const { deps, deliver, nudge, untilLive, gauge } = await setUp();
     const stream = streamIncomingTransfers(deps, {});

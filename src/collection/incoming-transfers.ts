@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -85,6 +86,10 @@ async function* replayPages(
   range: { accountNumber: string | undefined; after: LogPosition; through: LogPosition },
 ): AsyncGenerator<Notification[], void> {
   for (let from = range.after; comparePositions(from, range.through) < 0; ) {
+    // A page per turn of the event loop: a subscriber that keeps up would otherwise be replayed in one
+    // run of promise callbacks (a SQLite read settles at once), holding every socket and the webhook
+    // waiting for as long as its whole history takes.
+    await nextTurn();
     const { rows, last, full } = await readPage(store, range, from);
     if (last === undefined) return;
     // Nothing of the page is kept here past the yield: a stalled subscriber holds only what it has not taken.

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceSum } from '../../test/helpers/amounts.ts';
+import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceTotals } from '../../test/helpers/amounts.ts';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { databaseUrl, isolatedPostgresUrl, queryFile, silent, tempSqlitePath } from '../../test/helpers/stores.ts';
@@ -37,23 +37,13 @@ function oldNotifications(): NewCollectionNotification[] {
 
 const RANGE = { from: new Date('2024-05-01T00:00:00+01:00'), to: new Date('2024-05-03T00:00:00+01:00'), timezone: 'Africa/Lagos' };
 
-function expectedOf(notifications: readonly NewCollectionNotification[]) {
-  return {
-    count: notifications.length,
-    transactionAmount: referenceSum(notifications.map((n) => n.transactionAmount), true),
-    settledAmount: referenceSum(notifications.map((n) => n.settledAmount)),
-    feeAmount: referenceSum(notifications.map((n) => n.feeAmount)),
-    vatAmount: referenceSum(notifications.map((n) => n.vatAmount)),
-  };
-}
-
 /** What the summary of RANGE must be: days cut at midnight WAT by each notification's time. */
 function expectedSummary(notifications: readonly NewCollectionNotification[], accountNumber?: string) {
   const counted = notifications.filter((n) => accountNumber === undefined || n.accountNumber === accountNumber);
   const dayOf = (n: NewCollectionNotification) => (n.transactionTime === null ? '2024-05-02' : n.transactionTime.slice(0, 10));
   return {
-    ...expectedOf(counted),
-    days: ['2024-05-01', '2024-05-02'].map((date) => ({ date, ...expectedOf(counted.filter((n) => dayOf(n) === date)) })),
+    ...referenceTotals(counted),
+    days: ['2024-05-01', '2024-05-02'].map((date) => ({ date, ...referenceTotals(counted.filter((n) => dayOf(n) === date)) })),
   };
 }
 
@@ -69,7 +59,7 @@ async function expectMigratedStore(url: string, stored: readonly NewCollectionNo
   // New rows are summed beside the old ones.
   const added = newNotification({ transactionTime: '2024-05-01T12:00:00+01:00', transactionAmount: '0.20' });
   await store.insert(added);
-  expect(await store.summarize(RANGE)).toMatchObject(expectedOf([...stored, added]));
+  expect(await store.summarize(RANGE)).toMatchObject(referenceTotals([...stored, added]));
   return store;
 }
 

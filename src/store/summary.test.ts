@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceSum } from '../../test/helpers/amounts.ts';
+import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceTotals } from '../../test/helpers/amounts.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
 import type { LogPosition, NewCollectionNotification } from '../domain/index.ts';
 
 const WAT = 'Africa/Lagos';
 const at = (iso: string) => new Date(iso);
-
-/** The totals a summary must give for these notifications, computed with BigInt. */
-function expectedTotals(notifications: readonly NewCollectionNotification[]) {
-  return {
-    count: notifications.length,
-    transactionAmount: referenceSum(notifications.map((n) => n.transactionAmount), true),
-    settledAmount: referenceSum(notifications.map((n) => n.settledAmount)),
-    feeAmount: referenceSum(notifications.map((n) => n.feeAmount)),
-    vatAmount: referenceSum(notifications.map((n) => n.vatAmount)),
-  };
-}
 
 describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) => {
   const test = it.runIf(backend.enabled);
@@ -41,10 +30,10 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
     await Promise.all(stored.map((n) => store.insert(n)));
 
     const summary = await store.summarize({ from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-04T00:00:00+01:00'), timezone: WAT });
-    expect(summary).toMatchObject(expectedTotals(stored));
+    expect(summary).toMatchObject(referenceTotals(stored));
     expect(summary.days.map((day) => day.date)).toEqual(['2024-05-01', '2024-05-02', '2024-05-03']);
     summary.days.forEach((day, index) => {
-      expect(day).toMatchObject(expectedTotals(stored.filter((_, i) => i % 3 === index)));
+      expect(day).toMatchObject(referenceTotals(stored.filter((_, i) => i % 3 === index)));
     });
   });
 
@@ -59,8 +48,8 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
 
     const summary = await store.summarize({ from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-03T00:00:00+01:00'), timezone: WAT });
     expect(summary.days).toEqual([
-      { date: '2024-05-01', from: '2024-05-01T00:00:00.000+01:00', to: '2024-05-02T00:00:00.000+01:00', ...expectedTotals([lateOnFirst]) },
-      { date: '2024-05-02', from: '2024-05-02T00:00:00.000+01:00', to: '2024-05-03T00:00:00.000+01:00', ...expectedTotals([midnight, halfPast, received]) },
+      { date: '2024-05-01', from: '2024-05-01T00:00:00.000+01:00', to: '2024-05-02T00:00:00.000+01:00', ...referenceTotals([lateOnFirst]) },
+      { date: '2024-05-02', from: '2024-05-02T00:00:00.000+01:00', to: '2024-05-03T00:00:00.000+01:00', ...referenceTotals([midnight, halfPast, received]) },
     ]);
     expect(summary).toMatchObject({ count: 4, transactionAmount: '15.00' });
 
@@ -81,7 +70,7 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
     const summary = await store.summarize({ from: at('2024-05-01T08:00:00Z'), to: at('2024-05-01T10:00:00+01:00'), timezone: WAT });
     expect(summary).toMatchObject({ count: 2, transactionAmount: '3.00' });
     expect(summary.days).toEqual([
-      { date: '2024-05-01', from: '2024-05-01T09:00:00.000+01:00', to: '2024-05-01T10:00:00.000+01:00', ...expectedTotals([atFrom, justBeforeTo]) },
+      { date: '2024-05-01', from: '2024-05-01T09:00:00.000+01:00', to: '2024-05-01T10:00:00.000+01:00', ...referenceTotals([atFrom, justBeforeTo]) },
     ]);
   });
 
@@ -93,8 +82,8 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
     const range = { from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-02T00:00:00+01:00'), timezone: WAT };
 
     expect(await store.summarize({ ...range, accountNumber: '1111111111' })).toMatchObject({ count: 2, transactionAmount: '0.30' });
-    expect(await store.summarize({ ...range, accountNumber: '2222222222' })).toMatchObject(expectedTotals([theirs]));
-    expect(await store.summarize(range)).toMatchObject(expectedTotals([...mine, theirs]));
+    expect(await store.summarize({ ...range, accountNumber: '2222222222' })).toMatchObject(referenceTotals([theirs]));
+    expect(await store.summarize(range)).toMatchObject(referenceTotals([...mine, theirs]));
     expect(await store.summarize({ ...range, accountNumber: '3333333333' })).toMatchObject({ count: 0, transactionAmount: '0.00' });
   });
 

@@ -40,3 +40,21 @@ export function referenceSum(amounts: readonly (string | null)[], zero = false):
   const fraction = digits.slice(-SCALE).replace(/0+$/, '').padEnd(2, '0');
   return `${digits.slice(0, -SCALE)}.${fraction}`;
 }
+
+type AmountField = 'transactionAmount' | 'settledAmount' | 'feeAmount' | 'vatAmount';
+
+/**
+ * The totals a summary must give for these notifications (domain records or webhook bodies alike):
+ * the count and each amount's reference sum, an absent amount counted as not carried.
+ */
+export function referenceTotals(notifications: readonly Partial<Record<AmountField, unknown>>[]) {
+  const sum = (field: AmountField, zero = false) =>
+    referenceSum(notifications.map((notification) => (notification[field] as string | null | undefined) ?? null), zero);
+  return {
+    count: notifications.length,
+    transactionAmount: sum('transactionAmount', true),
+    settledAmount: sum('settledAmount'),
+    feeAmount: sum('feeAmount'),
+    vatAmount: sum('vatAmount'),
+  };
+}
