@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
 import { createInsertBatcher, type BatchReport, type WriteBatch } from './batch.ts';
@@ -82,5 +82,37 @@ describe('createInsertBatcher', () => {
     await Promise.all([first, second, drained]);
     expect(answered).toEqual(['inserted', 'inserted', 'drained']);
     expect(calls.map((batch) => batch.length)).toEqual([1, 1]);
+  });
+
+  it('writes up to `inFlight` batches at once, and gathers the next while that many are written', async () => {
+    const gates: (() => void)[] = [];
+    const { write } = memoryWrite();
+    const started: number[] = [];
+    const batcher = createInsertBatcher(
+      async (batch) => {
+        started.push(batch.length);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        return write(batch);
+      },
+      { inFlight: 2 },
+    );
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    const first = batcher.insert(notification());
+    await nextTurn();
+    const second = batcher.insert(notification());
+    await nextTurn();
+    // Both are being written; these two wait, together.
+    const waiting = [batcher.insert(notification()), batcher.insert(notification())];
+    await nextTurn();
+    expect(started).toEqual([1, 1]);
+    gates[1]!();
+    expect((await second).status).toBe('inserted');
+    // The write that ended frees its place: the two that waited go next, as one batch.
+    await vi.waitFor(() => expect(started).toEqual([1, 1, 2]));
+    const drained = batcher.drain();
+    gates[0]!();
+    gates[2]!();
+    await drained;
+    expect((await Promise.all([first, ...waiting])).map((result) => result.status)).toEqual(['inserted', 'inserted', 'inserted']);
   });
 });

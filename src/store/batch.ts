@@ -54,27 +54,35 @@ export interface InsertBatcher {
 }
 
 /**
- * Queues inserts and writes them one batch at a time: the first waits one turn of the event loop
- * (setImmediate) for others to join it; while a batch is being written, the next one gathers.
+ * Queues inserts and writes them in batches: the first insert waits one turn of the event loop
+ * (setImmediate) for others to join it. Up to `inFlight` batches are written at once (1 by
+ * default); while that many are being written, the next batch gathers.
  */
-export function createInsertBatcher(write: WriteBatch, options: BatchOptions & { limits?: BatchLimits } = {}): InsertBatcher {
+export function createInsertBatcher(
+  write: WriteBatch,
+  options: BatchOptions & { limits?: BatchLimits | undefined; inFlight?: number | undefined } = {},
+): InsertBatcher {
   const limits = options.limits ?? DEFAULT_LIMITS;
+  const inFlight = options.inFlight ?? 1;
   let pending: Entry[] = [];
-  let inFlight: Promise<void> | undefined;
+  const writing = new Set<Promise<void>>();
   let scheduled = false;
 
   const flush = () => {
     scheduled = false;
-    if (inFlight || pending.length === 0) return;
+    if (writing.size >= inFlight || pending.length === 0) return;
     const batch = take(pending, limits);
     pending = pending.slice(batch.length);
-    inFlight = run(write, batch, options.onBatch).finally(() => {
-      inFlight = undefined;
+    const written: Promise<void> = run(write, batch, options.onBatch).finally(() => {
+      writing.delete(written);
       if (pending.length > 0) schedule();
     });
+    writing.add(written);
+    // Cut by the limits: the rest goes next turn if a write is free, else when one ends.
+    if (pending.length > 0) schedule();
   };
   const schedule = () => {
-    if (scheduled || inFlight) return;
+    if (scheduled || writing.size >= inFlight) return;
     scheduled = true;
     setImmediate(flush);
   };
@@ -87,9 +95,9 @@ export function createInsertBatcher(write: WriteBatch, options: BatchOptions & {
       });
     },
     async drain() {
-      while (inFlight || pending.length > 0) {
-        if (!inFlight) flush();
-        await inFlight;
+      while (writing.size > 0 || pending.length > 0) {
+        flush();
+        await Promise.race(writing);
       }
     },
   };

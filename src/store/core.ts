@@ -32,6 +32,8 @@ export interface AfterPage {
 /** The statements and driver calls of one database; the core never calls it once closed. */
 export interface StoreBackend {
   readonly kind: NotificationStore['kind'];
+  /** How many batches may be written at once: 1 where writes take turns anyway (SQLite). */
+  readonly batchesInFlight: number;
   /**
    * Writes notifications with distinct settlementIds in one transaction, in order, committing only
    * when something was inserted; throws, having stored nothing, when the transaction fails.
@@ -109,5 +111,5 @@ function groupCommit(backend: StoreBackend, options: BatchOptions) {
   return createInsertBatcher(async (notifications) => {
     const { positions, settled } = await backend.insertBatch(notifications);
     return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
-  }, options);
+  }, { ...options, inFlight: backend.batchesInFlight });
 }

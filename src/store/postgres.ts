@@ -9,8 +9,15 @@ import { AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName }
 import { daySums } from './postgres-summary.ts';
 import type { NotificationStore } from './types.ts';
 
+/**
+ * Batches written at once, each one statement on a connection of its own: commits in flight together
+ * share WAL flushes, so the next batch need not wait for the last one's (docs/benchmarks.md). Any
+ * order of commits is safe: the log is read only where it is settled.
+ */
+const BATCHES_IN_FLIGHT = 4;
+
 const POOL_SETTINGS = {
-  // Inserts go one batch at a time, one statement each; the other connections serve reads.
+  // Up to BATCHES_IN_FLIGHT connections write; the others serve reads.
   max: 10,
   // Opening a connection, and waiting for a free one, fails after this rather than stalling a webhook.
   connectionTimeoutMillis: 5_000,
@@ -28,8 +35,8 @@ const POOL_SETTINGS = {
 
 /**
  * Connects to PostgreSQL at `url`, migrates the schema, and returns the store over a pool. Inserts
- * are group-committed: one batch at a time, each one statement in its own transaction (one round
- * trip); while it is written, the next gathers.
+ * are group-committed: each batch one statement in its own transaction (one round trip), up to
+ * BATCHES_IN_FLIGHT at once; while that many are written, the next gathers.
  */
 export async function createPostgresStore(url: string, options: BatchOptions & { logger: Logger }): Promise<NotificationStore> {
   const { logger } = options;
@@ -76,7 +83,10 @@ async function insertBatch(pool: pg.Pool, notifications: NewCollectionNotificati
  * encoding writes it everywhere else; PostgreSQL would refuse its \u escape, and the whole batch.
  */
 function insertRows(notifications: readonly NewCollectionNotification[]): string {
-  return JSON.stringify(notifications.map((notification) => toInsertParams(notification).map(wellFormed)));
+  // In settlementId order: batches written at once (here or on other replicas) then take the unique
+  // index's entries in one order, so two holding the same ids wait for each other and never deadlock.
+  const ordered = notifications.toSorted((a, b) => (a.settlementId < b.settlementId ? -1 : a.settlementId > b.settlementId ? 1 : 0));
+  return JSON.stringify(ordered.map((notification) => toInsertParams(notification).map(wellFormed)));
 }
 
 const wellFormed = (text: string | null) => (text === null || text.isWellFormed() ? text : text.toWellFormed());
@@ -92,6 +102,7 @@ function backendOver(pool: pg.Pool): StoreBackend {
   };
   return {
     kind: 'postgres',
+    batchesInFlight: BATCHES_IN_FLIGHT,
     insertBatch: (notifications) => insertBatch(pool, notifications),
     rowsOf: (settlementIds) => select('getMany', [settlementIds]),
     async newestFirst({ accountNumber, before, limit, from, to }) {

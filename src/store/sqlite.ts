@@ -108,6 +108,8 @@ function backendOver(database: DatabaseSync, statements: Statements): StoreBacke
   const readSize = sizeReader(database);
   return {
     kind: 'sqlite',
+    // node:sqlite writes on this thread: a batch is done before the next can start.
+    batchesInFlight: 1,
     async insertBatch(notifications) {
       const seqs = insertRows(database, statements.insert, notifications.map(rowOf));
       // Committed in seq order, one writer at a time: everything up to this batch's last row is settled.

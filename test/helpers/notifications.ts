@@ -5,7 +5,8 @@ let counter = 0;
 /** A notification as the webhook hands it to the store; each call a new settlementId unless given. */
 export function newNotification(overrides: Partial<NewCollectionNotification> = {}): NewCollectionNotification {
   counter += 1;
-  const settlementId = `2024050110150${counter}`;
+  // Padded, so settlementIds sort in the order they were made, as the bank's do.
+  const settlementId = `2024050110150${String(counter).padStart(6, '0')}`;
   return {
     settlementId,
     sessionId: `100004240501101500${counter}`,
