@@ -54,7 +54,7 @@ export interface StoreBackend {
   close(): Promise<void>;
 }
 
-/** The NotificationStore over `backend`: inserts are group-committed through it, one batch at a time. */
+/** The NotificationStore over `backend`: inserts are group-committed through it, `backend.batchesInFlight` batches at a time. */
 export function createStore(backend: StoreBackend, options: BatchOptions): NotificationStore {
   let closing: Promise<void> | undefined;
   // Reads and inserts after close() are refused at once; inserts queued before it are still written.
