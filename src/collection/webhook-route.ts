@@ -36,14 +36,10 @@ export function createWebhookRoute(deps: WebhookRouteDeps): WebhookRoute {
     if (request.method !== 'POST') return false;
     const path = routeOf(request.url);
     if (path === undefined) return false;
-    const started = performance.now();
-    const reqId = `webhook-${(served += 1).toString(36)}`;
-    response.once('finish', () => {
-      deps.edge.responded({ method: 'POST', route: path, statusCode: response.statusCode }, (performance.now() - started) / 1000);
-    });
-    traceWebhookDelivery({ method: 'POST', headers: request.headers }, path, () => serve(request, response, { deps, decide, reqId })).catch(
+    const serving: Serving = { deps, decide, reqId: `webhook-${(served += 1).toString(36)}`, path, started: performance.now() };
+    traceWebhookDelivery({ method: 'POST', headers: request.headers }, path, () => serve(request, response, serving)).catch(
       (error: unknown) => {
-        deps.logger.error({ err: error, reqId }, 'collection notification: the reply could not be written');
+        deps.logger.error({ err: error, reqId: serving.reqId }, 'collection notification: the reply could not be written');
         response.destroy();
       },
     );
@@ -57,19 +53,24 @@ function routeOf(url: string | undefined): (typeof WEBHOOK_PATHS)[number] | unde
   return WEBHOOK_PATHS.find((candidate) => candidate === path);
 }
 
+/** One delivery being served: what answers it, and what its log line and timing need. */
 interface Serving {
   deps: WebhookRouteDeps;
   decide: (delivery: Delivery) => Promise<Verdict>;
   reqId: string;
+  path: (typeof WEBHOOK_PATHS)[number];
+  /** performance.now() when the request arrived. */
+  started: number;
 }
 
-async function serve(request: IncomingMessage, response: ServerResponse, { deps, decide, reqId }: Serving): Promise<void> {
+async function serve(request: IncomingMessage, response: ServerResponse, serving: Serving): Promise<void> {
+  const { deps, decide, reqId } = serving;
   const body = await readBody(request);
   if (body === 'too large') {
     const verdict: Verdict = { code: '02', reason: 'body_too_large', sessionId: '', details: { reqId } };
     recordVerdict(deps, verdict);
     // The rest of the body is never read: the connection cannot carry another request after it.
-    return send(response, 413, verdict, { connection: 'close' });
+    return send(response, serving, 413, verdict, { connection: 'close' });
   }
   if (body === 'aborted') {
     // Nobody to answer, and nothing stored: the bank, seeing no reply, sends it again.
@@ -91,7 +92,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, { deps,
   }
   verdict.details = { reqId, ...verdict.details };
   recordVerdict(deps, verdict);
-  send(response, 200, verdict);
+  send(response, serving, 200, verdict);
 }
 
 /** The body as text; 'too large' once it passes the limit (declared or sent), 'aborted' if the client left. */
@@ -100,20 +101,26 @@ function readBody(request: IncomingMessage): Promise<string | 'too large' | 'abo
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // Every listener goes once the body is settled: a request left with an 'error' listener ends
+    // through an extra tick of Node's, on every delivery.
+    const settle = (body: string | 'too large' | 'aborted') => {
+      request.off('data', onData).off('end', onEnd).off('error', onAborted).off('close', onAborted);
+      resolve(body);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= WEBHOOK_BODY_LIMIT) return void chunks.push(chunk);
-      request.off('data', onData).off('end', onEnd);
-      resolve('too large');
+      if (size <= WEBHOOK_BODY_LIMIT) chunks.push(chunk);
+      else settle('too large');
     };
-    const onEnd = () => resolve(Buffer.concat(chunks, size).toString('utf8'));
-    request.on('data', onData).on('end', onEnd);
-    // The bank hung up before the end (after 'end' or a refusal, these change nothing).
-    request.once('error', () => resolve('aborted')).once('close', () => resolve('aborted'));
+    const onEnd = () => settle(Buffer.concat(chunks, size).toString('utf8'));
+    // The bank hung up before the end.
+    const onAborted = () => settle('aborted');
+    request.on('data', onData).on('end', onEnd).on('error', onAborted).on('close', onAborted);
   });
 }
 
-function send(response: ServerResponse, status: number, { code, sessionId }: Verdict, headers: Record<string, string> = {}): void {
+/** Writes the reply in the bank's shape, and tells the edge (timing, the drain) it was written. */
+function send(response: ServerResponse, serving: Serving, status: number, { code, sessionId }: Verdict, headers: Record<string, string> = {}): void {
   const payload = JSON.stringify(replyBody(sessionId, code));
   response.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
@@ -121,6 +128,7 @@ function send(response: ServerResponse, status: number, { code, sessionId }: Ver
     ...headers,
   });
   response.end(payload);
+  serving.deps.edge.responded({ method: 'POST', route: serving.path, statusCode: status }, (performance.now() - serving.started) / 1000);
 }
 
 function header(request: IncomingMessage, name: string): string | undefined {
