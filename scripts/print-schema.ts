@@ -1,10 +1,19 @@
 // `npm run schema:print`: the subgraph SDL exactly as the router fetches it (`_service { sdl }`:
 // Federation 2, `extend schema @link(…)`), ready for
 // `rover subgraph publish <graph>@<variant> --name bank --schema <(npm run -s schema:print)`.
+// The bank catalogue's cache maxAge is part of that SDL, so BANK_LIST_TTL_S is read as the server reads it.
 import { graphql } from 'graphql';
+import { readBankListTtlS } from '../src/config/bank.ts';
+import { sourceOf } from '../src/config/source.ts';
 import { createSubgraphSchema } from '../src/schema.ts';
 
-const result = await graphql({ schema: createSubgraphSchema(), source: '{ _service { sdl } }' });
+const source = sourceOf(process.env);
+const catalogueMaxAgeS = readBankListTtlS(source);
+if (source.problems.length > 0) {
+  console.error(source.problems.join('\n'));
+  process.exit(1);
+}
+const result = await graphql({ schema: createSubgraphSchema({ catalogueMaxAgeS }), source: '{ _service { sdl } }' });
 if (result.errors?.length) {
   console.error(result.errors.map((error) => error.message).join('\n'));
   process.exit(1);

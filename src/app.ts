@@ -94,11 +94,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       pubsub,
       notificationFeed,
     };
-    const server = await createHttpServer(services, createSubgraphSchema(), {
+    const catalogueMaxAgeS = Math.floor(config.upstream.bankListTtlMs / 1000);
+    const server = await createHttpServer(services, createSubgraphSchema({ catalogueMaxAgeS }), {
       production: config.production,
       routerSecret: config.routerSecret,
       corsOrigins: config.corsOrigins,
-      publicMaxAgeS: Math.floor(config.upstream.bankListTtlMs / 1000),
+      publicMaxAgeS: catalogueMaxAgeS,
       trustProxy: config.trustProxy,
       webhook: { credentials: config.webhook, allowedSources: config.webhookAllowedSources, timezone: config.upstream.timezone },
       subscriptions: overrides.subscriptions,

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
@@ -55,6 +55,16 @@ describe('federation', () => {
     const printed = execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'print-schema.ts')], { encoding: 'utf8' });
     expect(printed.startsWith('extend schema @link(url: "https://specs.apollo.dev/federation/v2.')).toBe(true);
     expect(printed).toBe(`${data!._service.sdl.trim()}\n`);
+  });
+
+  it('prints the bank catalogue with BANK_LIST_TTL_S as its cache maxAge, and refuses a bad one by name', () => {
+    const script = join(import.meta.dirname, '..', 'scripts', 'print-schema.ts');
+    const printed = execFileSync(process.execPath, [script], { encoding: 'utf8', env: { ...process.env, BANK_LIST_TTL_S: '60' } });
+    expect(printed).toContain('type Bank @key(fields: "code") @cost(weight: 0) @cacheControl(scope: PUBLIC, maxAge: 60)');
+    expect(printed).toContain('type BillCategory @key(fields: "id") @cacheControl(scope: PUBLIC, maxAge: 60)');
+    const refused = spawnSync(process.execPath, [script], { encoding: 'utf8', env: { ...process.env, BANK_LIST_TTL_S: 'ten' } });
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('BANK_LIST_TTL_S must be a whole number from 0 to 86400, got "ten"');
   });
 
   it('resolves Account, Bank and BillCategory references through the bank', async () => {

@@ -25,6 +25,14 @@ export type UpstreamConfig =
   | (UpstreamSettings & { mode: 'sandbox' })
   | (UpstreamSettings & { mode: 'live'; urls: BankUrls });
 
+/**
+ * `BANK_LIST_TTL_S`: how long the bank list and bill categories are fresh, in seconds; also their
+ * public cache maxAge, which the schema carries (so `npm run schema:print` reads it too).
+ */
+export function readBankListTtlS(source: Source): number {
+  return integer(source, 'BANK_LIST_TTL_S', 600, 0, 86_400);
+}
+
 /** The bank: its mode, URLs (live only), our credentials, the webhook's, time-outs and zone. */
 export function readBank(source: Source): { upstream: UpstreamConfig; webhook: WebhookCredentials } {
   const given = source.read('UPSTREAM_MODE');
@@ -48,7 +56,7 @@ export function readBank(source: Source): { upstream: UpstreamConfig; webhook: W
   const settings: UpstreamSettings = {
     credentials,
     timeoutMs: integer(source, 'BANK_TIMEOUT_MS', 10_000, 1, 600_000),
-    bankListTtlMs: integer(source, 'BANK_LIST_TTL_S', 600, 0, 86_400) * 1000,
+    bankListTtlMs: readBankListTtlS(source) * 1000,
     bankListStaleMs: integer(source, 'BANK_LIST_STALE_S', 86_400, 0, 2_592_000) * 1000,
     timezone,
   };

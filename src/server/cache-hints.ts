@@ -4,38 +4,36 @@ import { ApolloServerPluginCacheControl } from '@apollo/server/plugin/cacheContr
 import { isCompositeType, type GraphQLResolveInfo } from 'graphql';
 
 /**
- * Apollo's cache-control plugin, then the bank catalogue's TTL. The SDL marks `Bank` and
- * `BillCategory` `@cacheControl(scope: PUBLIC)` with no maxAge, since the SDL cannot read
- * `BANK_LIST_TTL_S`; here every public hint without a maxAge gets that TTL, so a CDN or the
- * router's entity cache keeps them exactly as long as the subgraph itself does. Everything else
- * keeps Apollo's default of 0 (`no-store`), and one personal field makes the whole response so.
+ * Apollo's cache-control plugin, then the router's entity fetches of the bank's catalogue. The
+ * catalogue types (`Bank`, `BillCategory`) carry `BANK_LIST_TTL_S` as their maxAge in the schema
+ * (createSubgraphSchema), so Apollo's plugin gives every field returning them that TTL; everything
+ * else keeps Apollo's default of 0 (`no-store`), and one personal field makes the whole response so.
+ * Apollo's plugin cannot see through `_entities` (a union it knows no hint for), so ours makes an
+ * entity fetch public for the TTL when every representation asked for is of a catalogue type.
  *
  * Apollo's plugin is listed explicitly, after ours, because the order matters: Apollo Server calls
  * `willResolveField` in reverse plugin order, so its plugin sets each field's static hint first and
- * ours then gives the public ones their maxAge; its field-end hook then applies the default of 0.
+ * ours then raises `_entities`'; its field-end hook then applies the default of 0 to the rest.
  */
 export function cacheHintPlugins<C extends object>(catalogueMaxAgeS: number): ApolloServerPlugin<C>[] {
-  return [catalogueMaxAge(catalogueMaxAgeS), ApolloServerPluginCacheControl({ defaultMaxAge: 0 })];
+  return [catalogueEntities(catalogueMaxAgeS), ApolloServerPluginCacheControl({ defaultMaxAge: 0 })];
 }
 
-function catalogueMaxAge<C extends object>(maxAge: number): ApolloServerPlugin<C> {
+function catalogueEntities<C extends object>(maxAge: number): ApolloServerPlugin<C> {
   return {
     async requestDidStart() {
       return {
         async executionDidStart() {
           return {
             willResolveField({ info, args }) {
+              // Called for every field of every response: anything but a root `_entities` leaves at once.
+              if (info.path.prev !== undefined || info.fieldName !== '_entities' || info.parentType !== info.schema.getQueryType()) return;
               const hints = maybeCacheControlFromInfo(info);
               if (hints === null) return;
-              if (info.fieldName === '_entities' && info.parentType === info.schema.getQueryType()) {
-                // The router's entity fetch: public for the TTL only when every entity asked for is.
-                const { representations } = args as { representations?: { __typename?: unknown }[] };
-                if (representations?.length && representations.every((r) => isCatalogueType(info, hints, r.__typename))) {
-                  hints.setCacheHint({ maxAge });
-                }
-                return;
+              const { representations } = args as { representations?: { __typename?: unknown }[] };
+              if (representations?.length && representations.every((r) => isCatalogueType(info, hints, r.__typename, maxAge))) {
+                hints.setCacheHint({ maxAge, scope: 'PUBLIC' });
               }
-              if (hints.cacheHint.scope === 'PUBLIC' && hints.cacheHint.maxAge === undefined) hints.setCacheHint({ maxAge });
             },
           };
         },
@@ -44,10 +42,10 @@ function catalogueMaxAge<C extends object>(maxAge: number): ApolloServerPlugin<C
   };
 }
 
-/** A type hinted `scope: PUBLIC` with no maxAge of its own: the bank's catalogue. */
-function isCatalogueType(info: GraphQLResolveInfo, hints: ResolveInfoCacheControl, typename: unknown): boolean {
+/** A type of the bank's catalogue: hinted `scope: PUBLIC` with the catalogue's maxAge. */
+function isCatalogueType(info: GraphQLResolveInfo, hints: ResolveInfoCacheControl, typename: unknown, maxAge: number): boolean {
   const type = typeof typename === 'string' ? info.schema.getType(typename) : undefined;
   if (!isCompositeType(type)) return false;
   const hint = hints.cacheHintFromType(type);
-  return hint?.scope === 'PUBLIC' && hint.maxAge === undefined;
+  return hint?.scope === 'PUBLIC' && hint.maxAge === maxAge;
 }
