@@ -5,7 +5,7 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createNotificationBodies, deliver } from './bank.ts';
-import { FANOUT_ACCOUNT, GRAPHQL_PATH, INCOMING_TRANSFER_SUBSCRIPTION } from './graphql.ts';
+import { GRAPHQL_PATH, fanoutAccount, incomingTransferSubscription } from './graphql.ts';
 import { createLatencyRecorder } from './latency.ts';
 import { tally, type LoadJob, type ScenarioResult } from './protocol.ts';
 
@@ -93,11 +93,12 @@ export async function runFanout(
   const tracker = createTracker(job.subscribers);
   const outcomes: Record<string, number> = {};
   const wsUrls = job.baseUrls.map((baseUrl) => `${baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`);
-  const subscribers = await openSubscribers(wsUrls, job.subscribers, tracker.onDelivery);
+  const account = fanoutAccount();
+  const subscribers = await openSubscribers(wsUrls, job.subscribers, account, tracker.onDelivery);
   try {
     const { live, active } = await awaitLive(job.subscribers);
     if (!live) throw new Error(`only ${active} of ${job.subscribers} subscriptions became live`);
-    const post = postEvents(job.baseUrl, tracker, outcomes);
+    const post = postEvents(job.baseUrl, account, tracker, outcomes);
     const warmupEvents = job.warmupS > 0 ? WARMUP_EVENTS : 0;
     await post(warmupEvents, false);
     onMeasuring();
@@ -126,8 +127,8 @@ export async function runFanout(
 }
 
 /** A poster of `count` events, one after another, each waiting until it has reached every subscriber. */
-function postEvents(baseUrl: string, tracker: Tracker, outcomes: Record<string, number>) {
-  const nextNotification = createNotificationBodies(FANOUT_ACCOUNT);
+function postEvents(baseUrl: string, account: string, tracker: Tracker, outcomes: Record<string, number>) {
+  const nextNotification = createNotificationBodies(account);
   return async (count: number, measured: boolean): Promise<void> => {
     for (let i = 0; i < count; i += 1) {
       const { settlementId, body } = nextNotification();
@@ -180,7 +181,7 @@ function countDeliveries(subscribers: Subscriber[], posted: Map<string, PostedEv
  * Opens `count` subscribers, CONNECT_BATCH at a time, round-robin over `wsUrls`; resolves once every
  * socket is acknowledged. Large runs print a progress line now and then.
  */
-async function openSubscribers(wsUrls: string[], count: number, onDelivery: (subscriber: Subscriber, settlementId: string) => void) {
+async function openSubscribers(wsUrls: string[], count: number, account: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void) {
   const subscribers: Subscriber[] = [];
   const started = performance.now();
   try {
@@ -188,7 +189,7 @@ async function openSubscribers(wsUrls: string[], count: number, onDelivery: (sub
       const batch = Math.min(CONNECT_BATCH, count - subscribers.length);
       const first = subscribers.length;
       const opened = await Promise.allSettled(
-        Array.from({ length: batch }, (_, i) => openSubscriber(wsUrls[(first + i) % wsUrls.length]!, onDelivery)),
+        Array.from({ length: batch }, (_, i) => openSubscriber(wsUrls[(first + i) % wsUrls.length]!, account, onDelivery)),
       );
       for (const result of opened) if (result.status === 'fulfilled') subscribers.push(result.value);
       const failed = opened.find((result) => result.status === 'rejected');
@@ -205,7 +206,7 @@ async function openSubscribers(wsUrls: string[], count: number, onDelivery: (sub
 }
 
 /** One graphql-ws client with one incomingTransfer subscription; resolves once the server acknowledged it. */
-function openSubscriber(wsUrl: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void): Promise<Subscriber> {
+function openSubscriber(wsUrl: string, account: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void): Promise<Subscriber> {
   return new Promise((resolve, reject) => {
     let connected = false;
     const client = createClient({
@@ -226,7 +227,7 @@ function openSubscriber(wsUrl: string, onDelivery: (subscriber: Subscriber, sett
     });
     const subscriber: Subscriber = { client, seen: new Map(), problem: undefined };
     client.subscribe<{ incomingTransfer?: { settlementId?: unknown } }>(
-      { query: INCOMING_TRANSFER_SUBSCRIPTION },
+      { query: incomingTransferSubscription(account) },
       {
         next: (result) => {
           const settlementId = result.data?.incomingTransfer?.settlementId;

@@ -1,4 +1,5 @@
 // The GraphQL side of the load process: the queries the scenarios send and how a reply is judged.
+import { randomInt } from 'node:crypto';
 import { request } from 'undici';
 
 export const GRAPHQL_PATH = '/graphql';
@@ -8,12 +9,14 @@ export const ACCOUNT_QUERY = '{ account(accountNumber: "0123456789", bankCode: "
 export const NOTIFICATIONS_QUERY =
   '{ collectionNotifications(first: 20) { edges { cursor node { settlementId transactionAmount } } } }';
 /**
- * The fan-out's account: no other scenario delivers to it, so a live subscription on it sees only the
- * fan-out's own events (one that starts while a replica's feed is still settling an earlier burst
- * would otherwise also get that burst's tail, as live-only subscriptions may).
+ * An account for one fan-out run: no other scenario, nor any other run, delivers to it, so a live
+ * subscription on it sees only that run's events. One that starts while a replica's feed is still
+ * settling an earlier burst would otherwise also get that burst's tail, as live-only subscriptions
+ * may (docs/schema.md): the fan-out on one replica and then on two share a database.
  */
-export const FANOUT_ACCOUNT = '0999000999';
-export const INCOMING_TRANSFER_SUBSCRIPTION = `subscription { incomingTransfer(accountNumber: "${FANOUT_ACCOUNT}") { settlementId transactionAmount } }`;
+export const fanoutAccount = (): string => `09${String(randomInt(100_000_000)).padStart(8, '0')}`;
+export const incomingTransferSubscription = (account: string): string =>
+  `subscription { incomingTransfer(accountNumber: "${account}") { settlementId transactionAmount } }`;
 
 type Data = Record<string, any>;
 
