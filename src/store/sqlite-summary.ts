@@ -45,13 +45,27 @@ function pushKoboLimbs(values: SQLInputValue[], amount: string | null): boolean 
 
 /** Appends the summary columns' values (SUMMARY_COLUMNS order) of a new notification to `values`. */
 export function pushSummaryValues(values: SQLInputValue[], notification: NewCollectionNotification): SQLInputValue[] {
-  values.push(Date.parse(notification.transactionTime ?? notification.receivedAt));
-  // Each amount is looked at, whether or not an earlier one was beyond kobo.
-  const beyondKobo = [notification.transactionAmount, notification.settledAmount, notification.feeAmount, notification.vatAmount]
-    .map((amount) => pushKoboLimbs(values, amount))
-    .includes(true);
-  values.push(beyondKobo ? 1 : null);
+  values.push(eventMs(notification.transactionTime ?? notification.receivedAt));
+  // Each amount is pushed, whether or not an earlier one was beyond kobo.
+  const transaction = pushKoboLimbs(values, notification.transactionAmount);
+  const settled = pushKoboLimbs(values, notification.settledAmount);
+  const fee = pushKoboLimbs(values, notification.feeAmount);
+  const vat = pushKoboLimbs(values, notification.vatAmount);
+  values.push(transaction || settled || fee || vat ? 1 : null);
   return values;
+}
+
+// The last time read and its milliseconds: the deliveries of one batch mostly carry the same second.
+let lastTime = '';
+let lastMs = Number.NaN;
+
+/** An ISO 8601 time (with its offset) as milliseconds since the epoch. */
+function eventMs(time: string): number {
+  if (time !== lastTime) {
+    lastMs = Date.parse(time);
+    lastTime = time;
+  }
+  return lastMs;
 }
 
 // SQLite's sum() of no value (every row NULL) is NULL: no notification counted carries the amount.
