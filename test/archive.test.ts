@@ -125,13 +125,17 @@ describe('the archiving procedure of docs/operations.md', () => {
       expect(resumed.errors).toEqual([]);
     });
 
-    test('stores a delivery of an archived settlementId again: why only notifications past any retry are archived', async () => {
+    test('stores a delivery of an archived settlementId again once no replica remembers it: why only notifications past any retry are archived', async () => {
       const database = await backend.create();
       const app = await startApp({ STORE_URL: database.storeUrl });
       const { ids, cutoff } = await sixAroundACutoff(app);
       await archive(database, cutoff);
-      expect((await app.deliver({ ...notificationBody(), settlementId: ids[0] })).reply.responseCode).toBe('00');
-      expect((await app.deliver({ ...notificationBody(), settlementId: ids[3] })).reply.responseCode).toBe('01');
+      // The replica that stored it still remembers it: 01, as before the archiving.
+      expect((await app.deliver({ ...notificationBody(), settlementId: ids[0] })).reply.responseCode).toBe('01');
+      // A replica started since knows only the live table.
+      const restarted = await startApp({ STORE_URL: database.storeUrl });
+      expect((await restarted.deliver({ ...notificationBody(), settlementId: ids[1] })).reply.responseCode).toBe('00');
+      expect((await restarted.deliver({ ...notificationBody(), settlementId: ids[3] })).reply.responseCode).toBe('01');
     });
   });
 });

@@ -41,7 +41,20 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     expect(metrics).toContain('# TYPE collection_store_batch_size histogram');
     const committed = Number(/^collection_store_batch_size_sum\{outcome="committed"\} (\d+)/m.exec(metrics)?.[1]);
     const rolledBack = Number(/^collection_store_batch_size_sum\{outcome="rolled-back"\} (\d+)/m.exec(metrics)?.[1] ?? 0);
-    expect(committed + rolledBack).toBe(1 + 1 + 2 + fresh.length);
+    // The retry of `stored` is answered from what the store remembers, in no transaction; so is the
+    // second copy of `twice` when it arrives a turn after the first was committed.
+    expect(committed + rolledBack).toBeGreaterThanOrEqual(1 + 1 + fresh.length);
+    expect(committed + rolledBack).toBeLessThanOrEqual(1 + 2 + fresh.length);
+  });
+
+  it('answers 01 to the bank\'s retry of a transfer it stored without asking the database, even while it cannot write', async () => {
+    const { code, store } = await start();
+    const stored = notificationBody();
+    expect(await code(stored)).toBe('00');
+    await store.breakInserts();
+    expect(await code({ ...stored, sessionId: 'the-retry' })).toBe('01');
+    expect(await code(notificationBody())).toBe('03');
+    expect(await store.countRows()).toBe(1);
   });
 
   it('answers 03 to every delivery of a batch whose commit fails, stores nothing, and 00 to the retries', async () => {

@@ -1,5 +1,6 @@
 // The store, the same for every backend: the NotificationStore's rules (closing, limits, getMany's
 // order, group commit, summaries by bank-local day) over a backend that only runs statements.
+import { LRUCache } from 'lru-cache';
 import { START_OF_LOG, type LogPosition, type NewCollectionNotification } from '../domain/index.ts';
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
@@ -63,12 +64,15 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
     return backend;
   };
   const records = (rows: readonly NotificationRow[]) => rows.map(toRecord);
-  const batcher = groupCommit(backend, options);
+  const stored = knownStored();
+  const batcher = groupCommit(backend, options, stored);
 
   return {
     kind: backend.kind,
     async insert(notification) {
       open();
+      // The bank's retries of a transfer we own are answered here, without a write or a round trip.
+      if (stored.has(notification.settlementId)) return DUPLICATE;
       return batcher.insert(notification);
     },
     async getMany(settlementIds) {
@@ -106,10 +110,34 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
   };
 }
 
-/** Group commit over the backend's batch insert, each insert answered with its record. */
-function groupCommit(backend: StoreBackend, options: BatchOptions) {
+const DUPLICATE = { status: 'duplicate' } as const;
+
+/**
+ * How many settlementIds a store remembers as stored, the most recently seen kept: the bank retries a
+ * transfer when our reply did not reach it, soon after. About 5 MB at most.
+ */
+export const KNOWN_STORED_IDS = 50_000;
+
+/**
+ * settlementIds known to be in the database: committed by this store, or found there by its insert.
+ * The subgraph never removes a stored notification, so what is known here stays true on every
+ * replica; one archived by hand (docs/operations.md) and retried while still remembered gets 01,
+ * since we did own it.
+ */
+function knownStored() {
+  const ids = new LRUCache<string, true>({ max: KNOWN_STORED_IDS });
+  return {
+    // get(), not has(): a transfer the bank keeps retrying stays remembered.
+    has: (settlementId: string) => ids.get(settlementId) === true,
+    add: (settlementId: string) => void ids.set(settlementId, true),
+  };
+}
+
+/** Group commit over the backend's batch insert, each insert answered with its record; every id it wrote or found becomes known. */
+function groupCommit(backend: StoreBackend, options: BatchOptions, stored: ReturnType<typeof knownStored>) {
   return createInsertBatcher(async (notifications) => {
     const { positions, settled } = await backend.insertBatch(notifications);
+    for (const notification of notifications) stored.add(notification.settlementId);
     return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
   }, { ...options, inFlight: backend.batchesInFlight });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import type { BatchReport } from './batch.ts';
+import { KNOWN_STORED_IDS } from './core.ts';
 import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
 import type { InsertResult } from './types.ts';
 import { comparePositions, START_OF_LOG, type LogPosition } from '../domain/index.ts';
@@ -20,6 +21,8 @@ const positionOf = (result: InsertResult): LogPosition => {
 
 describe.each(storeBackends)('group commit on $name', (backend) => {
   const test = it.runIf(backend.enabled);
+  // Another store on the same database stands for another replica: an in-memory database backs one store only.
+  const withReplica = it.runIf(backend.enabled && backend.shared);
 
   /** A fresh database and a store on it that reports every batch it writes. */
   async function setup() {
@@ -29,11 +32,13 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     return { database, store, batches };
   }
 
-  test('answers each insert of one batch for itself: new, already stored, and one settlementId twice', async () => {
-    const { store, batches } = await setup();
+  withReplica('answers each insert of one batch for itself: new, stored by another replica, and one settlementId twice', async () => {
+    const { database, store, batches } = await setup();
     const stored = notification();
-    await store.insert(stored);
-    batches.length = 0;
+    // Stored by another replica: this store learns it only from the database, inside the batch.
+    const replica = await database.open();
+    await replica.insert(stored);
+    await replica.close();
 
     const fresh = notification();
     const twice = notification();
@@ -60,11 +65,12 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     ]);
   });
 
-  test('rolls back a batch of duplicates only, instead of committing it', async () => {
-    const { store, batches } = await setup();
+  withReplica('rolls back a batch of duplicates only, instead of committing it', async () => {
+    const { database, store, batches } = await setup();
     const stored = notification();
-    await store.insert(stored);
-    batches.length = 0;
+    const replica = await database.open();
+    await replica.insert(stored);
+    await replica.close();
     const results = await Promise.all([store.insert(stored), store.insert(stored), store.insert({ ...stored, narration: 'retry' })]);
     expect(results).toEqual([{ status: 'duplicate' }, { status: 'duplicate' }, { status: 'duplicate' }]);
     expect(batches).toEqual([{ size: 3, inserted: 0, outcome: 'rolled-back', ms: expect.any(Number) }]);
@@ -78,16 +84,18 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     await database.breakInserts();
 
     const attempt = [notification(), notification(), notification()];
-    const failed = await Promise.allSettled([...attempt, stored].map((one) => store.insert(one)));
-    expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected', 'rejected']);
+    const failed = await Promise.allSettled(attempt.map((one) => store.insert(one)));
+    expect(failed.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
     expect(failed.every((result) => result.status === 'rejected' && /disk full/.test(String(result.reason)))).toBe(true);
-    expect(batches).toEqual([{ size: 4, inserted: 0, outcome: 'failed', ms: expect.any(Number) }]);
+    expect(batches).toEqual([{ size: 3, inserted: 0, outcome: 'failed', ms: expect.any(Number) }]);
     expect(await store.getMany(attempt.map((one) => one.settlementId))).toEqual([null, null, null]);
+    // What it stored before is still its own, whatever the database's state now.
+    expect(await store.insert(stored)).toEqual({ status: 'duplicate' });
 
     await database.repairInserts();
-    const retried = await Promise.all([...attempt, stored].map((one) => store.insert(one)));
-    expect(retried.map((result) => result.status)).toEqual(['inserted', 'inserted', 'inserted', 'duplicate']);
-    expect(batches.at(-1)).toEqual({ size: 4, inserted: 3, outcome: 'committed', ms: expect.any(Number) });
+    const retried = await Promise.all(attempt.map((one) => store.insert(one)));
+    expect(retried.map((result) => result.status)).toEqual(['inserted', 'inserted', 'inserted']);
+    expect(batches.at(-1)).toEqual({ size: 3, inserted: 3, outcome: 'committed', ms: expect.any(Number) });
   });
 
   test('gathers the inserts that arrive while a batch is being written into the next batch', async () => {
@@ -133,7 +141,45 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
     const inserted = results.flatMap((result) => (result.status === 'fulfilled' && result.value.status === 'inserted' ? [result.value.notification.settlementId] : []));
     expect(inserted.toSorted()).toEqual(notifications.map((one) => one.settlementId).toSorted());
-    expect(batches.map((batch) => batch.size)).toEqual([40, 40, 40, 40]);
+    // On PostgreSQL all four are written at once, none having committed when the next gathers; on
+    // SQLite the first commits within its turn, and the store then answers the others itself.
+    expect(batches.map((batch) => batch.size)).toEqual(backend.writesBatchesAtOnce ? [40, 40, 40, 40] : [40]);
+  });
+
+  test('answers a settlementId it stored, or found stored, without writing it again', async () => {
+    const { store, batches } = await setup();
+    const stored = notification();
+    await store.insert(stored);
+    batches.length = 0;
+    const again = await Promise.all([store.insert(stored), store.insert({ ...stored, sessionId: 'a-retry', narration: 'retry' })]);
+    expect(again).toEqual([{ status: 'duplicate' }, { status: 'duplicate' }]);
+    // No batch: nothing went to the database.
+    expect(batches).toEqual([]);
+    // The first insert is what is stored.
+    expect((await store.getMany([stored.settlementId]))[0]).toMatchObject({ sessionId: stored.sessionId, narration: stored.narration });
+  });
+
+  withReplica('remembers what another replica stored once its own insert finds it', async () => {
+    const { database, store, batches } = await setup();
+    const stored = notification();
+    const replica = await database.open();
+    await replica.insert(stored);
+    await replica.close();
+    expect(await store.insert(stored)).toEqual({ status: 'duplicate' });
+    expect(batches).toEqual([{ size: 1, inserted: 0, outcome: 'rolled-back', ms: expect.any(Number) }]);
+    expect(await store.insert(stored)).toEqual({ status: 'duplicate' });
+    expect(batches).toHaveLength(1);
+  });
+
+  // The bound is the store core's, the same on every backend: the in-memory database fills it fastest.
+  it.runIf(backend.enabled && !backend.shared)(`remembers the last ${KNOWN_STORED_IDS} settlementIds: an older one is looked up in the database again`, async () => {
+    const { store, batches } = await setup();
+    const oldest = notification();
+    await store.insert(oldest);
+    await Promise.all(Array.from({ length: KNOWN_STORED_IDS }, () => store.insert(notification())));
+    batches.length = 0;
+    expect(await store.insert(oldest)).toEqual({ status: 'duplicate' });
+    expect(batches).toEqual([{ size: 1, inserted: 0, outcome: 'rolled-back', ms: expect.any(Number) }]);
   });
 
   test('answers every insert queued before close, and stores each of them', async () => {

@@ -115,6 +115,8 @@ export interface StoreBackend<Database extends TestDatabase = TestDatabase> {
   enabled: boolean;
   /** Separate stores share the data: two replicas, or close then reopen. */
   shared: boolean;
+  /** Several batches are written at once (PostgreSQL); SQLite writes one at a time, within its turn. */
+  writesBatchesAtOnce: boolean;
   /** A fresh, empty database for the current test. */
   create(): Promise<Database>;
 }
@@ -152,6 +154,7 @@ const sqliteFile: StoreBackend<UrlTestDatabase> = {
   name: 'SQLite file',
   enabled: true,
   shared: true,
+  writesBatchesAtOnce: false,
   async create() {
     const path = tempSqlitePath();
     const storeUrl = `sqlite:${path}`;
@@ -164,6 +167,7 @@ const sqliteMemory: StoreBackend = {
   name: 'SQLite in memory',
   enabled: true,
   shared: false,
+  writesBatchesAtOnce: false,
   async create() {
     // The test keeps the connection: an in-memory database is visible to its own connection only.
     const database = new DatabaseSync(':memory:');
@@ -182,6 +186,7 @@ const postgres: StoreBackend<UrlTestDatabase> = {
   name: 'PostgreSQL',
   enabled: databaseUrl !== undefined,
   shared: true,
+  writesBatchesAtOnce: true,
   async create() {
     const storeUrl = await isolatedPostgresUrl(databaseUrl ?? '');
     const query = (sql: string) => queryPostgres(storeUrl, sql);
