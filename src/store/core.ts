@@ -114,7 +114,8 @@ const DUPLICATE = { status: 'duplicate' } as const;
 
 /**
  * How many settlementIds a store remembers as stored, the most recently seen kept: the bank retries a
- * transfer when our reply did not reach it, soon after. About 5 MB at most.
+ * transfer when our reply did not reach it, soon after. About 6 MB of heap when full of ids of some
+ * 30 characters.
  */
 export const KNOWN_STORED_IDS = 50_000;
 
