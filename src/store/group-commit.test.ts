@@ -146,6 +146,21 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     expect(batches.map((batch) => batch.size)).toEqual(backend.writesBatchesAtOnce ? [40, 40, 40, 40] : [40]);
   });
 
+  test('answers the remembered duplicates of one turn together, once the turn is over', async () => {
+    const { store } = await setup();
+    const stored = notification();
+    await store.insert(stored);
+    const answered: string[] = [];
+    const retries = ['first', 'second'].map((name) => store.insert(stored).then(() => answered.push(name)));
+    // Not within the turn, whatever its promise callbacks do...
+    for (let i = 0; i < 10; i += 1) await Promise.resolve();
+    expect(answered).toEqual([]);
+    // ...but both once it is over.
+    await nextTurn();
+    expect(answered).toEqual(['first', 'second']);
+    await Promise.all(retries);
+  });
+
   test('answers a settlementId it stored, or found stored, without writing it again', async () => {
     const { store, batches } = await setup();
     const stored = notification();
