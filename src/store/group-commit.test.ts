@@ -32,13 +32,18 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     return { database, store, batches };
   }
 
-  withReplica('answers each insert of one batch for itself: new, stored by another replica, and one settlementId twice', async () => {
+  /** As setup, with one notification stored by another replica: this store learns of it only from the database. */
+  async function setupWithOneStoredElsewhere() {
     const { database, store, batches } = await setup();
     const stored = notification();
-    // Stored by another replica: this store learns it only from the database, inside the batch.
     const replica = await database.open();
     await replica.insert(stored);
     await replica.close();
+    return { store, batches, stored };
+  }
+
+  withReplica('answers each insert of one batch for itself: new, stored by another replica, and one settlementId twice', async () => {
+    const { store, batches, stored } = await setupWithOneStoredElsewhere();
 
     const fresh = notification();
     const twice = notification();
@@ -66,11 +71,7 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
   });
 
   withReplica('rolls back a batch of duplicates only, instead of committing it', async () => {
-    const { database, store, batches } = await setup();
-    const stored = notification();
-    const replica = await database.open();
-    await replica.insert(stored);
-    await replica.close();
+    const { store, batches, stored } = await setupWithOneStoredElsewhere();
     const results = await Promise.all([store.insert(stored), store.insert(stored), store.insert({ ...stored, narration: 'retry' })]);
     expect(results).toEqual([{ status: 'duplicate' }, { status: 'duplicate' }, { status: 'duplicate' }]);
     expect(batches).toEqual([{ size: 3, inserted: 0, outcome: 'rolled-back', ms: expect.any(Number) }]);
@@ -175,11 +176,7 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
   });
 
   withReplica('remembers what another replica stored once its own insert finds it', async () => {
-    const { database, store, batches } = await setup();
-    const stored = notification();
-    const replica = await database.open();
-    await replica.insert(stored);
-    await replica.close();
+    const { store, batches, stored } = await setupWithOneStoredElsewhere();
     expect(await store.insert(stored)).toEqual({ status: 'duplicate' });
     expect(batches).toEqual([{ size: 1, inserted: 0, outcome: 'rolled-back', ms: expect.any(Number) }]);
     expect(await store.insert(stored)).toEqual({ status: 'duplicate' });
