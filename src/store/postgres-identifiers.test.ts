@@ -7,25 +7,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
-import { databaseUrl, isolatedPostgresUrl, silent } from '../../test/helpers/stores.ts';
-import { createNotificationStore } from './index.ts';
+import { databaseUrl, isolatedPostgresUrl, postgresSession, storeAt } from '../../test/helpers/stores.ts';
 import { INSERT_COLUMNS, toInsertParams } from './notification-row.ts';
 import { QUERIES } from './postgres-queries.ts';
-
-async function session(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  onCleanup(() => client.end());
-  return client;
-}
-
-async function openStore(url: string) {
-  const store = await createNotificationStore(url, { logger: silent });
-  onCleanup(() => store.close());
-  return store;
-}
 
 /** The plan PostgreSQL makes for `sql` with `values`, as JSON text (sequential scans off: an index that can serve it, does). */
 async function planOf(client: pg.Client, sql: string, values: unknown[]): Promise<string> {
@@ -37,8 +22,8 @@ async function planOf(client: pg.Client, sql: string, values: unknown[]): Promis
 describe.runIf(databaseUrl !== undefined)('PostgreSQL identifiers in byte order', () => {
   it('collates settlement_id and account_number as "C", and lookups by them still use their indexes', async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
-    await openStore(url);
-    const client = await session(url);
+    await storeAt(url);
+    const client = await postgresSession(url);
 
     const { rows } = await client.query<{ attname: string; collname: string }>(
       `SELECT a.attname, c.collname FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation
@@ -63,7 +48,7 @@ describe.runIf(databaseUrl !== undefined)('PostgreSQL identifiers in byte order'
 
   it('finds every notification stored before the migration, and refuses a second delivery of one', async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
-    const client = await session(url);
+    const client = await postgresSession(url);
     // The schema as the release before this migration left it, holding notifications.
     for (const version of ['001_collection_notifications', '002_log_positions', '003_collection_summaries', '004_summary_columns_written_by_insert']) {
       await client.query(readFileSync(join(import.meta.dirname, 'migrations', 'postgres', `${version}.sql`), 'utf8'));
@@ -79,7 +64,7 @@ describe.runIf(databaseUrl !== undefined)('PostgreSQL identifiers in byte order'
       );
     }
 
-    const store = await openStore(url);
+    const store = await storeAt(url);
     const found = await store.getMany(before.map((notification) => notification.settlementId));
     expect(found.map((record) => record?.settlementId)).toEqual(before.map((notification) => notification.settlementId));
     const page = await store.listNewestFirst({ accountNumber: '1111111111', limit: 10 });

@@ -5,28 +5,11 @@
 import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
-import { capturingLogger, databaseUrl, isolatedPostgresUrl, silent } from '../../test/helpers/stores.ts';
+import { capturingLogger, databaseUrl, isolatedPostgresUrl, postgresSession, storeAt } from '../../test/helpers/stores.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
 import { START_OF_LOG, type CollectionNotificationRecord, type LogPosition } from '../domain/index.ts';
-import { createNotificationStore } from './index.ts';
 import type { InsertResult, NotificationStore } from './types.ts';
-
-/** A session of the test's own on `url`, ended after the test (first, so nothing waits on it). */
-async function session(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  onCleanup(() => client.end());
-  return client;
-}
-
-/** A store on `url`, closed after the test. */
-async function openStore(url: string, logger = silent): Promise<NotificationStore> {
-  const store = await createNotificationStore(url, { logger });
-  onCleanup(() => store.close());
-  return store;
-}
 
 /** Inserts one row as any writer would, leaving txid and seq to the table's defaults. */
 async function insertRow(client: pg.Client, settlementId: string): Promise<{ seq: string }> {
@@ -71,9 +54,9 @@ const inserted = (result: InsertResult) => (result.status === 'inserted' ? resul
 describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an insert lock', () => {
   it('hands out, exactly once each, the rows of two writers whose commits finish out of order', async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
-    const store = await openStore(url);
+    const store = await storeAt(url);
     const log = follower(store);
-    const [older, younger] = [await session(url), await session(url)];
+    const [older, younger] = [await postgresSession(url), await postgresSession(url)];
 
     // The older transaction takes its id first, the younger inserts (drawing the lower seq) and
     // stays open, then the older inserts (the higher seq) and commits first.
@@ -98,8 +81,8 @@ describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an inser
 
   it('answers a later insert while an earlier one is still open, and lists neither until both have settled', async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
-    const [first, second] = [await openStore(url), await openStore(url)];
-    const admin = await session(url);
+    const [first, second] = [await storeAt(url), await storeAt(url)];
+    const admin = await postgresSession(url);
     const log = follower(second);
 
     // The slow insert takes its transaction id and seq, then stalls until the test lets it go.
@@ -136,11 +119,11 @@ describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an inser
 
   it('gives a batch of duplicates only no transaction id, so it writes no commit record and flushes no WAL', async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
-    const store = await openStore(url);
+    const store = await storeAt(url);
     const stored = notification();
     await store.insert(stored);
     // Raised inside the insert's own statement when it has an id but stored nothing.
-    const admin = await session(url);
+    const admin = await postgresSession(url);
     await admin.query(`CREATE FUNCTION no_xid_for_nothing() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         IF pg_current_xact_id_if_assigned() IS NOT NULL AND NOT EXISTS (SELECT FROM stored) THEN
@@ -161,11 +144,11 @@ describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an inser
   it('turns synchronous_commit on for its own sessions where the database has it off, and says so', async () => {
     const url = new URL(await isolatedPostgresUrl(databaseUrl!));
     url.searchParams.set('options', `${url.searchParams.get('options')} -c synchronous_commit=off`);
-    const admin = await session(url.toString());
+    const admin = await postgresSession(url.toString());
     await admin.query(`CREATE FUNCTION durable_only() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF current_setting('synchronous_commit') <> 'on' THEN RAISE EXCEPTION 'an insert without synchronous_commit'; END IF; RETURN NEW; END $$`);
     const { logger, lines } = capturingLogger();
-    const store = await openStore(url.toString(), logger);
+    const store = await storeAt(url.toString(), logger);
     await admin.query('CREATE TRIGGER durable_only BEFORE INSERT ON collection_notifications FOR EACH ROW EXECUTE FUNCTION durable_only()');
 
     expect(await store.insert(notification())).toMatchObject({ status: 'inserted' });
@@ -174,7 +157,7 @@ describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an inser
 
   it('migrates a store of the earlier release: its rows keep their order, before every new one, and their seqs still resolve', async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
-    const admin = await session(url);
+    const admin = await postgresSession(url);
     // The database as the earlier release left it: migration 001 only, rows in seq order.
     const first = await readFile(new URL('./migrations/postgres/001_collection_notifications.sql', import.meta.url), 'utf8');
     await admin.query(first);
@@ -182,7 +165,7 @@ describe.runIf(databaseUrl !== undefined)('the PostgreSQL store without an inser
       INSERT INTO schema_migrations (version, name) VALUES (1, 'collection_notifications')`);
     for (const id of ['OLD-1', 'OLD-2']) await insertRow(admin, id);
 
-    const store = await openStore(url);
+    const store = await storeAt(url);
     const fresh = inserted(await store.insert(notification({ settlementId: 'NEW' })));
     await waitFor(async () => ((await store.settledHead()).txid >= fresh!.position.txid ? true : undefined));
     const all = await store.listAfter({ after: START_OF_LOG, limit: 10 });

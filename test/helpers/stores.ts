@@ -77,6 +77,21 @@ export async function isolatedPostgresUrl(databaseUrl: string): Promise<string> 
   return url.toString();
 }
 
+/** A PostgreSQL session of the test's own on `url`, ended after the test (first, so nothing waits on it). */
+export async function postgresSession(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  onCleanup(() => client.end());
+  return client;
+}
+
+/** The store at `url` (migrated as it opens), closed after the test. */
+export async function storeAt(url: string, logger: Logger = silent): Promise<NotificationStore> {
+  const store = await createNotificationStore(url, { logger });
+  onCleanup(() => store.close());
+  return store;
+}
+
 /** Runs SQL (several statements allowed) on its own connection; the rows of the last statement. */
 async function queryPostgres(url: string, sql: string): Promise<Record<string, unknown>[]> {
   const client = new pg.Client({ connectionString: url });
