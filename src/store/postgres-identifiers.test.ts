@@ -3,14 +3,12 @@
  * indexes compare bytes rather than go through the locale. The store's lookups by them must still
  * be served by those indexes, and a store filled before the migration must find every row after it.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { newNotification } from '../../test/helpers/notifications.ts';
-import { databaseUrl, isolatedPostgresUrl, postgresSession, storeAt } from '../../test/helpers/stores.ts';
+import { databaseUrl, isolatedPostgresUrl, postgresSchemaUpTo, postgresSession, storeAt } from '../../test/helpers/stores.ts';
 import { INSERT_COLUMNS, toInsertParams } from './notification-row.ts';
-import { QUERIES } from './postgres-queries.ts';
+import { AFTER_EVERY_TXID, QUERIES } from './postgres-queries.ts';
 
 /** The plan PostgreSQL makes for `sql` with `values`, as JSON text (sequential scans off: an index that can serve it, does). */
 async function planOf(client: pg.Client, sql: string, values: unknown[]): Promise<string> {
@@ -37,7 +35,7 @@ describe.runIf(databaseUrl !== undefined)('PostgreSQL identifiers in byte order'
 
     // Parameters come with the default collation; the column's "C" decides, so the index serves.
     expect(await planOf(client, QUERIES.getMany, [['x']])).toContain('collection_notifications_settlement_id_key');
-    expect(await planOf(client, QUERIES.newestOfAccount, ['0123456789', '18446744073709551615', 0, 20])).toContain(
+    expect(await planOf(client, QUERIES.newestOfAccount, ['0123456789', AFTER_EVERY_TXID, 0, 20])).toContain(
       'collection_notifications_account_log',
     );
     // The insert's check that a row is not stored yet probes the unique index, one row at a time.
@@ -50,12 +48,7 @@ describe.runIf(databaseUrl !== undefined)('PostgreSQL identifiers in byte order'
     const url = await isolatedPostgresUrl(databaseUrl!);
     const client = await postgresSession(url);
     // The schema as the release before this migration left it, holding notifications.
-    for (const version of ['001_collection_notifications', '002_log_positions', '003_collection_summaries', '004_summary_columns_written_by_insert']) {
-      await client.query(readFileSync(join(import.meta.dirname, 'migrations', 'postgres', `${version}.sql`), 'utf8'));
-    }
-    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-    await client.query(`INSERT INTO schema_migrations (version, name) VALUES (1, 'collection_notifications'), (2, 'log_positions'),
-      (3, 'collection_summaries'), (4, 'summary_columns_written_by_insert')`);
+    await postgresSchemaUpTo(client, 4);
     const before = Array.from({ length: 5 }, (_, i) => newNotification({ accountNumber: i % 2 === 0 ? '1111111111' : '2222222222' }));
     for (const notification of before) {
       await client.query(

@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceTotals } from '../../test/helpers/amounts.ts';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
-import { databaseUrl, isolatedPostgresUrl, queryFile, silent, tempSqlitePath } from '../../test/helpers/stores.ts';
+import { databaseUrl, isolatedPostgresUrl, postgresSchemaUpTo, postgresSession, queryFile, silent, tempSqlitePath } from '../../test/helpers/stores.ts';
 import type { NewCollectionNotification } from '../domain/index.ts';
 import { createNotificationStore } from './index.ts';
 import { INSERT_COLUMNS, toInsertParams } from './notification-row.ts';
@@ -93,12 +92,8 @@ describe('the summary migration on a store filled before it', () => {
 
   it.runIf(databaseUrl !== undefined)('fills the PostgreSQL numeric and event_time columns and sums the old rows', async () => {
     const url = await isolatedPostgresUrl(databaseUrl ?? '');
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    onCleanup(() => client.end());
-    await client.query(FIRST_MIGRATION('postgres'));
-    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-    await client.query("INSERT INTO schema_migrations (version, name) VALUES (1, 'collection_notifications')");
+    const client = await postgresSession(url);
+    await postgresSchemaUpTo(client, 1);
     const stored = oldNotifications();
     for (const notification of stored) await client.query(INSERT_OLD((i) => `$${i + 1}`), toInsertParams(notification));
 
@@ -108,13 +103,8 @@ describe('the summary migration on a store filled before it', () => {
   it.runIf(databaseUrl !== undefined)('keeps the PostgreSQL summary columns through migration 004, and an insert of an earlier release still fills them', async () => {
     // A store of the release with generated summary columns (migrations 001-003), filled.
     const url = await isolatedPostgresUrl(databaseUrl ?? '');
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    onCleanup(() => client.end());
-    const versions = ['001_collection_notifications.sql', '002_log_positions.sql', '003_collection_summaries.sql'];
-    for (const file of versions) await client.query(MIGRATION('postgres', file));
-    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-    for (const file of versions) await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [Number(file.slice(0, 3)), file.slice(4, -4)]);
+    const client = await postgresSession(url);
+    await postgresSchemaUpTo(client, 3);
     // Two lots of the same amounts and times, under different settlementIds.
     const [stored, later] = [oldNotifications(), oldNotifications()];
     for (const notification of stored) await client.query(INSERT_OLD((i) => `$${i + 1}`), toInsertParams(notification));
