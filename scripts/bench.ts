@@ -1,5 +1,6 @@
 // `npm run bench -- [--store sqlite|postgres] [--duration 5] [--connections 100] [--rounds 3] [--subscribers 1000,10000]
-//   [--events 30] [--only …] [--quick] [--tracing] [--json]`, or `npm run bench -- --rows 1000000` (the growth mode)
+//   [--events 30] [--only …] [--quick] [--tracing] [--json]`, or `npm run bench -- --rows 1000000` (the growth mode),
+//   or `npm run bench -- --insert-cost` (the store's CPU per row against the floor's)
 // Measures the subgraph against floors, in the same run: a bare durable receiver for the webhook (on
 // SQLite, and on PostgreSQL for the PostgreSQL run), a bare Apollo subgraph for the queries and the
 // cold start, a zero-work graphql-transport-ws broadcaster for the fan-out. Ours and every floor run
@@ -14,6 +15,7 @@ import { measureColdStarts, type ColdStart } from './bench/cold-start.ts';
 import { comparisonRows, comparisonTable, FLOORS_LEGEND, replicaRows, replicaTable, type ComparisonRow, type ReplicaRow } from './bench/compare.ts';
 import { probeDisk, type DiskReport } from './bench/disk.ts';
 import { GROWTH_LEGEND, growthRuns, type GrowthRow } from './bench/growth.ts';
+import { INSERT_COST_LEGEND, insertCostTable, measureInsertCost, type InsertCostRow } from './bench/insert-cost.ts';
 import { killLoadProcess } from './bench/load-process.ts';
 import { readOptions, UsageError, USAGE, type BenchOptions } from './bench/options.ts';
 import { clientTable, LEGEND, serverTable } from './bench/report.ts';
@@ -33,7 +35,8 @@ function printHeader(disk: DiskReport, options: BenchOptions): void {
   const mode = process.env.NODE_ENV === 'production' ? 'NODE_ENV=production' : 'development (NODE_ENV is not production: graphql-js and Apollo add their checks)';
   console.log(`ours: the subgraph (createApp) in its own process, sandbox bank in that process; ${mode}`);
   if (options.store === 'sqlite') console.log(`SQLite files on ${disk.filesystem} (WAL, synchronous=FULL); one fsync of a 4 KiB write there: p50 ${disk.fsyncMs.p50.toFixed(2)} ms, p99 ${disk.fsyncMs.p99.toFixed(2)} ms`);
-  console.log(`load: a separate process per run, sharing the ${m.cpus} cores with the server it drives; load average before: ${loadavg()[0]!.toFixed(2)}`);
+  const load = options.insertCost ? 'none: each store is written from this process' : `a separate process per run, sharing the ${m.cpus} cores with the server it drives`;
+  console.log(`load: ${load}; load average before: ${loadavg()[0]!.toFixed(2)}`);
   console.log('Compare within one run (the ratios): the machine is shared and noisy.\n');
 }
 
@@ -52,6 +55,20 @@ interface Run {
   replicas?: ReplicaRow[];
   /** The growth mode: each figure at the baseline and at --rows. */
   growth?: GrowthRow[];
+}
+
+/** The insert-cost mode: prints its table; answers it for --json. */
+async function insertCostRun(options: BenchOptions, parentDir: string, services: PostgresServices | undefined): Promise<InsertCostRow[]> {
+  const rows = await measureInsertCost({
+    rounds: options.rounds,
+    rowsPerRound: options.insertCostRows,
+    parentDir,
+    sqlite: options.store === 'sqlite',
+    databaseUrl: services?.databaseUrl,
+    onProgress: (line) => process.stderr.write(`${line}\n`),
+  });
+  console.log(`\nINSERT COST: CPU per stored notification, no HTTP\n\n${insertCostTable(rows)}`);
+  return rows;
 }
 
 /** The first run, on SQLite, with its cold start. */
@@ -119,7 +136,10 @@ async function main(options: BenchOptions): Promise<number> {
   const runs: Run[] = [];
   let coldStart: ColdStart | undefined;
   let stalledResumes: StalledResumes | undefined;
-  if (options.rows !== undefined) {
+  let insertCost: InsertCostRow[] | undefined;
+  if (options.insertCost) {
+    insertCost = await insertCostRun(options, parentDir, services);
+  } else if (options.rows !== undefined) {
     for (const run of await growthRuns(options, parentDir, services)) runs.push({ ...run, comparison: [] });
   } else {
     if (options.store === 'sqlite') {
@@ -136,13 +156,13 @@ async function main(options: BenchOptions): Promise<number> {
   const failed = [...new Set(all.filter((report) => report.errors > 0).map((report) => `${report.scenario} on ${report.target}`))];
   if (stalledResumes && stalledResumes.closes['1013'] !== stalledResumes.subscribers) failed.push('stalled-resumes (not every one closed with 1013)');
   const seconds = (performance.now() - started) / 1000;
-  console.log(`\n${options.rows === undefined ? `${FLOORS_LEGEND}\n${LEGEND}` : GROWTH_LEGEND}`);
+  console.log(`\n${insertCost ? INSERT_COST_LEGEND : options.rows === undefined ? `${FLOORS_LEGEND}\n${LEGEND}` : GROWTH_LEGEND}`);
   console.log(`\nload average after: ${loadavg()[0]!.toFixed(2)}; total time ${seconds.toFixed(0)} s`);
   console.log(failed.length > 0 ? `ERRORS in ${failed.join(', ')}` : 'no errors');
   if (options.json) {
     const { durationS, warmupS, connections, subscribers, events, store, rows } = options;
     const settings = { store, rows, durationS, warmupS, connections, rounds: options.rounds, subscribers, events, quick: options.quick };
-    console.log(JSON.stringify({ machine: machine(), options: settings, disk, coldStart, stalledResumes, runs, totalSeconds: seconds }));
+    console.log(JSON.stringify({ machine: machine(), options: settings, disk, coldStart, stalledResumes, insertCost, runs, totalSeconds: seconds }));
   }
   return failed.length > 0 ? 1 : 0;
 }

@@ -19,4 +19,13 @@ describe('the bench options for stores and growth', () => {
   it('keeps --tracing to the SQLite run', () => {
     expect(() => readOptions(['--tracing', '--store', 'postgres'])).toThrow(/--tracing measures the SQLite run/);
   });
+
+  it('takes --insert-cost alone, with fewer rows under --quick', () => {
+    expect(readOptions([]).insertCost).toBe(false);
+    expect(readOptions(['--insert-cost'])).toMatchObject({ insertCost: true, insertCostRows: 50_000 });
+    expect(readOptions(['--insert-cost', '--quick', '--store', 'postgres'])).toMatchObject({ insertCost: true, insertCostRows: 500, store: 'postgres' });
+    for (const other of [['--rows', '5000'], ['--only', 'webhook-00'], ['--tracing']]) {
+      expect(() => readOptions(['--insert-cost', ...other])).toThrow(/--insert-cost runs alone/);
+    }
+  });
 });

@@ -1,9 +1,13 @@
 import { parseArgs } from 'node:util';
 import { SELECTABLE, type Selectable } from './protocol.ts';
 
+/** Rows per writer and round in the insert-cost mode: a few seconds each on a 2-core machine. */
+const INSERT_COST_ROWS = 50_000;
+
 export const USAGE = `usage: npm run bench -- [--store sqlite|postgres] [--duration 5] [--warmup 1] [--connections 100] [--rounds 3]
        [--subscribers 1000,10000] [--events 30] [--only <name>[,<name>…]] [--quick] [--tracing] [--json] [--dir <parent of the temp dirs>]
        npm run bench -- --rows 1000000 [--store sqlite|postgres] [--duration …] [--connections …] [--quick] [--json]
+       npm run bench -- --insert-cost [--store sqlite|postgres] [--rounds 3] [--quick]
 Names for --only: ${SELECTABLE.join(', ')}.
 --store sqlite (the default): the first run on a SQLite file, then, with DATABASE_URL set, the PostgreSQL
   run. --store postgres: the PostgreSQL run alone (DATABASE_URL required). The PostgreSQL run compares
@@ -13,6 +17,10 @@ Names for --only: ${SELECTABLE.join(', ')}.
   up to 50,000 notifications, on a store filled to a baseline and then to N notifications (SQLite;
   then PostgreSQL with DATABASE_URL; --store postgres: PostgreSQL alone), with the ratio of the two;
   and at N rows, collectionSummary for a day of one account and a month of all, against a plain SUM.
+--insert-cost: what storing one notification costs in CPU, ours against the floor's row, with no HTTP:
+  our store, our store without its time-range and summary indexes, and the floor's table, each written
+  ${INSERT_COST_ROWS} rows a round in transactions of the webhook's size (SQLite; then PostgreSQL with
+  DATABASE_URL, the database server's CPU too when it runs on this machine).
 --rounds: each HTTP scenario with a floor runs this many times, ours and the floor taking turns;
   each side's median run is reported, so a slow moment of the shared machine lands on both sides.
 --quick: a run of seconds that checks every scenario and floor works (0.5 s, 10 connections, one
@@ -41,6 +49,10 @@ export interface BenchOptions {
   coldStarts: number;
   selected: readonly Selectable[];
   quick: boolean;
+  /** The insert-cost mode: the store's CPU per row against the floor's, no HTTP. */
+  insertCost: boolean;
+  /** Rows each writer stores per round in the insert-cost mode. */
+  insertCostRows: number;
   /** After the first run, query-banks and webhook-00 again with tracing on (every span sampled). */
   tracing: boolean;
   json: boolean;
@@ -73,6 +85,7 @@ export function readOptions(args: string[]): BenchOptions {
         only: { type: 'string' },
         quick: { type: 'boolean', default: false },
         tracing: { type: 'boolean', default: false },
+        'insert-cost': { type: 'boolean', default: false },
         json: { type: 'boolean', default: false },
         dir: { type: 'string' },
         help: { type: 'boolean', default: false },
@@ -87,6 +100,9 @@ export function readOptions(args: string[]): BenchOptions {
   if (values.rows !== undefined && (values.only !== undefined || values.tracing)) {
     throw new UsageError('--rows runs the growth mode alone: leave out --only and --tracing');
   }
+  if (values['insert-cost'] && (values.rows !== undefined || values.only !== undefined || values.tracing)) {
+    throw new UsageError('--insert-cost runs alone: leave out --rows, --only and --tracing');
+  }
   if (values.tracing && store === 'postgres') throw new UsageError('--tracing measures the SQLite run: leave out --store postgres');
   return {
     store,
@@ -100,6 +116,8 @@ export function readOptions(args: string[]): BenchOptions {
     coldStarts: values.quick ? 1 : 3,
     selected: selection(values.only),
     quick: values.quick,
+    insertCost: values['insert-cost'],
+    insertCostRows: values.quick ? 500 : INSERT_COST_ROWS,
     tracing: values.tracing,
     json: values.json,
     dir: values.dir,

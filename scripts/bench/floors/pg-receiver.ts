@@ -7,6 +7,7 @@
 // deliveries gather into the next. The table, in a schema the orchestrator made for it
 // (FLOOR_DATABASE_URL selects it), holds what the SQLite floor holds: settlement_id, session_id, body.
 import pg from 'pg';
+import { POSTGRES_FLOOR } from './floor-tables.ts';
 import { codesFor, reply, serveWebhookFloor, type Code, type Delivery } from './webhook-floor.ts';
 
 /** Batches written at once; measured against 1 (docs/benchmarks.md), the floor's best. */
@@ -17,12 +18,7 @@ const url = new URL(process.env.FLOOR_DATABASE_URL);
 // synchronous_commit on whatever the server's default: a 00 must survive a crash.
 url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c synchronous_commit=on`.trim());
 const pool = new pg.Pool({ connectionString: url.toString(), max: IN_FLIGHT });
-await pool.query(`CREATE TABLE notifications (
-  position BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  settlement_id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, body TEXT NOT NULL)`);
-const INSERT = `INSERT INTO notifications (settlement_id, session_id, body)
-  SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
-  ON CONFLICT (settlement_id) DO NOTHING RETURNING settlement_id`;
+await pool.query(POSTGRES_FLOOR.table);
 
 let inFlight = 0;
 let waiting: Delivery[] = [];
@@ -32,7 +28,7 @@ async function write(batch: Delivery[]): Promise<void> {
   let codes: Code[];
   try {
     const values = [batch.map((d) => d.settlementId), batch.map((d) => d.sessionId), batch.map((d) => d.body)];
-    const { rows } = await pool.query<{ settlement_id: string }>({ name: 'insert', text: INSERT, values });
+    const { rows } = await pool.query<{ settlement_id: string }>({ name: 'insert', text: POSTGRES_FLOOR.insert, values });
     codes = codesFor(batch, rows.map((row) => row.settlement_id));
   } catch {
     codes = batch.map(() => '03');

@@ -7,13 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { SQLITE_FLOOR } from './floor-tables.ts';
 import { reply, serveWebhookFloor, type Code, type Delivery } from './webhook-floor.ts';
 
 const dir = mkdtempSync(join(process.env.BENCH_DIR || tmpdir(), 'bench-receiver-'));
 const db = new DatabaseSync(join(dir, 'receiver.db'));
 db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;');
-db.exec('CREATE TABLE notifications (position INTEGER PRIMARY KEY, settlement_id TEXT NOT NULL UNIQUE, session_id TEXT NOT NULL, body TEXT NOT NULL)');
-const insert = db.prepare('INSERT INTO notifications (settlement_id, session_id, body) VALUES (?, ?, ?) ON CONFLICT (settlement_id) DO NOTHING');
+db.exec(SQLITE_FLOOR.table);
+const insert = db.prepare(SQLITE_FLOOR.insert);
 
 /** Writes every queued delivery in one transaction; a duplicate (stored or in the batch) changes nothing: 01. */
 function commit(batch: Delivery[]): void {
