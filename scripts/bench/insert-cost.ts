@@ -19,7 +19,7 @@ import { createLogger } from '../../src/logger.ts';
 import { createNotificationStore } from '../../src/store/index.ts';
 import { createNotificationBodies } from './bank.ts';
 import { POSTGRES_FLOOR, SQLITE_FLOOR } from './floors/floor-tables.ts';
-import { isolatedSchema } from './replicas.ts';
+import { isolatedSchema, type IsolatedSchema } from './replicas.ts';
 import { table } from './report.ts';
 
 /** Rows per transaction: about what the webhook's batches hold under the bench's 100 connections. */
@@ -84,7 +84,7 @@ export async function measureInsertCost(options: InsertCostOptions): Promise<Ins
     // One for each of ours, and the floor's.
     const schemas = await Promise.all([...OURS, FLOOR].map(() => isolatedSchema(options.databaseUrl!)));
     try {
-      rows.push(...(await measureWriters('PostgreSQL', await postgresWriters(options.databaseUrl, schemas.map((s) => s.url)), options)));
+      rows.push(...(await measureWriters('PostgreSQL', await postgresWriters(options.databaseUrl, schemas), options)));
     } finally {
       await Promise.all(schemas.map((schema) => schema.drop()));
     }
@@ -185,7 +185,7 @@ function sqliteIndexes(database: DatabaseSync, table: string): number {
 }
 
 /** The same writers, each in its schema; the database's CPU is counted by each writer's own application_name. */
-async function postgresWriters(databaseUrl: string, schemaUrls: string[]): Promise<Writer[]> {
+async function postgresWriters(databaseUrl: string, schemas: IsolatedSchema[]): Promise<Writer[]> {
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
   const named = (url: string, application: string) => {
@@ -194,7 +194,6 @@ async function postgresWriters(databaseUrl: string, schemaUrls: string[]): Promi
     return withName.toString();
   };
   const cpuOf = (application: string) => () => backendsCpuNs(admin, application);
-  const schemaOf = (url: string) => new URL(url).searchParams.get('options')!.replace('-c search_path=', '');
   const indexesOf = (schema: string, table: string) => async () => {
     const { rows } = await admin.query<{ n: string }>('SELECT count(*) AS n FROM pg_indexes WHERE schemaname = $1 AND tablename = $2', [schema, table]);
     return Number(rows[0]!.n);
@@ -202,13 +201,13 @@ async function postgresWriters(databaseUrl: string, schemaUrls: string[]): Promi
   const ours: Writer[] = [];
   for (const [i, { name, drop }] of OURS.entries()) {
     const application = `bench-insert-cost-ours-${i}`;
-    const schema = schemaOf(schemaUrls[i]!);
-    ours.push(await storeWriter(name, named(schemaUrls[i]!, application), { databaseCpuNs: cpuOf(application), indexes: indexesOf(schema, 'collection_notifications') }));
-    for (const index of drop.postgres) await admin.query(`DROP INDEX ${schema}.${index}`);
+    const schema = schemas[i]!;
+    ours.push(await storeWriter(name, named(schema.url, application), { databaseCpuNs: cpuOf(application), indexes: indexesOf(schema.name, 'collection_notifications') }));
+    for (const index of drop.postgres) await admin.query(`DROP INDEX ${schema.name}.${index}`);
   }
 
   // As floors/pg-receiver.ts writes: one statement per batch, synchronous_commit on.
-  const floor = new pg.Client({ connectionString: named(schemaUrls.at(-1)!, 'bench-insert-cost-floor') });
+  const floor = new pg.Client({ connectionString: named(schemas.at(-1)!.url, 'bench-insert-cost-floor') });
   await floor.connect();
   await floor.query('SET synchronous_commit = on');
   await floor.query(POSTGRES_FLOOR.table);
@@ -220,7 +219,7 @@ async function postgresWriters(databaseUrl: string, schemaUrls: string[]): Promi
       if (rowCount !== batch.length) throw new Error(`the floor stored ${rowCount} of ${batch.length} rows`);
     },
     databaseCpuNs: cpuOf('bench-insert-cost-floor'),
-    indexes: indexesOf(schemaOf(schemaUrls.at(-1)!), 'notifications'),
+    indexes: indexesOf(schemas.at(-1)!.name, 'notifications'),
     close: async () => {
       await floor.end();
       await admin.end();

@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 export interface IsolatedSchema {
+  /** The schema's name, `bench_<random>`. */
+  name: string;
   /** `databaseUrl` whose connections select the schema (through `options=-c search_path=…`). */
   url: string;
   /** Drops the schema and everything in it. */
@@ -26,7 +28,7 @@ export async function isolatedSchema(databaseUrl: string): Promise<IsolatedSchem
   await onAdmin(databaseUrl, `CREATE SCHEMA ${schema}`);
   const url = new URL(databaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: url.toString(), drop: () => onAdmin(databaseUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`) };
+  return { name: schema, url: url.toString(), drop: () => onAdmin(databaseUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`) };
 }
 
 /** A fresh schema for our replicas, and a channel prefix of their own on `redisUrl` when given. */
