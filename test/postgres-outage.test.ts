@@ -1,8 +1,11 @@
 import { request } from 'undici';
+import { createPostgresStore } from '../src/store/postgres.ts';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
 import { subscribersLive } from './helpers/metrics.ts';
-import { databaseUrl, isolatedPostgresUrl } from './helpers/stores.ts';
+import { newNotification } from './helpers/notifications.ts';
+import { databaseUrl, isolatedPostgresUrl, silent } from './helpers/stores.ts';
 import { startTcpProxy } from './helpers/tcp-proxy.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -48,4 +51,36 @@ describe.skipIf(!databaseUrl)('through a PostgreSQL restart', () => {
     expect(ended).toBe(false);
     expect((await request(`${app.baseUrl}/health/ready`)).statusCode).toBe(200);
   }, 30_000);
+});
+
+// A network that stops carrying bytes without closing anything: no error ever arrives, and the
+// database's own statement_timeout cannot answer either. Only a deadline on our side ends the wait.
+describe.skipIf(!databaseUrl)('when PostgreSQL stops answering', () => {
+  it('fails the statement at the answer deadline, drops that connection, and writes again on a fresh one once the link is back', async () => {
+    const proxy = await startTcpProxy(await isolatedPostgresUrl(databaseUrl!));
+    const store = await createPostgresStore(proxy.url, { logger: silent, answerTimeoutMs: 400 });
+    onCleanup(() => store.close());
+    const first = newNotification();
+    expect((await store.insert(first)).status).toBe('inserted');
+
+    proxy.stall();
+    const stalled = newNotification();
+    const started = performance.now();
+    await expect(store.insert(stalled)).rejects.toThrow(/no answer within 400 ms/);
+    // Loose on a busy machine, but far from the hang it would be without the deadline.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    // That connection is gone; a new one cannot be opened through the stalled link either.
+    await expect(store.ping()).rejects.toThrow();
+
+    proxy.restore();
+    // The stalled connections were dropped: these go out on new ones, and are answered.
+    await store.ping();
+    const [stored] = await store.getMany([first.settlementId]);
+    expect(stored?.settlementId).toBe(first.settlementId);
+    const retried = await store.insert(stalled);
+    // The failed statement may have committed after all (its bytes reached the server once the link was back):
+    // either way the retry is answered, and the notification is stored once.
+    expect(['inserted', 'duplicate']).toContain(retried.status);
+    expect((await store.getMany([stalled.settlementId]))[0]?.settlementId).toBe(stalled.settlementId);
+  }, 20_000);
 });

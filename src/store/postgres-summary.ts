@@ -1,7 +1,7 @@
 // PostgreSQL's side of collectionSummary and time ranges, over migration 003's numeric and
 // event_time columns: numeric sums are exact, and pg hands them over as text.
-import type pg from 'pg';
 import { parseDecimal } from './decimal.ts';
+import type { RunQuery } from './postgres-deadline.ts';
 import type { DaySums, DayWindow } from './summary.ts';
 
 const SUMS = `count(*) AS count, sum(transaction_amount_numeric) AS transaction_amount, sum(settled_amount_numeric) AS settled_amount,
@@ -28,14 +28,14 @@ interface SumsRow {
   vat_amount: string | null;
 }
 
-/** Each day's sums, by one statement on `pool` (so one snapshot). */
-export async function daySums(pool: pg.Pool, days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]> {
+/** Each day's sums, by one statement (so one snapshot). */
+export async function daySums(query: RunQuery, days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]> {
   const starts = days.map((day) => new Date(day.from).toISOString());
   const ends = days.map((day) => new Date(day.to).toISOString());
   const { rows } =
     accountNumber === undefined
-      ? await pool.query<SumsRow>({ name: 'summary-daySums', text: SUMMARY_QUERIES.daySums, values: [starts, ends] })
-      : await pool.query<SumsRow>({ name: 'summary-daySumsOfAccount', text: SUMMARY_QUERIES.daySumsOfAccount, values: [starts, ends, accountNumber] });
+      ? await query<SumsRow>({ name: 'summary-daySums', text: SUMMARY_QUERIES.daySums, values: [starts, ends] })
+      : await query<SumsRow>({ name: 'summary-daySumsOfAccount', text: SUMMARY_QUERIES.daySumsOfAccount, values: [starts, ends, accountNumber] });
   return rows.map(toSums);
 }
 

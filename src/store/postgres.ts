@@ -6,6 +6,7 @@ import { createStore, type StoreBackend, type WrittenBatch } from './core.ts';
 import { toInsertParams, toPosition, type NotificationRow } from './notification-row.ts';
 import { migrate } from './postgres-migrate.ts';
 import { AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName } from './postgres-queries.ts';
+import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { daySums } from './postgres-summary.ts';
 import type { NotificationStore } from './types.ts';
 
@@ -25,20 +26,28 @@ const POOL_SETTINGS = {
   // A stuck database (or a lock held too long) gives an error (webhook 03, bank retries), not a hang.
   // It also bounds how long one of our own inserts can hold the log's settled position back.
   statement_timeout: 5_000,
-  // Client-side backstop for a server or network that stops answering altogether.
-  query_timeout: 10_000,
   // A session of ours left inside a transaction (the migration's) must not hold the log back.
   idle_in_transaction_session_timeout: 10_000,
   keepAlive: true,
   application_name: 'bank-subgraph',
 } satisfies pg.PoolConfig;
 
+/** How long a statement may go unanswered before it fails and its connection is dropped (postgres-deadline.ts). */
+const ANSWER_TIMEOUT_MS = 10_000;
+
+/** What the PostgreSQL store takes: its logger, what to tell about each batch, and its answer deadline. */
+export interface PostgresStoreOptions extends BatchOptions {
+  logger: Logger;
+  /** How long a statement may go unanswered before it fails (10 s unless given). */
+  answerTimeoutMs?: number | undefined;
+}
+
 /**
  * Connects to PostgreSQL at `url`, migrates the schema, and returns the store over a pool. Inserts
  * are group-committed: each batch one statement in its own transaction (one round trip), up to
  * BATCHES_IN_FLIGHT at once; while that many are written, the next gathers.
  */
-export async function createPostgresStore(url: string, options: BatchOptions & { logger: Logger }): Promise<NotificationStore> {
+export async function createPostgresStore(url: string, options: PostgresStoreOptions): Promise<NotificationStore> {
   const { logger } = options;
   const synchronousCommit = await migrate(url, POOL_SETTINGS, logger);
   if (synchronousCommit === 'off') {
@@ -54,13 +63,13 @@ export async function createPostgresStore(url: string, options: BatchOptions & {
   });
   // Without a listener, an idle connection dropped by the server would crash the process.
   pool.on('error', (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed; the pool replaces it'));
-  return createStore(backendOver(pool), options);
+  return createStore(backendOver(pool, withDeadline(pool, options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS)), options);
 }
 
 /** Writes one batch (distinct settlementIds) as one statement; answers each one's position, or null when already stored. */
-async function insertBatch(pool: pg.Pool, notifications: NewCollectionNotification[]): Promise<WrittenBatch> {
+async function insertBatch(query: RunQuery, notifications: NewCollectionNotification[]): Promise<WrittenBatch> {
   // Named: each connection parses and plans the statement once.
-  const { rows } = await pool.query<{ txid: string; seq: string; settlement_id: string; horizon: string }>({
+  const { rows } = await query<{ txid: string; seq: string; settlement_id: string; horizon: string }>({
     name: 'notifications-insert',
     text: QUERIES.insert,
     values: [insertRows(notifications)],
@@ -92,9 +101,9 @@ function insertRows(notifications: readonly NewCollectionNotification[]): string
 const wellFormed = (text: string | null) => (text === null || text.isWellFormed() ? text : text.toWellFormed());
 
 /** The store's statements over a pool, each named: every connection parses and plans it once. */
-function backendOver(pool: pg.Pool): StoreBackend {
+function backendOver(pool: pg.Pool, run: RunQuery): StoreBackend {
   const query = async <Row extends pg.QueryResultRow>(name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
-    (await pool.query<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
+    (await run<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
   const select = (name: Exclude<QueryName, 'insert' | 'size'>, values: unknown[]) => query<NotificationRow>(name, values);
   const position = async (name: 'settledHead' | 'positionOfSeq', values: unknown[]) => {
     const [row] = await query<{ txid: string; seq: string }>(name, values);
@@ -103,7 +112,7 @@ function backendOver(pool: pg.Pool): StoreBackend {
   return {
     kind: 'postgres',
     batchesInFlight: BATCHES_IN_FLIGHT,
-    insertBatch: (notifications) => insertBatch(pool, notifications),
+    insertBatch: (notifications) => insertBatch(run, notifications),
     rowsOf: (settlementIds) => select('getMany', [settlementIds]),
     async newestFirst({ accountNumber, before, limit, from, to }) {
       const bound = before ? positionParams(before) : [AFTER_EVERY_TXID, 0];
@@ -120,12 +129,12 @@ function backendOver(pool: pg.Pool): StoreBackend {
     },
     settledHead: () => position('settledHead', []),
     positionOfSeq: (seq) => position('positionOfSeq', [seq]),
-    daySums: (days, accountNumber) => daySums(pool, days, accountNumber),
+    daySums: (days, accountNumber) => daySums(run, days, accountNumber),
     async size() {
       const [row] = await query<{ bytes: string; rows: string }>('size');
       return { bytes: Number(row?.bytes ?? 0), approximateRows: Number(row?.rows ?? 0) };
     },
-    ping: async () => void (await pool.query('SELECT 1')),
+    ping: async () => void (await run({ text: 'SELECT 1' })),
     close: () => pool.end(),
   };
 }

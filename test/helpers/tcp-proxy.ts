@@ -10,6 +10,11 @@ export interface TcpProxy {
   url: string;
   /** Drops every connection through the proxy and refuses new ones until `restore()`. */
   cut(): void;
+  /**
+   * Stops carrying bytes, either way, on every connection, open now or opened later, without closing
+   * any: a network that stops answering, until `restore()`.
+   */
+  stall(): void;
   restore(): void;
 }
 
@@ -23,6 +28,7 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const port = Number(upstream.port || DEFAULT_PORTS[upstream.protocol]);
   const sockets = new Set<Socket>();
   let cut = false;
+  let stalled = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -39,8 +45,19 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       });
       socket.on('close', () => (socket === client ? service : client).destroy());
     }
-    client.pipe(service).pipe(client);
+    // Not pipe(): a stalled link holds what arrives, and passes it on once restored (as TCP would).
+    const held: [Socket, Buffer][] = [];
+    for (const [from, to] of [[client, service], [service, client]] as const) {
+      from.on('data', (chunk: Buffer) => (stalled ? held.push([to, chunk]) : to.write(chunk)));
+      from.on('end', () => to.end());
+    }
+    const flush = () => {
+      for (const [to, chunk] of held.splice(0)) if (!to.destroyed) to.write(chunk);
+    };
+    flushes.add(flush);
+    client.on('close', () => flushes.delete(flush));
   });
+  const flushes = new Set<() => void>();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const dropAll = () => {
@@ -61,8 +78,13 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
       cut = true;
       dropAll();
     },
+    stall() {
+      stalled = true;
+    },
     restore() {
       cut = false;
+      stalled = false;
+      for (const flush of flushes) flush();
     },
   };
 }
