@@ -33,7 +33,7 @@ export function withDeadline(pool: pg.Pool, timeoutMs: number): RunQuery {
       // The callback form, as pg-pool's own query uses: with pg's promise form (or its query_timeout,
       // which wraps the callback the same way) each batch's parameters and rows outlived two
       // scavenges, some 3 MB promoted at every one under webhook load (docs/benchmarks.md).
-      client.query<Row>(config, (error, result) => {
+      const answer = (error: Error | undefined, result: pg.QueryResult<Row>) => {
         if (error) return fail(error);
         if (answered) return;
         answered = true;
@@ -41,7 +41,13 @@ export function withDeadline(pool: pg.Pool, timeoutMs: number): RunQuery {
         client.off('error', fail);
         client.release();
         resolve(result);
-      });
+      };
+      try {
+        client.query<Row>(config, answer);
+      } catch (error) {
+        // A statement pg refuses before sending it: the connection goes back at once, not at the deadline.
+        fail(error as Error);
+      }
     });
   };
 }
