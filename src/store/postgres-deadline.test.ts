@@ -15,7 +15,7 @@ function poolOf(url: string) {
   return pool;
 }
 
-/** The server-side ids of the pool's connections, each asked on a connection of its own. */
+/** The server-side id of the connection the statement ran on. */
 async function backendPid(run: ReturnType<typeof withDeadline>): Promise<number> {
   const { rows } = await run<{ pid: number }>({ text: 'SELECT pg_backend_pid() AS pid' });
   return rows[0]!.pid;

@@ -30,9 +30,6 @@ export function withDeadline(pool: pg.Pool, timeoutMs: number): RunQuery {
       // failure mid-statement would be an unhandled 'error' event, as pg-pool's own query knows.
       client.on('error', fail);
       const deadline = setTimeout(() => fail(new Error(`PostgreSQL gave no answer within ${timeoutMs} ms; the connection is dropped`)), timeoutMs);
-      // The callback form, as pg-pool's own query uses: with pg's promise form (or its query_timeout,
-      // which wraps the callback the same way) each batch's parameters and rows outlived two
-      // scavenges, some 3 MB promoted at every one under webhook load (docs/benchmarks.md).
       const answer = (error: Error | undefined, result: pg.QueryResult<Row>) => {
         if (error) return fail(error);
         if (answered) return;
@@ -43,6 +40,9 @@ export function withDeadline(pool: pg.Pool, timeoutMs: number): RunQuery {
         resolve(result);
       };
       try {
+        // The callback form, as pg-pool's own query uses: with pg's promise form (or its query_timeout,
+        // which wraps the callback the same way) each batch's parameters and rows outlived two
+        // scavenges, some 3 MB promoted at every one under webhook load (docs/benchmarks.md).
         client.query<Row>(config, answer);
       } catch (error) {
         // A statement pg refuses before sending it: the connection goes back at once, not at the deadline.
