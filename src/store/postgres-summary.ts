@@ -29,13 +29,13 @@ interface SumsRow {
 }
 
 /** Each day's sums, by one statement (so one snapshot). */
-export async function daySums(query: RunQuery, days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]> {
+export async function daySums(run: RunQuery, days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]> {
   const starts = days.map((day) => new Date(day.from).toISOString());
   const ends = days.map((day) => new Date(day.to).toISOString());
   const { rows } =
     accountNumber === undefined
-      ? await query<SumsRow>({ name: 'summary-daySums', text: SUMMARY_QUERIES.daySums, values: [starts, ends] })
-      : await query<SumsRow>({ name: 'summary-daySumsOfAccount', text: SUMMARY_QUERIES.daySumsOfAccount, values: [starts, ends, accountNumber] });
+      ? await run<SumsRow>({ name: 'summary-daySums', text: SUMMARY_QUERIES.daySums, values: [starts, ends] })
+      : await run<SumsRow>({ name: 'summary-daySumsOfAccount', text: SUMMARY_QUERIES.daySumsOfAccount, values: [starts, ends, accountNumber] });
   return rows.map(toSums);
 }
 

@@ -4,9 +4,9 @@ import type { Logger } from '../logger.ts';
 import type { BatchOptions } from './batch.ts';
 import { createStore, type StoreBackend, type WrittenBatch } from './core.ts';
 import { toInsertParams, toPosition, type NotificationRow } from './notification-row.ts';
+import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { migrate } from './postgres-migrate.ts';
 import { AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName } from './postgres-queries.ts';
-import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { daySums } from './postgres-summary.ts';
 import type { NotificationStore } from './types.ts';
 
@@ -67,9 +67,9 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
 }
 
 /** Writes one batch (distinct settlementIds) as one statement; answers each one's position, or null when already stored. */
-async function insertBatch(query: RunQuery, notifications: NewCollectionNotification[]): Promise<WrittenBatch> {
+async function insertBatch(run: RunQuery, notifications: NewCollectionNotification[]): Promise<WrittenBatch> {
   // Named: each connection parses and plans the statement once.
-  const { rows } = await query<{ txid: string; seq: string; settlement_id: string; horizon: string }>({
+  const { rows } = await run<{ txid: string; seq: string; settlement_id: string; horizon: string }>({
     name: 'notifications-insert',
     text: QUERIES.insert,
     values: [insertRows(notifications)],
