@@ -230,6 +230,28 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     expect(published).toEqual([{ ...position, settled }]);
   });
 
+  test('announces a commit made while the previous message is still being published', async () => {
+    const { store } = await setUp();
+    const published = new Inbox<unknown>();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The first publish stays unanswered until released, as a slow Redis round trip would.
+    const slow: PubSub = { ...deafPubSub, publish: async (_topic, payload) => (published.push(payload), published.length === 1 ? held : undefined) };
+    const log = await startNotificationFeed({ store, pubsub: slow, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000 });
+    onCleanup(() => log.close());
+    const first = await insertQuietly(store);
+    log.announce(first.position, first.settled);
+    await published.atLeast(1);
+    const second = await insertQuietly(store);
+    log.announce(second.position, second.settled);
+    release();
+    // Without a second message, the other replicas would wait for their timer (a minute here).
+    expect(await published.atLeast(2)).toEqual([
+      { ...first.position, settled: first.settled },
+      { ...second.position, settled: second.settled },
+    ]);
+  });
+
   test('reads page by page until caught up, from one wake', async () => {
     const { store, open, reads, nudge } = await setUp({ pageSize: 3 });
     const log = await open();

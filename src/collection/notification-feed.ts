@@ -113,14 +113,18 @@ const later = (a: LogPosition, b: LogPosition) => (comparePositions(a, b) >= 0 ?
 
 /**
  * The publishing half: positions announced in one event-loop turn (every commit of a busy webhook)
- * go out as one `notificationsStored` message with the highest of them.
+ * go out as one `notificationsStored` message with the highest of them. One message is published
+ * at a time; what is announced while it is on its way goes out in the next, once it has been sent.
  */
 function createAnnouncer({ pubsub, logger }: NotificationFeedDeps) {
   let highest = { committed: START_OF_LOG, settled: START_OF_LOG };
   let links: Link[] = [];
+  /** Something was announced that no message sent so far carries. */
+  let unsent = false;
   let sending: Promise<void> | undefined;
 
   async function send() {
+    unsent = false;
     const { committed, settled } = highest;
     const linked = links;
     links = [];
@@ -132,12 +136,19 @@ function createAnnouncer({ pubsub, logger }: NotificationFeedDeps) {
     }
   }
 
+  const schedule = () => {
+    sending = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(send)
+      .finally(() => (unsent ? schedule() : (sending = undefined)));
+  };
+
   return {
     announce(committed: LogPosition, settled: LogPosition) {
       highest = { committed: later(committed, highest.committed), settled: later(settled, highest.settled) };
       const link = linkToActiveSpan();
       if (link && links.length < MAX_PUBLISH_LINKS) links.push(link);
-      sending ??= new Promise<void>((resolve) => setImmediate(resolve)).then(send).finally(() => (sending = undefined));
+      unsent = true;
+      if (!sending) schedule();
     },
     async flush() {
       while (sending) await sending;
