@@ -3,7 +3,8 @@
  * one 00 per settlementId however the deliveries arrive, and a 00 only for what is stored. Each floor
  * runs as the bench runs it, in its own process (scripts/bench/targets.ts).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -23,6 +24,64 @@ interface Floor {
   /** The floor's process, and the settlementIds its table holds when the test can read it. */
   start(): Promise<{ target: Target; stored?: () => Promise<string[]> }>;
 }
+
+/** The stored notification's account and amounts, as our row holds them (read back from a receiver with our row). */
+interface OurColumns {
+  settlement_id: string;
+  account_number: string;
+  transaction_amount: string;
+  /** When it happened (event_time on PostgreSQL, event_ms on SQLite), from the body's tranDateTime. */
+  event_time: unknown;
+}
+
+/** A receiver storing our row in SQLite under a temp dir, and what its file holds. */
+async function sqliteOurRowFloor(read: (rows: OurColumns[]) => void) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-floor-test-'));
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const target = await started(await startTarget('receiver', 'bare receiver with our row', { BENCH_DIR: dir, FLOOR_ROW: 'ours' }));
+  const stored = async () => {
+    const file = join(dir, readdirSync(dir).find((name) => name.startsWith('bench-receiver-'))!, 'receiver.db');
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      const rows = db.prepare('SELECT settlement_id, account_number, transaction_amount, event_ms AS event_time FROM collection_notifications ORDER BY seq').all() as unknown as OurColumns[];
+      read(rows);
+      return rows.map((row) => row.settlement_id);
+    } finally {
+      db.close();
+    }
+  };
+  return { target, stored };
+}
+
+/** A receiver storing our row in PostgreSQL, in a schema of its own, and what its table holds. */
+async function postgresOurRowFloor(read: (rows: OurColumns[]) => void) {
+  const schema = await isolatedSchema(databaseUrl!);
+  onCleanup(() => schema.drop());
+  const target = await started(
+    await startTarget('pg-receiver', 'bare receiver (PostgreSQL) with our row', { FLOOR_DATABASE_URL: schema.url, FLOOR_ROW: 'ours' }),
+  );
+  const stored = async () => {
+    const client = new pg.Client({ connectionString: schema.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<OurColumns>('SELECT settlement_id, account_number, transaction_amount, event_time FROM collection_notifications ORDER BY seq');
+      read(rows);
+      return rows.map((row) => row.settlement_id);
+    } finally {
+      await client.end();
+    }
+  };
+  return { target, stored };
+}
+
+/** Checks that every row read back is our row, its fields normalised from the bench's bodies. */
+const ourRows = (rows: OurColumns[]) => {
+  for (const row of rows) {
+    expect(row.account_number).toMatch(/^\d{10}$/);
+    expect(row.transaction_amount).toMatch(/^\d+(\.\d+)?$/);
+    expect(row.event_time).not.toBeNull();
+  }
+};
 
 async function started(target: Target): Promise<Target> {
   onCleanup(() => target.stop());
@@ -58,6 +117,8 @@ const FLOORS: Floor[] = [
       return { target, stored };
     },
   },
+  { name: 'SQLite receiver with our row', enabled: true, start: () => sqliteOurRowFloor(ourRows) },
+  { name: 'PostgreSQL receiver with our row', enabled: databaseUrl !== undefined, start: () => postgresOurRowFloor(ourRows) },
 ];
 
 describe.each(FLOORS)('the bench floor $name', (floor) => {

@@ -28,4 +28,13 @@ describe('the bench options for stores and growth', () => {
       expect(() => readOptions(['--insert-cost', ...other])).toThrow(/--insert-cost runs alone/);
     }
   });
+
+  it('takes --floor-row floor (the default) or ours, and not with the modes that have no floor', () => {
+    expect(readOptions([]).floorRow).toBe('floor');
+    expect(readOptions(['--floor-row', 'ours', '--only', 'webhook-00']).floorRow).toBe('ours');
+    expect(() => readOptions(['--floor-row', 'theirs'])).toThrow(/--floor-row must be floor or ours, got "theirs"/);
+    for (const other of [['--rows', '5000'], ['--insert-cost']]) {
+      expect(() => readOptions(['--floor-row', 'ours', ...other])).toThrow(/--floor-row changes the webhook's floors/);
+    }
+  });
 });

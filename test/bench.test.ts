@@ -153,6 +153,24 @@ describe('npm run bench', () => {
     120_000,
   );
 
+  it(
+    'runs --floor-row ours: the webhook against receivers that store our row, judging no target against them',
+    async () => {
+      const env: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
+      const { code, stdout, stderr } = await runQuickBench(env, ['--floor-row', 'ours', '--only', 'webhook-00']);
+      expect(code, stderr).toBe(0);
+      const runs = lastJson(stdout).runs;
+      const expected = [['bare receiver with our row', runs[0]!], ...(databaseUrl ? [['bare receiver (PostgreSQL) with our row', runs[1]!] as const] : [])] as const;
+      expect(runs).toHaveLength(expected.length);
+      for (const [floor, run] of expected) {
+        expect(run.comparison.find((row) => row.figure === ROWS[0])).toMatchObject({ floor, target: '', met: '' });
+        expect(run.reports.filter((report) => report.side === 'floor').map((report) => report.target)).toContain(floor);
+        expectNoErrors(run.reports);
+      }
+    },
+    120_000,
+  );
+
   it('refuses --store postgres without DATABASE_URL, naming it', async () => {
     const { code, stderr } = await runQuickBench({}, ['--store', 'postgres']);
     expect(code).toBe(2);

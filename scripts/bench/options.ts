@@ -6,6 +6,7 @@ const INSERT_COST_ROWS = 50_000;
 
 export const USAGE = `usage: npm run bench -- [--store sqlite|postgres] [--duration 5] [--warmup 1] [--connections 100] [--rounds 3]
        [--subscribers 1000,10000] [--events 30] [--only <name>[,<name>…]] [--quick] [--tracing] [--json] [--dir <parent of the temp dirs>]
+       [--floor-row floor|ours]
        npm run bench -- --rows 1000000 [--store sqlite|postgres] [--duration …] [--connections …] [--quick] [--json]
        npm run bench -- --insert-cost [--store sqlite|postgres] [--rounds 3] [--quick]
 Names for --only: ${SELECTABLE.join(', ')}.
@@ -13,6 +14,10 @@ Names for --only: ${SELECTABLE.join(', ')}.
   run. --store postgres: the PostgreSQL run alone (DATABASE_URL required). The PostgreSQL run compares
   ours with the PostgreSQL receiver floor; with REDIS_URL set it uses Redis pub/sub and adds two
   replicas against one.
+--floor-row ours: the webhook's receivers store our row instead of their three columns (our schema
+  and indexes, each body parsed and normalised as ours does), the rest of them unchanged: ours against
+  them is what our code costs beyond the row; their rate against the usual receivers' (another run)
+  is what the row costs. The webhook rows then carry no target: the targets are on the usual floors.
 --rows N: the growth mode instead: webhook 00, start-up, a page deep in an account and a resume of
   up to 50,000 notifications, on a store filled to a baseline and then to N notifications (SQLite;
   then PostgreSQL with DATABASE_URL; --store postgres: PostgreSQL alone), with the ratio of the two;
@@ -28,10 +33,14 @@ Names for --only: ${SELECTABLE.join(', ')}.
 Fan-out runs post --events notifications, fewer when subscribers × events would pass 200,000.`;
 
 export type StoreChoice = 'sqlite' | 'postgres';
+/** What the webhook's receivers store: their own three columns, or the row our store writes. */
+export type FloorRow = 'floor' | 'ours';
 
 export interface BenchOptions {
   /** sqlite: the SQLite run first, the PostgreSQL run after it when DATABASE_URL is set; postgres: that run alone. */
   store: StoreChoice;
+  /** The row the webhook's floors store (`--floor-row`). */
+  floorRow: FloorRow;
   /** The growth mode: the figures at a baseline and at this many stored notifications. */
   rows: number | undefined;
   /** Seconds of measured load per HTTP scenario. */
@@ -75,6 +84,7 @@ export function readOptions(args: string[]): BenchOptions {
       args,
       options: {
         store: { type: 'string' },
+        'floor-row': { type: 'string' },
         rows: { type: 'string' },
         duration: { type: 'string' },
         warmup: { type: 'string' },
@@ -103,9 +113,15 @@ export function readOptions(args: string[]): BenchOptions {
   if (values['insert-cost'] && (values.rows !== undefined || values.only !== undefined || values.tracing)) {
     throw new UsageError('--insert-cost runs alone: leave out --rows, --only and --tracing');
   }
+  const floorRow = values['floor-row'] ?? 'floor';
+  if (floorRow !== 'floor' && floorRow !== 'ours') throw new UsageError(`--floor-row must be floor or ours, got "${floorRow}"`);
+  if (floorRow === 'ours' && (values.rows !== undefined || values['insert-cost'])) {
+    throw new UsageError('--floor-row changes the webhook\'s floors: leave out --rows and --insert-cost, which have none');
+  }
   if (values.tracing && store === 'postgres') throw new UsageError('--tracing measures the SQLite run: leave out --store postgres');
   return {
     store,
+    floorRow,
     rows: values.rows === undefined ? undefined : rowCount(values.rows),
     durationS: seconds('--duration', values.duration ?? defaults.duration, 0.1),
     warmupS: seconds('--warmup', values.warmup ?? defaults.warmup, 0),

@@ -8,7 +8,7 @@ import { measureColdStarts, type ColdStart, type FreshStore } from './cold-start
 import type { BenchOptions } from './options.ts';
 import { SCENARIOS } from './protocol.ts';
 import { isolatedSchema, isolatedServices } from './replicas.ts';
-import { FLOOR_OF, runSuite, type FloorKind, type ScenarioReport, type SuiteTargets } from './suite.ts';
+import { FLOOR_OF, OUR_ROW_SUFFIX, runSuite, type FloorKind, type ScenarioReport, type SuiteTargets } from './suite.ts';
 import { killTargets, startTarget, type Target } from './targets.ts';
 import { startTraceSink, TRACING_SCENARIOS, tracingCostTable } from './tracing.ts';
 
@@ -18,6 +18,11 @@ export const PG_RECEIVER_LABEL = 'bare receiver (PostgreSQL)';
 /** The environment of our server process: the sandbox bank, the given store and pub/sub, no logs. */
 export function appEnv(storeUrl: string, pubsubUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   return { UPSTREAM_MODE: 'sandbox', STORE_URL: storeUrl, PUBSUB_URL: pubsubUrl, LOG_LEVEL: 'silent', ...extra };
+}
+
+/** A webhook receiver's name and environment: with `--floor-row ours`, it stores our row. */
+function receiver(options: BenchOptions, label: string, env: Record<string, string>): [string, Record<string, string>] {
+  return options.floorRow === 'ours' ? [`${label}${OUR_ROW_SUFFIX}`, { ...env, FLOOR_ROW: 'ours' }] : [label, env];
 }
 
 /** The floors the selected scenarios need. */
@@ -50,7 +55,10 @@ export async function sqliteRun(options: BenchOptions, parentDir: string): Promi
       async () => {
         const ours = [await startTarget('app', 'ours', appEnv(`sqlite:${join(dir, 'collections.db')}`, 'memory:'))];
         const floors: SuiteTargets['floors'] = {};
-        for (const kind of floorsNeeded(options)) floors[kind] = await startTarget(kind, FLOOR_LABELS[kind], { BENCH_DIR: dir });
+        for (const kind of floorsNeeded(options)) {
+          const [name, env] = kind === 'receiver' ? receiver(options, FLOOR_LABELS[kind], { BENCH_DIR: dir }) : [FLOOR_LABELS[kind], { BENCH_DIR: dir }];
+          floors[kind] = await startTarget(kind, name, env);
+        }
         return { ours, floors };
       },
       (targets) => runSuite(options, targets, '[sqlite]'),
@@ -87,7 +95,7 @@ export async function postgresRun(options: BenchOptions, services: PostgresServi
         const replicas = services.redisUrl ? [first, await startTarget('app', 'ours #2', env)] : undefined;
         const floors: SuiteTargets['floors'] = {};
         for (const kind of floorsNeeded(options)) {
-          if (kind === 'receiver') floors.receiver = await startTarget('pg-receiver', PG_RECEIVER_LABEL, { FLOOR_DATABASE_URL: floorSchema.url });
+          if (kind === 'receiver') floors.receiver = await startTarget('pg-receiver', ...receiver(options, PG_RECEIVER_LABEL, { FLOOR_DATABASE_URL: floorSchema.url }));
           else if (!measuredBefore.has(kind)) floors[kind] = await startTarget(kind, FLOOR_LABELS[kind]);
         }
         return { ours: [first], replicas, floors };

@@ -18,6 +18,9 @@ export const FLOOR_OF = {
 } as const satisfies Record<ScenarioName, string>;
 export type FloorKind = (typeof FLOOR_OF)[ScenarioName];
 
+/** Ends the name of a webhook floor that stores our row (`--floor-row ours`): no target is judged against it. */
+export const OUR_ROW_SUFFIX = ' with our row';
+
 /** The server processes of one run: ours, ours as replicas (ours first among them), and the floors it measures. */
 export interface SuiteTargets {
   ours: Target[];

@@ -6,8 +6,10 @@
 // connections, so a turn's batch does not wait for the previous one's WAL flush; while all are busy,
 // deliveries gather into the next. The table, in a schema the orchestrator made for it
 // (FLOOR_DATABASE_URL selects it), holds what the SQLite floor holds: settlement_id, session_id, body.
+// With FLOOR_ROW=ours it stores our row instead (floors/our-row.ts).
 import pg from 'pg';
 import { POSTGRES_FLOOR } from './floor-tables.ts';
+import { postgresOurRow, STORES_OUR_ROW } from './our-row.ts';
 import { codesFor, reply, serveWebhookFloor, type Code, type Delivery } from './webhook-floor.ts';
 
 /** Batches written at once; measured against 1 (docs/benchmarks.md), the floor's best. */
@@ -18,7 +20,16 @@ const url = new URL(process.env.FLOOR_DATABASE_URL);
 // synchronous_commit on whatever the server's default: a 00 must survive a crash.
 url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c synchronous_commit=on`.trim());
 const pool = new pg.Pool({ connectionString: url.toString(), max: IN_FLIGHT });
-await pool.query(POSTGRES_FLOOR.table);
+const statement = STORES_OUR_ROW ? await postgresOurRow(url.toString()) : await floorRow();
+
+/** The receiver's own row: settlement_id, session_id and the body, as three arrays. */
+async function floorRow() {
+  await pool.query(POSTGRES_FLOOR.table);
+  return {
+    text: POSTGRES_FLOOR.insert,
+    values: (batch: readonly Delivery[]) => [batch.map((d) => d.settlementId), batch.map((d) => d.sessionId), batch.map((d) => d.body)],
+  };
+}
 
 let inFlight = 0;
 let waiting: Delivery[] = [];
@@ -27,8 +38,8 @@ async function write(batch: Delivery[]): Promise<void> {
   inFlight += 1;
   let codes: Code[];
   try {
-    const values = [batch.map((d) => d.settlementId), batch.map((d) => d.sessionId), batch.map((d) => d.body)];
-    const { rows } = await pool.query<{ settlement_id: string }>({ name: 'insert', text: POSTGRES_FLOOR.insert, values });
+    const values = statement.values(batch);
+    const { rows } = await pool.query<{ settlement_id: string }>({ name: 'insert', text: statement.text, values });
     codes = codesFor(batch, rows.map((row) => row.settlement_id));
   } catch {
     codes = batch.map(() => '03');
