@@ -91,7 +91,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): (delivery: Delivery) 
     if (result.status === 'duplicate') return verdict('01', 'duplicate', { settlementId });
 
     // Stored: the transfer is ours whatever happens next. Every replica's notification feed is woken (one
-    // pub/sub message per event-loop turn); if that message is lost, their safety-net timer reads it.
+    // pub/sub message for many commits); if that message is lost, their safety-net timer reads it.
     deps.notificationFeed.announce(result.notification.position, result.settled);
     return verdict('00', 'accepted', { settlementId });
   };

@@ -252,6 +252,30 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     ]);
   });
 
+  test('publishes a busy stream of commits at most once per announce interval, the first at once and the newest last', async () => {
+    const { store } = await setUp();
+    const published = new Inbox<{ at: number; payload: unknown }>();
+    const recording: PubSub = { ...deafPubSub, publish: async (_topic, payload) => void published.push({ at: performance.now(), payload }) };
+    const log = await startNotificationFeed({ store, pubsub: recording, metrics: createMetrics(), logger: silent }, { pollIntervalMs: 60_000, announceIntervalMs: 500 });
+    onCleanup(() => log.close());
+    const stored: { position: LogPosition; settled: LogPosition }[] = [];
+    for (let i = 0; i < 4; i += 1) stored.push(await insertQuietly(store));
+    const started = performance.now();
+    log.announce(stored[0]!.position, stored[0]!.settled);
+    // The first message of a quiet spell is not held back by the interval.
+    expect((await published.atLeast(1))[0]!.at - started).toBeLessThan(400);
+    // Commits in later turns, while the interval runs: held, then sent together as one message.
+    for (const { position, settled } of stored.slice(1)) {
+      await nextTurn();
+      log.announce(position, settled);
+    }
+    const [first, second] = await published.atLeast(2);
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(495);
+    expect(second!.payload).toEqual({ ...stored[3]!.position, settled: stored[3]!.settled });
+    await log.close();
+    expect(published).toHaveLength(2);
+  });
+
   test('reads page by page until caught up, from one wake', async () => {
     const { store, open, reads, nudge } = await setUp({ pageSize: 3 });
     const log = await open();

@@ -13,6 +13,12 @@ export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 const DEFAULT_PAGE_SIZE = 500;
 /** Deliveries a publish span links to at most; one busy turn can hold thousands. */
 const MAX_PUBLISH_LINKS = 128;
+/**
+ * The least time between two `notificationsStored` messages of one replica. The first after a quiet
+ * spell goes out at once (the next turn); under a busy webhook, the commits of the next 10 ms then
+ * share one, instead of one message per turn waking Redis and every replica (docs/benchmarks.md).
+ */
+export const DEFAULT_ANNOUNCE_INTERVAL_MS = 10;
 
 /**
  * Why a read ran: a pub/sub wake-up (or loss of the link), the safety-net timer, or a retry of a
@@ -44,9 +50,9 @@ export interface NotificationFeed {
   follow(listener: FeedListener): FeedFollowing;
   /**
    * Says that this replica committed a notification at `committed`, the log then being settled
-   * through `settled` (the store's InsertResult): wakes this replica's reader at once and, once per
-   * event-loop turn whatever the number of commits in it, every replica's through pub/sub. Never
-   * fails: a lost message only leaves the others to their safety-net timer.
+   * through `settled` (the store's InsertResult): wakes this replica's reader at once, and every
+   * replica's through pub/sub in one message for all the commits of a turn (of 10 ms, when busy).
+   * Never fails: a lost message only leaves the others to their safety-net timer.
    */
   announce(committed: LogPosition, settled: LogPosition): void;
   close(): Promise<void>;
@@ -61,6 +67,7 @@ export interface NotificationFeedDeps {
 
 export interface NotificationFeedOptions {
   pollIntervalMs?: number;
+  announceIntervalMs?: number;
   pageSize?: number;
   heldBackWarningMs?: number;
 }
@@ -74,7 +81,7 @@ export interface NotificationFeedOptions {
 export async function startNotificationFeed(deps: NotificationFeedDeps, options: NotificationFeedOptions = {}): Promise<NotificationFeed> {
   const { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS, pageSize = DEFAULT_PAGE_SIZE, heldBackWarningMs = DEFAULT_HELD_BACK_WARNING_MS } = options;
   const reader = createFeedReader(deps, await deps.store.settledHead(), { pageSize, pollIntervalMs, heldBackWarningMs });
-  const announcer = createAnnouncer(deps);
+  const announcer = createAnnouncer(deps, options.announceIntervalMs ?? DEFAULT_ANNOUNCE_INTERVAL_MS);
   const unsubscribe = await deps.pubsub.subscribe('notificationsStored', (message) => {
     // Only hints: the store says what is new. Earlier releases sent neither position.
     reader.heard(isPosition(message) ? message : undefined, isPosition(message.settled) ? message.settled : undefined);
@@ -114,17 +121,20 @@ const later = (a: LogPosition, b: LogPosition) => (comparePositions(a, b) >= 0 ?
 /**
  * The publishing half: positions announced in one event-loop turn (every commit of a busy webhook)
  * go out as one `notificationsStored` message with the highest of them. One message is published
- * at a time; what is announced while it is on its way goes out in the next, once it has been sent.
+ * at a time, and the next no sooner than `intervalMs` after the last began: what is announced
+ * meanwhile goes out in it.
  */
-function createAnnouncer({ pubsub, logger }: NotificationFeedDeps) {
+function createAnnouncer({ pubsub, logger }: NotificationFeedDeps, intervalMs: number) {
   let highest = { committed: START_OF_LOG, settled: START_OF_LOG };
   let links: Link[] = [];
   /** Something was announced that no message sent so far carries. */
   let unsent = false;
   let sending: Promise<void> | undefined;
+  let lastSent = Number.NEGATIVE_INFINITY;
 
   async function send() {
     unsent = false;
+    lastSent = performance.now();
     const { committed, settled } = highest;
     const linked = links;
     links = [];
@@ -137,7 +147,8 @@ function createAnnouncer({ pubsub, logger }: NotificationFeedDeps) {
   }
 
   const schedule = () => {
-    sending = new Promise<void>((resolve) => setImmediate(resolve))
+    const wait = lastSent + intervalMs - performance.now();
+    sending = new Promise<void>((resolve) => (wait > 0 ? setTimeout(resolve, wait) : setImmediate(resolve)))
       .then(send)
       .finally(() => (unsent ? schedule() : (sending = undefined)));
   };
