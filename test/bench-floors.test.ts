@@ -151,6 +151,7 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
     const noId = JSON.stringify({ ...JSON.parse(body), settlementId: '' });
     expect((await post(noId, signed)).reply).toMatchObject({ sessionId: JSON.parse(body).sessionId, responseCode: '02' });
     expect((await post('{not json', signed)).reply).toMatchObject({ responseCode: '02' });
+    expect((await post('null', signed)).reply).toMatchObject({ responseCode: '02' });
     expect((await post(body, signed)).reply).toEqual({ requestSuccessful: true, sessionId: JSON.parse(body).sessionId, responseMessage: 'success', responseCode: '00' });
     if (stored) expect(await stored()).toHaveLength(1);
   });

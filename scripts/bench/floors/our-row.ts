@@ -19,9 +19,17 @@ export const STORES_OUR_ROW = process.env.FLOOR_ROW === 'ours';
 
 const silent = createLogger('silent');
 
+/** What the receivers hand over of a delivery: the body as sent, and its JSON object, parsed once. */
+interface ParsedDelivery {
+  body: string;
+  sessionId: string;
+  fields: Record<string, unknown>;
+}
+
 /** A body as our webhook stores it: the bank's time zone our default (Africa/Lagos), received now. */
-function normalised(body: string): NewCollectionNotification {
-  const parsed = parseNotification(body, { timezone: 'Africa/Lagos', receivedAt: new Date() });
+function normalised({ body, sessionId, fields }: ParsedDelivery): NewCollectionNotification {
+  // Given the receiver's own parse, as ours parses each body once too.
+  const parsed = parseNotification({ raw: body, fields, sessionId }, { timezone: 'Africa/Lagos', receivedAt: new Date() });
   // The bench sends only valid bodies; the floors' own check has already read the settlementId.
   if (!parsed.ok) throw new Error(`a bench body our webhook would refuse: ${parsed.reason}`);
   return parsed.notification;
@@ -36,8 +44,8 @@ export async function sqliteOurRow(path: string) {
   const statement = prepareInsert(db);
   return {
     db,
-    insert({ body }: { body: string }) {
-      const notification = normalised(body);
+    insert(delivery: ParsedDelivery) {
+      const notification = normalised(delivery);
       return statement.run(...(pushSummaryValues(toInsertParams(notification), notification) as SQLInputValue[]));
     },
   };
@@ -50,8 +58,8 @@ export async function postgresOurRow(url: string) {
   // order (its repair of lone surrogates left out: the bench's bodies have none).
   return {
     text: QUERIES.insert,
-    values: (batch: readonly { body: string }[]) => {
-      const rows = batch.map(({ body }) => normalised(body)).sort((a, b) => (a.settlementId < b.settlementId ? -1 : a.settlementId > b.settlementId ? 1 : 0));
+    values: (batch: readonly ParsedDelivery[]) => {
+      const rows = batch.map(normalised).sort((a, b) => (a.settlementId < b.settlementId ? -1 : a.settlementId > b.settlementId ? 1 : 0));
       return [JSON.stringify(rows.map(toInsertParams))];
     },
   };

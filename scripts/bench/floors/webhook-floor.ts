@@ -15,6 +15,8 @@ export interface Delivery {
   settlementId: string;
   sessionId: string;
   body: string;
+  /** The body's JSON object, parsed once (a receiver storing our row normalises its fields). */
+  fields: Record<string, unknown>;
   response: ServerResponse;
 }
 
@@ -60,16 +62,18 @@ export async function serveWebhookFloor(store: FloorStore): Promise<void> {
     store.commit(batch);
   };
   const accept = (body: string, response: ServerResponse) => {
-    let parsed: { settlementId?: unknown; sessionId?: unknown };
+    let parsed: unknown;
     try {
       parsed = JSON.parse(body);
     } catch {
       return reply(response, '', '02');
     }
-    const sessionId = typeof parsed.sessionId === 'string' ? parsed.sessionId : '';
-    if (typeof parsed.settlementId !== 'string' || parsed.settlementId === '') return reply(response, sessionId, '02');
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return reply(response, '', '02');
+    const fields = parsed as Record<string, unknown>;
+    const sessionId = typeof fields.sessionId === 'string' ? fields.sessionId : '';
+    if (typeof fields.settlementId !== 'string' || fields.settlementId === '') return reply(response, sessionId, '02');
     if (queue.length === 0) setImmediate(commitQueue);
-    queue.push({ settlementId: parsed.settlementId, sessionId, body, response });
+    queue.push({ settlementId: fields.settlementId, sessionId, body, fields, response });
   };
   const server = createServer((request, response) => {
     if (request.method === 'GET' && request.url === '/health/ready') return void response.end('{"status":"ready"}');
