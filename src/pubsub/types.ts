@@ -3,8 +3,8 @@ export interface TopicMap {
   /**
    * A replica committed notifications, the newest at log position (`txid`, `seq`), the log being
    * then settled through `settled`. A wake-up for every replica's notification feed, which reads what is
-   * new from the store: published at most once per event-loop turn, however many deliveries that
-   * turn's commits held. Earlier releases sent `seq` alone.
+   * new from the store: published at most once per event-loop turn, and once per 10 ms while busy,
+   * however many deliveries the commits held. Earlier releases sent `seq` alone.
    */
   notificationsStored: { seq: number; txid?: number; settled?: { txid: number; seq: number } };
 }
