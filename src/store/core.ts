@@ -51,6 +51,8 @@ export interface StoreBackend {
   daySums(days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]>;
   size(): Promise<StoreSize>;
   ping(): Promise<void>;
+  /** Whether a failed insertBatch was the database refusing the statement (retried in parts), not failing to write at all. */
+  refusedStatement(error: unknown): boolean;
   /** Releases the connection(s); called once, after the last batch is answered. */
   close(): Promise<void>;
 }
@@ -161,5 +163,5 @@ function groupCommit(backend: StoreBackend, options: BatchOptions, stored: Retur
     const { positions, settled } = await backend.insertBatch(notifications);
     for (const notification of notifications) stored.add(notification.settlementId);
     return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
-  }, { ...options, inFlight: backend.batchesInFlight });
+  }, { ...options, inFlight: backend.batchesInFlight, refusedStatement: (error) => backend.refusedStatement(error) });
 }

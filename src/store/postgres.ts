@@ -100,6 +100,17 @@ function insertRows(notifications: readonly NewCollectionNotification[]): string
 
 const wellFormed = (text: string | null) => (text === null || text.isWellFormed() ? text : text.toWellFormed());
 
+/**
+ * Whether PostgreSQL answered the statement with an error of its own (a SQLSTATE), other than the
+ * classes that mean it could not run anything now: connection exceptions (08), insufficient
+ * resources such as a full disk (53), and shutdowns or cancellations, statement_timeout's included
+ * (57). Without a SQLSTATE (a dropped connection, our answer deadline) nothing was refused.
+ */
+function refusedStatement(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
+}
+
 /** The store's statements over a pool, each named: every connection parses and plans it once. */
 function backendOver(pool: pg.Pool, run: RunQuery): StoreBackend {
   const query = async <Row extends pg.QueryResultRow>(name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
@@ -135,6 +146,7 @@ function backendOver(pool: pg.Pool, run: RunQuery): StoreBackend {
       return { bytes: Number(row?.bytes ?? 0), approximateRows: Number(row?.rows ?? 0) };
     },
     ping: async () => void (await run({ text: 'SELECT 1' })),
+    refusedStatement,
     close: () => pool.end(),
   };
 }

@@ -136,8 +136,21 @@ function backendOver(database: DatabaseSync, statements: Statements): StoreBacke
     daySums: async (days, accountNumber) => daySums(database, statements.summary, days, accountNumber),
     size: async () => readSize(),
     ping: async () => void statements.ping.get(),
+    refusedStatement,
     close: async () => database.close(),
   };
+}
+
+/**
+ * SQLite's primary result codes that mean the database itself cannot write now (busy, locked, out of
+ * memory, read-only, I/O error, corrupt, full, cannot open): every part of a batch would fail alike.
+ * Anything else (a constraint, a trigger's RAISE, a value too big) is about the rows.
+ */
+const WHOLE_DATABASE_FAILURES = new Set([5, 6, 7, 8, 10, 11, 13, 14]);
+
+function refusedStatement(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code !== 'number' || !WHOLE_DATABASE_FAILURES.has(code & 0xff);
 }
 
 /**
