@@ -14,5 +14,4 @@ const tracing = await startTracing(process.env);
 const app = await exitOnStartFailure(logger, () => createApp(config, { logger }));
 await exitOnStartFailure(logger, () => app.listen());
 logger.info({ tracing: tracing?.description ?? 'off' }, `tracing: ${tracing?.description ?? 'off (no OTEL_EXPORTER_OTLP_ENDPOINT set)'}`);
-// Spans of the drained requests are flushed last, after the app has finished them.
-closeOnSignal({ close: () => app.close().finally(() => tracing?.shutdown()) }, logger);
+closeOnSignal({ app, tracing }, logger);
