@@ -18,6 +18,14 @@ import { serviceUrl } from './helpers/services.ts';
 import { isolatedPostgresUrl, openMemoryStore, silent, tempSqlitePath } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
+function isJsonObject(line: string): boolean {
+  try {
+    return typeof JSON.parse(line) === 'object';
+  } catch {
+    return false;
+  }
+}
+
 function tempStoreUrl(): string {
   return `sqlite:${tempSqlitePath()}`;
 }
@@ -53,9 +61,12 @@ const LIVE_VARIABLES = [
 ];
 
 describe('start-up', () => {
-  it('logs first that the bank is the sandbox and which store and pub/sub, then where it listens', async () => {
+  it('logs first that the bank is the sandbox and which store and pub/sub, then where it listens, as JSON lines on a pipe', async () => {
     const storeUrl = tempStoreUrl();
     const subgraph = await startSubgraphProcess({ STORE_URL: storeUrl });
+    // stdout is a pipe here, not a terminal: every line is JSON, none of pino-pretty's.
+    expect(subgraph.output.length).toBeGreaterThan(0);
+    expect(subgraph.output.filter((line) => !isJsonObject(line))).toEqual([]);
     const [first] = subgraph.logs;
     expect(first).toMatchObject({ bank: 'sandbox', store: storeUrl, pubsub: 'memory:' });
     expect(String(first!.msg)).toMatch(/sandbox.*store: sqlite:.*pub\/sub: memory:/);
