@@ -15,7 +15,10 @@ import { attachSubscriptionServer, type SubscriptionServerOptions } from './webs
 export interface HttpServer {
   /** Starts listening; resolves to the GraphQL endpoint's URL. */
   listen(port: number, host: string): Promise<string>;
-  /** Drains: readiness 503, no new connections, in-flight requests finish, WebSockets close 1001. */
+  /**
+   * Drains: readiness 503, no new connections, in-flight requests finish, WebSockets close 1001.
+   * Rejects when the drain ran out of time and cut connections still open.
+   */
   close(): Promise<void>;
 }
 
@@ -80,8 +83,12 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     },
     async close() {
       if (edge.isDraining()) return;
-      await edge.drain(() => Promise.all([subscriptions.dispose(), fastify.close()]).then(() => undefined));
-      await apollo.stop();
+      try {
+        await edge.drain(() => Promise.all([subscriptions.dispose(), fastify.close()]).then(() => undefined));
+      } finally {
+        // Even after a drain cut short: Apollo's own plugins still get their stop.
+        await apollo.stop();
+      }
     },
   };
 }
