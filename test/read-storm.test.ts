@@ -13,12 +13,15 @@ import { createNotificationStore } from '../src/store/index.ts';
 const STORED = 60_000;
 const YEAR_MS = 365 * 86_400_000;
 /**
- * A delivery held by the storm would wait for seconds (every summary in turn). The bench holds the
- * subgraph to 300 ms on a quiet machine (docs/benchmarks.md); this bound leaves a test machine busy
- * with other suites the room its disk and scheduler need, and still fails a held event loop.
+ * A delivery held by the storm waits for a large part of it (every summary in turn): with the reads
+ * on the event loop or on the writes' connections, the first delivery here waited for most of the
+ * storm. The bound is a share of the storm, so a test machine busy with other suites (which
+ * stretches the storm too) does not fail it; the bench holds the subgraph to 300 ms on a quiet one
+ * (docs/benchmarks.md).
  */
-const MOST_A_DELIVERY_WAITS_MS = 1_000;
+const MOST_OF_THE_STORM_A_DELIVERY_WAITS = 1 / 5;
 const STORM_CLIENTS = 16;
+const STORM_MS = 3_000;
 
 const YEAR = 'query($from: DateTime!, $to: DateTime!) { collectionSummary(from: $from, to: $to) { count transactionAmount days { date count } } }';
 
@@ -40,7 +43,7 @@ async function fillYear(storeUrl: string, now: number): Promise<void> {
 }
 
 describe.each(urlStoreBackends.filter((backend) => backend.enabled))('a read storm on $name', (backend) => {
-  it(`delays no webhook delivery past ${MOST_A_DELIVERY_WAITS_MS} ms while year-long summaries run`, { timeout: 120_000 }, async () => {
+  it('keeps every webhook delivery short while year-long summaries run', { timeout: 120_000 }, async () => {
     const database = await backend.create();
     const now = Date.now();
     await fillYear(database.storeUrl, now);
@@ -63,13 +66,15 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('a read sto
     });
     const waits: number[] = [];
     const started = performance.now();
-    while (performance.now() - started < 2_000 || summaries < 2 * STORM_CLIENTS) {
+    while (performance.now() - started < STORM_MS || summaries < 2 * STORM_CLIENTS) {
       const sent = performance.now();
       expect((await app.deliver(notificationBody())).reply.responseCode).toBe('00');
       waits.push(performance.now() - sent);
     }
+    const stormMs = performance.now() - started;
     storming = false;
     await Promise.all(storm);
-    expect(Math.max(...waits), `deliveries ${waits.length}, summaries ${summaries}`).toBeLessThan(MOST_A_DELIVERY_WAITS_MS);
+    const longest = Math.max(...waits);
+    expect(longest, `${waits.length} deliveries and ${summaries} summaries in ${Math.round(stormMs)} ms`).toBeLessThan(stormMs * MOST_OF_THE_STORM_A_DELIVERY_WAITS);
   });
 });
