@@ -1,11 +1,11 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { liveTransfers, notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { scrape, subscribersLive } from './helpers/metrics.ts';
 import { redisServerAvailable, startOwnRedis } from './helpers/redis-server.ts';
 import { tempSqlitePath } from './helpers/stores.ts';
-import { Inbox, waitFor } from './helpers/wait.ts';
+import { waitFor } from './helpers/wait.ts';
 
 // Every replica shares one Redis: its outage must not take them out of the load balancer, and live
 // delivery goes on from the store (the feed's timer) until it is back.
@@ -15,14 +15,6 @@ async function readiness(app: TestApp): Promise<{ status: number; body: Record<s
   return { status: response.statusCode, body: (await response.body.json()) as Record<string, string> };
 }
 
-function liveSubscriber(app: TestApp): Inbox<string> {
-  const events = new Inbox<string>();
-  app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
-    { query: 'subscription { incomingTransfer { settlementId } }' },
-    { next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId), error: () => undefined, complete: () => undefined },
-  );
-  return events;
-}
 
 describe.runIf(redisServerAvailable())('a Redis outage', () => {
   it('keeps every replica ready and delivering, shows in pubsub_connected and logs the loss and the return once', async () => {
@@ -31,7 +23,7 @@ describe.runIf(redisServerAvailable())('a Redis outage', () => {
     const { logger, logs, logged } = captureLogs();
     const a = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redis.url }, { logger });
     const b = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redis.url });
-    const onB = liveSubscriber(b);
+    const onB = liveTransfers(b);
     await subscribersLive(b, 1);
 
     await redis.stop();

@@ -1,24 +1,16 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { liveTransfers, notificationBody, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
 import { scrapeSum, subscribersLive } from './helpers/metrics.ts';
 import { serviceUrl } from './helpers/services.ts';
 import { queryFile, tempSqlitePath } from './helpers/stores.ts';
-import { Inbox, waitFor } from './helpers/wait.ts';
+import { waitFor } from './helpers/wait.ts';
 
 // Two deployments (staging and production), each with its own store, pointed at one Redis: Redis
 // channels are global to the server, whatever the database number in the URL.
 const redisUrl = serviceUrl('REDIS_URL');
 
-function liveSubscriber(app: TestApp): Inbox<string> {
-  const events = new Inbox<string>();
-  app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
-    { query: 'subscription { incomingTransfer { settlementId } }' },
-    { next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId), error: () => undefined, complete: () => undefined },
-  );
-  return events;
-}
 
 describe.skipIf(!redisUrl)('deployments on different stores sharing one Redis', () => {
   it('never wake each other, and each delivers every one of its own transfers', async () => {
@@ -30,7 +22,7 @@ describe.skipIf(!redisUrl)('deployments on different stores sharing one Redis', 
     const before = await wakes();
     // Staging is busy while production has nobody listening, then while it has.
     for (let i = 0; i < 3; i += 1) await Promise.all(Array.from({ length: 100 }, () => staging.deliver(notificationBody())));
-    const onProduction = liveSubscriber(production);
+    const onProduction = liveTransfers(production);
     await subscribersLive(production, 1);
     await Promise.all(Array.from({ length: 50 }, () => staging.deliver(notificationBody())));
     expect(await wakes()).toBe(before);
@@ -59,7 +51,7 @@ describe.skipIf(!redisUrl)('deployments on different stores sharing one Redis', 
     }
     // Heard while nobody listens, when a replica once moved to whatever position it was told.
     await waitFor(async () => ((await wakes()) >= 1 ? true : undefined));
-    const onProduction = liveSubscriber(production);
+    const onProduction = liveTransfers(production);
     await subscribersLive(production, 1);
     const ours = Array.from({ length: 5 }, () => notificationBody());
     for (const body of ours) expect((await production.deliver(body)).reply.responseCode).toBe('00');

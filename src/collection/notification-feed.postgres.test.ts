@@ -15,7 +15,12 @@ import { createNotificationStore } from '../store/index.ts';
 import { startNotificationFeed } from './notification-feed.ts';
 
 describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, held back by an open transaction', () => {
-  it('hands out nothing while an older transaction is open, warns once when that lasts, and catches up soon after it ends', async () => {
+  /**
+   * A store with a follower listening (no timer to come to the rescue: only its own retries read
+   * again), and a session of the test's own holding a transaction that has written (holds an id)
+   * and stays open, as a slow migration would.
+   */
+  async function heldBack() {
     const storeUrl = await isolatedPostgresUrl(databaseUrl!);
     const store = await createNotificationStore(storeUrl, { logger: silent });
     onCleanup(() => store.close());
@@ -26,15 +31,17 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     onCleanup(() => pubsub.close());
     const metrics = createMetrics();
     const { logger, lines } = capturingLogger();
-    // No timer to come to the rescue: only the log's own retries read again.
     const log = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, heldBackWarningMs: 100 });
     onCleanup(() => log.close());
     const positions = new Inbox<LogPosition>();
     log.follow((notification) => void positions.push(notification.position));
-
-    // A transaction that has written (holds an id) and stays open, as a slow migration would.
     await holder.query('BEGIN');
     await holder.query('SELECT pg_current_xact_id()');
+    return { store, holder, pubsub, metrics, lines, log, positions };
+  }
+
+  it('hands out nothing while an older transaction is open, warns once when that lasts, and catches up soon after it ends', async () => {
+    const { store, holder, pubsub, metrics, lines, log, positions } = await heldBack();
     const result = await store.insert(newNotification());
     if (result.status !== 'inserted') throw new Error('not inserted');
     const { position } = result.notification;
@@ -53,22 +60,7 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
   });
 
   it('learns from its own store, not from the message, that a commit is waiting to settle, and retries until it has', async () => {
-    const storeUrl = await isolatedPostgresUrl(databaseUrl!);
-    const store = await createNotificationStore(storeUrl, { logger: silent });
-    onCleanup(() => store.close());
-    const holder = new pg.Client({ connectionString: storeUrl });
-    await holder.connect();
-    onCleanup(() => holder.end());
-    const pubsub = await createPubSub('memory:', { logger: silent, channelPrefix: 'test:' });
-    onCleanup(() => pubsub.close());
-    const metrics = createMetrics();
-    const log = await startNotificationFeed({ store, pubsub, metrics, logger: silent }, { pollIntervalMs: 60_000 });
-    onCleanup(() => log.close());
-    const positions = new Inbox<LogPosition>();
-    log.follow((notification) => void positions.push(notification.position));
-
-    await holder.query('BEGIN');
-    await holder.query('SELECT pg_current_xact_id()');
+    const { store, holder, pubsub, metrics, positions } = await heldBack();
     // Committed by another replica, which wakes this one with a message that names no position.
     const result = await store.insert(newNotification());
     if (result.status !== 'inserted') throw new Error('not inserted');

@@ -5,7 +5,7 @@ import { createApp, type App, type AppOverrides } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { collectionHeaders, collectionNotification } from '../../scripts/collection-notifier.ts';
 import { onCleanup } from './cleanup.ts';
-import { waitFor } from './wait.ts';
+import { Inbox, waitFor } from './wait.ts';
 
 export interface GraphQLResponse<T = Record<string, any>> {
   status: number;
@@ -86,6 +86,19 @@ export async function untilListed(app: TestApp, settlementId: unknown): Promise<
     const { data } = await app.query('{ collectionNotifications(first: 1) { nodes { settlementId } } }');
     return data?.collectionNotifications.nodes[0]?.settlementId === settlementId ? true : undefined;
   });
+}
+
+/**
+ * A live `incomingTransfer` subscriber on `app` over graphql-ws: the settlementIds it receives, in
+ * order (an Inbox, to wait on). It counts as live once graphql_active_subscriptions says so.
+ */
+export function liveTransfers(app: TestApp): Inbox<string> {
+  const events = new Inbox<string>();
+  app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
+    { query: 'subscription { incomingTransfer { settlementId } }' },
+    { next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId), error: () => undefined, complete: () => undefined },
+  );
+  return events;
 }
 
 /** The headers the bank's collection service sends, signed with the sandbox's webhook credentials. */
