@@ -34,7 +34,7 @@ describe('federation', () => {
 
   it('carries the bank-call prices (@cost, @listSize) through schema:print into the supergraph', async () => {
     const printed = execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'print-schema.ts')], { encoding: 'utf8' });
-    expect(printed).toContain('import: ["@key", "@shareable", "@cost", "@listSize"]');
+    expect(printed).toContain('import: ["@key", "@shareable", "@cost", "@listSize", "@authenticated", "@requiresScopes"]');
     expect(printed).toContain('account(accountNumber: String!, bankCode: String): Account @cost(weight: 1)');
     expect(printed).toContain('billCategories: [BillCategory!]! @cost(weight: 1) @listSize(assumedSize: 10)');
     expect(printed).toContain('type Bank @key(fields: "code") @cost(weight: 0)');
