@@ -46,6 +46,11 @@ export interface HttpEdge {
   isDraining(): boolean;
   /** Serves every request with `listener`, except while draining (503, connection closed). Returns the server. */
   serve(listener: RequestListener): Server;
+  /**
+   * Another server with the same settings, drained with the first, for routes on a port of their
+   * own (`WEBHOOK_PORT`); serves `listener` as `serve` does.
+   */
+  serveOnOwnPort(listener: RequestListener): Server;
   /** Told by whichever router answered, once a response is written: timing, and the drain's idle close. */
   responded(request: { method: string; route: string; statusCode: number }, seconds: number): void;
   /**
@@ -57,7 +62,13 @@ export interface HttpEdge {
 
 /** Creates the server with the shared timeouts; nothing listens until Fastify's `listen`. */
 export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics, 'httpRequestDuration'>; trustProxy: TrustProxy }): HttpEdge {
-  const server = createServer({ ...SERVER_TIMEOUTS });
+  const servers: Server[] = [];
+  const newServer = () => {
+    const created = createServer({ ...SERVER_TIMEOUTS });
+    servers.push(created);
+    return created;
+  };
+  const server = newServer();
   const trust = trustFunction(trustProxy);
   let draining = false;
 
@@ -66,7 +77,17 @@ export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics,
     metrics.httpRequestDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
     // A keep-alive connection busy when the drain began would otherwise stay open after its last
     // response until the client drops it or the deadline cuts it.
-    if (draining) setImmediate(() => server.closeIdleConnections());
+    if (draining) setImmediate(() => servers.forEach((each) => each.closeIdleConnections()));
+  };
+  const serveOn = (target: Server, listener: RequestListener) => {
+    target.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (!draining) return listener(request, response);
+      const started = performance.now();
+      response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': DRAINING_BODY.length, connection: 'close' });
+      response.end(DRAINING_BODY);
+      responded({ method: request.method ?? 'GET', route: DRAINING_ROUTE, statusCode: 503 }, (performance.now() - started) / 1000);
+    });
+    return target;
   };
 
   return {
@@ -74,21 +95,13 @@ export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics,
     trustProxy: trust,
     clientAddress: trust === false ? (request) => request.socket.remoteAddress ?? '' : (request) => proxyAddr(request, trust),
     isDraining: () => draining,
-    serve(listener) {
-      server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-        if (!draining) return listener(request, response);
-        const started = performance.now();
-        response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': DRAINING_BODY.length, connection: 'close' });
-        response.end(DRAINING_BODY);
-        responded({ method: request.method ?? 'GET', route: DRAINING_ROUTE, statusCode: 503 }, (performance.now() - started) / 1000);
-      });
-      return server;
-    },
+    serve: (listener) => serveOn(server, listener),
+    serveOnOwnPort: (listener) => serveOn(newServer(), listener),
     responded,
     async drain(closeRoutes) {
       draining = true;
-      server.closeIdleConnections();
-      const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_DEADLINE_MS);
+      for (const each of servers) each.closeIdleConnections();
+      const deadline = setTimeout(() => servers.forEach((each) => each.closeAllConnections()), DRAIN_DEADLINE_MS);
       try {
         await closeRoutes();
       } finally {
