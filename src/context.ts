@@ -1,5 +1,6 @@
 import type { Authenticator } from './auth/authenticator.ts';
-import type { Caller } from './auth/caller.ts';
+import { createAccountScope, scopedStore } from './auth/account-scope.ts';
+import { visibleAccounts, type Caller } from './auth/caller.ts';
 import type { AuthContext } from './auth/enforce.ts';
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { SubscriberConnection } from './collection/subscriber-queue.ts';
@@ -64,14 +65,20 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
   const { bank } = createBankBudget(services.bank, max, () =>
     services.logger.warn({ max }, 'operation reached its bank-call budget (MAX_OPERATION_COST): further calls refused'),
   );
+  // Every read of money records goes through the caller's accounts: lists, totals, by id, streams.
+  const scope = createAccountScope(visibleAccounts(transport.caller), () =>
+    services.metrics.authorizationRefusals.inc({ reason: 'forbidden_account' }),
+  );
+  const store = scopedStore(services.store, scope);
   return {
     caller: transport.caller,
     streamsEndWithToken: transport.streamsEndWithToken,
     bank,
     // The loaders reach the bank through the budget too; the process-wide reference data does not.
-    loaders: createLoaders({ bank, referenceData: services.referenceData, store: services.store }),
-    store: services.store,
+    loaders: createLoaders({ bank, referenceData: services.referenceData, store, visible: scope.visible }),
+    store,
     bankTimezone: services.bankTimezone,
-    incomingTransfers: (options) => streamIncomingTransfers(services, { ...options, connection: transport.connection }),
+    incomingTransfers: ({ accountNumber, after }) =>
+      streamIncomingTransfers(services, { ...scope.filter(accountNumber), after, connection: transport.connection }),
   };
 }
