@@ -7,7 +7,7 @@ import type { Services } from './context.ts';
 import { createReferenceData } from './loaders/reference-data.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
-import { createPubSub } from './pubsub/index.ts';
+import { channelPrefixOf, createPubSub } from './pubsub/index.ts';
 import type { PubSub } from './pubsub/types.ts';
 import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
@@ -31,8 +31,6 @@ export interface AppOverrides {
   bank?: BankClients;
   store?: NotificationStore;
   pubsub?: PubSub;
-  /** Redis channel prefix, so test suites sharing one Redis stay apart. */
-  pubsubChannelPrefix?: string;
   /** Timing of the notification feed (its safety-net interval), for tests. */
   notificationFeed?: NotificationFeedOptions;
   /** Timing of the WebSocket keep-alive, for tests. */
@@ -80,8 +78,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     if (!overrides.store) started.push(() => store.close());
     exportStoreSize(metrics.registry, store);
     const pubsub =
-      overrides.pubsub ??
-      (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: overrides.pubsubChannelPrefix }));
+      overrides.pubsub ?? (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: channelPrefixOf(store.identity) }));
     if (!overrides.pubsub) started.push(() => pubsub.close());
 
     const { bankListTtlMs: freshMs, bankListStaleMs: staleMs } = config.upstream;

@@ -65,12 +65,12 @@ export function callbackUrlRefused(allowed: 'any' | readonly unknown[]): GraphQL
 
 /**
  * Refuses an operation before it runs: its estimated bank calls (priced by the schema's `@cost` and
- * `@listSize`) exceed `MAX_OPERATION_COST`. Apollo Router's demand-control code.
+ * `@listSize`) and store reads exceed `MAX_OPERATION_COST`. Apollo Router's demand-control code.
  */
 export function costEstimatedTooExpensive(estimated: number, max: number): GraphQLError {
   return new GraphQLError(
-    `This operation may make an estimated ${estimated} bank calls, more than the ${max} one operation is allowed ` +
-      '(MAX_OPERATION_COST). Ask for fewer bank-backed fields, or split it into several operations.',
+    `This operation may make an estimated ${estimated} bank calls and store reads, more than the ${max} one operation is allowed ` +
+      '(MAX_OPERATION_COST). Ask for fewer bank-backed fields or shorter ranges, or split it into several operations.',
     { extensions: { code: ErrorCode.COST_ESTIMATED_TOO_EXPENSIVE, cost: { estimated, max } } },
   );
 }

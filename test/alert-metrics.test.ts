@@ -102,7 +102,7 @@ describe('collection_webhook_replies_total', () => {
 describe('graphql_subscriptions_ended_early_total', () => {
   it('stays 0 through a pub/sub interruption, which ends no subscription', async () => {
     // Counting a subscriber that fell behind is in src/collection/incoming-transfers.test.ts.
-    const memory = await createPubSub('memory:', { logger });
+    const memory = await createPubSub('memory:', { logger, channelPrefix: 'test:' });
     onCleanup(() => memory.close());
     const listeners = new Set<() => void>();
     const pubsub: PubSub = withMethod(memory, 'onInterruption', (listener: () => void) => {

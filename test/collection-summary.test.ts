@@ -121,15 +121,17 @@ describe('collectionSummary: bad input, price and cache hints', () => {
     expect(before.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argumentName: 'from' });
   });
 
-  it('costs no bank call: a budget of 1 still serves a name enquiry beside 20 summaries', async () => {
-    const app = await startApp({ MAX_OPERATION_COST: '1' });
-    const summaries = Array.from(
-      { length: 20 },
-      (_, i) => `s${i}: collectionSummary(from: "2026-11-${String(i + 1).padStart(2, '0')}T00:00:00+01:00", to: "2026-11-30T00:00:00+01:00") { count days { date } }`,
-    );
-    const { errors, data } = await app.query(`{ account(accountNumber: "0123456789") { accountName } ${summaries.join(' ')} }`);
+  it('costs the budget one unit for every 16 days, not a bank call per day', async () => {
+    const app = await startApp({ MAX_OPERATION_COST: '3' });
+    const summary = (alias: string, days: number) =>
+      `${alias}: collectionSummary(from: "2026-11-01T00:00:00+01:00", to: "2026-11-${String(1 + days).padStart(2, '0')}T00:00:00+01:00") { count days { date } }`;
+    // A name enquiry (1) and a fortnight (1) and a day (1).
+    const { errors, data } = await app.query(`{ account(accountNumber: "0123456789") { accountName } ${summary('a', 14)} ${summary('b', 1)} }`);
     expect(errors).toBeUndefined();
-    expect(data!.s0.days).toHaveLength(29);
+    expect(data!.a.days).toHaveLength(14);
+    // Four weeks touch 29 days: two units, one more than is left.
+    const refused = await app.query(`{ account(accountNumber: "0123456789") { accountName } ${summary('a', 28)} ${summary('b', 1)} }`);
+    expect(refused.errors![0]!.extensions).toEqual({ code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { estimated: 4, max: 3 } });
   });
 
   it('answers no-store: summaries are personal', async () => {

@@ -1,12 +1,13 @@
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
-import { createPubSub } from '../src/pubsub/index.ts';
+import { createPubSub, type PubSub } from '../src/pubsub/index.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { scrape } from './helpers/metrics.ts';
 import { withMethod } from './helpers/proxy.ts';
-import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
+import { serviceUrl } from './helpers/services.ts';
 import { isolatedPostgresUrl, openMemoryStore } from './helpers/stores.ts';
 
 async function get(url: string): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
@@ -19,10 +20,11 @@ function withFailingPing<T extends { ping(): Promise<void> }>(target: T): T {
   return withMethod(target, 'ping', (async () => Promise.reject(new Error('connection lost'))) as T['ping']);
 }
 
-async function realPubSub() {
-  const pubsub = await createPubSub('memory:', { logger: createLogger('silent') });
+/** A real in-memory pub/sub that says its link is down, as Redis pub/sub does while Redis is gone. */
+async function disconnectedPubSub(): Promise<PubSub> {
+  const pubsub = await createPubSub('memory:', { logger: createLogger('silent'), channelPrefix: 'test:' });
   onCleanup(() => pubsub.close());
-  return pubsub;
+  return Object.create(pubsub, { connected: { value: false } }) as PubSub;
 }
 
 interface Sample {
@@ -73,7 +75,7 @@ describe('health routes', () => {
     const databaseUrl = serviceUrl('DATABASE_URL');
     const redisUrl = serviceUrl('REDIS_URL');
     if (!databaseUrl || !redisUrl) return context.skip();
-    const { baseUrl } = await startApp({ STORE_URL: await isolatedPostgresUrl(databaseUrl), PUBSUB_URL: redisUrl }, { pubsubChannelPrefix: uniqueChannelPrefix() });
+    const { baseUrl } = await startApp({ STORE_URL: await isolatedPostgresUrl(databaseUrl), PUBSUB_URL: redisUrl });
     const ready = await get(`${baseUrl}/health/ready`);
     expect(ready.status).toBe(200);
     expect(JSON.parse(ready.text)).toEqual({ status: 'ready', store: 'ok', pubsub: 'ok' });
@@ -87,11 +89,13 @@ describe('health routes', () => {
     expect((await get(`${baseUrl}/health/live`)).status).toBe(200);
   });
 
-  it('answers /health/ready with 503 naming the pub/sub when its ping fails', async () => {
-    const { baseUrl } = await startApp({}, { pubsub: withFailingPing(await realPubSub()) });
-    const ready = await get(`${baseUrl}/health/ready`);
-    expect(ready.status).toBe(503);
-    expect(JSON.parse(ready.text)).toEqual({ status: 'unavailable', store: 'ok', pubsub: 'down' });
+  it('stays ready while pub/sub is down, saying so beside it and in pubsub_connected', async () => {
+    const app = await startApp({}, { pubsub: await disconnectedPubSub() });
+    const ready = await get(`${app.baseUrl}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.text)).toEqual({ status: 'ready', store: 'ok', pubsub: 'down' });
+    expect(await scrape(app, 'pubsub_connected')).toBe(0);
+    expect(await scrape(await startApp(), 'pubsub_connected')).toBe(1);
   });
 });
 

@@ -72,7 +72,7 @@ describe('the bank-call budget (MAX_OPERATION_COST)', () => {
       code: 'COST_ESTIMATED_TOO_EXPENSIVE',
       cost: { estimated: 60, max: DEFAULT_MAX_OPERATION_COST },
     });
-    expect(response.errors![0]!.message).toContain(`estimated 60 bank calls, more than the ${DEFAULT_MAX_OPERATION_COST}`);
+    expect(response.errors![0]!.message).toContain(`estimated 60 bank calls and store reads, more than the ${DEFAULT_MAX_OPERATION_COST}`);
 
     const ws = await overWebSocket(app.wsClient(), aliasedEnquiries(60));
     expect(ws.errors![0]!.extensions).toEqual(response.errors![0]!.extensions);
@@ -181,5 +181,40 @@ describe('hostile documents', () => {
     expect(response.statusCode).toBe(400);
     expect(await response.body.text()).toMatch(/batching/i);
     expect(bank.calls()).toBe(0);
+  });
+});
+
+describe('store reads in the budget (MAX_OPERATION_COST)', () => {
+  const YEAR = { from: '2025-11-26T00:00:00+01:00', to: '2026-11-26T00:00:00+01:00' };
+  const summaries = (count: number) =>
+    `query($from: DateTime!, $to: DateTime!) { ${Array.from({ length: count }, (_, i) => `s${i}: collectionSummary(from: $from, to: $to) { count transactionAmount days { date count } }`).join(' ')} }`;
+
+  it("serves a screen's month with its days beside a page of 20 and a few name enquiries", async () => {
+    const app = await startApp();
+    const screen = `{
+      collectionSummary(accountNumber: "0123456789", from: "2026-10-01T00:00:00+01:00", to: "2026-11-01T00:00:00+01:00") { count days { date count } }
+      collectionNotifications(accountNumber: "0123456789", first: 20) { nodes { settlementId } }
+      a: account(accountNumber: "0123456789") { accountName }
+      b: account(accountNumber: "1234567890") { accountName }
+      c: account(accountNumber: "0011223344") { accountName }
+    }`;
+    const response = await app.query(screen);
+    expect(response.errors).toBeUndefined();
+    expect(response.data!.collectionSummary.days).toHaveLength(31);
+  });
+
+  it("serves a year's summary on its own, and refuses a document of a hundred before reading anything", async () => {
+    const app = await startApp();
+    const one = await app.query(summaries(1), YEAR);
+    expect(one.errors).toBeUndefined();
+    expect(one.data!.s0.days.length).toBeGreaterThanOrEqual(365);
+    const hundred = await app.query(summaries(100), YEAR);
+    expect(hundred.status).toBe(400);
+    expect(hundred.data).toBeUndefined();
+    expect(hundred.errors![0]!.extensions).toEqual({ code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { estimated: 2_300, max: DEFAULT_MAX_OPERATION_COST } });
+    const ws = await overWebSocket(app.wsClient(), summaries(100), YEAR);
+    expect(ws.errors![0]!.extensions).toEqual(hundred.errors![0]!.extensions);
+    // Two years' worth in one document is already past the default budget.
+    expect((await app.query(summaries(2), YEAR)).errors![0]!.extensions!.code).toBe('COST_ESTIMATED_TOO_EXPENSIVE');
   });
 });

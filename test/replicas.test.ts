@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
 import { scrapeSum, subscribersLive } from './helpers/metrics.ts';
-import { serviceUrl, uniqueChannelPrefix } from './helpers/services.ts';
+import { serviceUrl } from './helpers/services.ts';
 import { databaseUrl, isolatedPostgresUrl, tempSqlitePath } from './helpers/stores.ts';
 import { startTcpProxy } from './helpers/tcp-proxy.ts';
 import { Inbox, waitFor } from './helpers/wait.ts';
@@ -38,9 +38,9 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
   /** Two replicas on one database and one Redis; `redisUrlOfA` puts a proxy between A and Redis. */
   async function startReplicas(redisUrlOfA = redisUrl!, storeUrl?: string): Promise<[TestApp, TestApp]> {
     storeUrl ??= await isolatedPostgresUrl(databaseUrl!);
-    const pubsubChannelPrefix = uniqueChannelPrefix();
-    const a = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redisUrlOfA }, { pubsubChannelPrefix });
-    const b = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redisUrl! }, { pubsubChannelPrefix });
+    // One store, so one channel: replicas of a store hear each other through any Redis connection.
+    const a = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redisUrlOfA });
+    const b = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redisUrl! });
     return [a, b];
   }
 

@@ -68,4 +68,29 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     expect(await Promise.all(bodies.map((body) => code(body)))).toEqual(bodies.map(() => '00'));
     expect(await store.countRows()).toBe(bodies.length);
   });
+
+  it('answers a delivery the store refuses on its own, and stores its batch-mates with 00', async () => {
+    const { code, store } = await start();
+    const poison = notificationBody({ settlementId: `9${Date.now()}` });
+    await store.refuseRow(poison.settlementId as string);
+    const good = Array.from({ length: 30 }, () => notificationBody());
+    // Sent together, so the refused row shares its statement with good ones.
+    const [refused, ...others] = await Promise.all([poison, ...good].map((body) => code(body)));
+    expect(refused).toBe('03');
+    expect(others).toEqual(good.map(() => '00'));
+    expect(await store.countRows()).toBe(good.length);
+  });
+
+  it('refuses with 02 a delivery the store could never hold, and stores its batch-mates with 00', async () => {
+    const { code, store } = await start();
+    const good = Array.from({ length: 30 }, () => notificationBody());
+    const [tooLong, tooLarge, ...others] = await Promise.all([
+      code(notificationBody({ settlementId: 'S'.repeat(6_000) })),
+      code(notificationBody({ transactionAmount: '1'.repeat(200_000) })),
+      ...good.map((body) => code(body)),
+    ]);
+    expect([tooLong, tooLarge]).toEqual(['02', '02']);
+    expect(others).toEqual(good.map(() => '00'));
+    expect(await store.countRows()).toBe(good.length);
+  });
 });

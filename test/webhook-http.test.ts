@@ -53,6 +53,46 @@ describe('the webhook on node:http', () => {
     expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
   });
 
+  it('decides the source and the signature from the headers alone, answering before the body has arrived', async () => {
+    for (const env of [{}, { WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' }] as Record<string, string>[]) {
+      const store = await openMemoryStore();
+      const app = await startApp(env, { store });
+      const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
+      await once(socket, 'connect');
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+      socket.on('error', () => undefined);
+      const closed = once(socket, 'close');
+      // A body of 1 MiB is declared and 10 bytes of it sent: the reply cannot depend on the rest.
+      const headers = Object.entries(signedHeaders('someone-else', 'not-the-secret')).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+      socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${1024 * 1024}\r\n\r\n{"sessionI`);
+      await closed;
+      expect(received.slice(0, 12)).toBe('HTTP/1.1 200');
+      expect(received.toLowerCase()).toContain('connection: close');
+      expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toEqual({
+        requestSuccessful: true,
+        sessionId: '',
+        responseMessage: 'rejected transaction',
+        responseCode: '02',
+      });
+      expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
+    }
+  });
+
+  it('replies 02 to a bad signature on an unparseable 1 MiB body, never parsing it', async () => {
+    const { logger, logged } = captureLogs();
+    const app = await startApp({}, { logger });
+    const garbage = `{"sessionId":"S-1",${'x'.repeat(1024 * 1024 - 20)}`;
+    const received = await rawExchange(
+      Number(new URL(app.baseUrl).port),
+      `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\nclient-id: someone-else\r\nx-auth-signature: 00\r\ncontent-length: ${Buffer.byteLength(garbage)}\r\n\r\n${garbage}`,
+    );
+    expect(received.slice(0, 12)).toBe('HTTP/1.1 200');
+    // Parsed, the body would have given its reason (body_not_json_object) and its sessionId.
+    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({ responseCode: '02', sessionId: '' });
+    expect(await logged((line) => line.responseCode === '02')).toMatchObject({ reason: 'bad_signature' });
+  });
+
   it('stores nothing from a delivery whose sender hangs up before the declared length, and goes on serving', async () => {
     const store = await openMemoryStore();
     const { logger, logged } = captureLogs();

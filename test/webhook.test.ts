@@ -90,10 +90,10 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
       }),
     ],
   ];
-  it.each(signatureCases)('replies 02 to %s and stores nothing', async (_name, headers) => {
+  it.each(signatureCases)('replies 02 to %s, reading no body (no sessionId to echo), and stores nothing', async (_name, headers) => {
     const { deliver, store } = await start();
     const body = notificationBody();
-    expect((await deliver(body, headers())).reply).toEqual(reply('02', 'rejected transaction', body.sessionId));
+    expect((await deliver(body, headers())).reply).toEqual(reply('02', 'rejected transaction', ''));
     expect(await store.countRows()).toBe(0);
   });
 
@@ -108,11 +108,31 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     ['an amount with a thousands separator', notificationBody({ sessionId: 's-6', transactionAmount: '1,500.00' }), 's-6'],
     ['an amount in exponent form', notificationBody({ sessionId: 's-7', transactionAmount: '1.5e3' }), 's-7'],
     ['an amount sent as a JSON number', notificationBody({ sessionId: 's-8', transactionAmount: 1500.1 }), 's-8'],
+    // Deliveries the store could never hold: refused on arrival, never 03 on every retry.
+    ['a settlementId of 65 characters', notificationBody({ sessionId: 's-9', settlementId: '9'.repeat(65) }), 's-9'],
+    ['a settlementId of 6,000 characters', notificationBody({ sessionId: 's-10', settlementId: 'S'.repeat(6_000) }), 's-10'],
+    ['an amount of 19 digits before its point', notificationBody({ sessionId: 's-11', transactionAmount: `${'9'.repeat(19)}.00` }), 's-11'],
+    ['an amount of 200,000 digits', notificationBody({ sessionId: 's-12', transactionAmount: '1'.repeat(200_000) }), 's-12'],
+    ['a settled amount of 200,000 digits', notificationBody({ sessionId: 's-13', settledAmount: '1'.repeat(200_000) }), 's-13'],
+    ['a fee of 19 digits after its point', notificationBody({ sessionId: 's-14', feeAmount: `0.${'1'.repeat(19)}` }), 's-14'],
   ];
   it.each(bodyCases)('replies 02 to %s and stores nothing', async (_name, body, sessionId) => {
     const { deliver, store } = await start();
     expect((await deliver(body)).reply).toEqual(reply('02', 'rejected transaction', sessionId));
     expect(await store.countRows()).toBe(0);
+  });
+
+  it('stores the longest settlementId and the largest amounts it takes, and sums them exactly', async () => {
+    const { deliver, stored, query } = await start();
+    const whole = '9'.repeat(18);
+    const body = notificationBody({ settlementId: '7'.repeat(64), transactionAmount: `${whole}.${'9'.repeat(18)}`, feeAmount: `${whole}.5` });
+    expect((await deliver(body)).reply.responseCode).toBe('00');
+    expect(await stored(body.settlementId)).toMatchObject({ settlementId: body.settlementId, transactionAmount: body.transactionAmount, feeAmount: body.feeAmount });
+    const { data } = await query(
+      'query($a: String!) { collectionSummary(accountNumber: $a, from: "2026-11-22T00:00:00+01:00", to: "2026-11-23T00:00:00+01:00") { count transactionAmount feeAmount } }',
+      { a: body.accountNumber },
+    );
+    expect(data!.collectionSummary).toEqual({ count: 1, transactionAmount: body.transactionAmount, feeAmount: `${whole}.50` });
   });
 
   it('reads blank and "null" optional fields as null and an unreadable time as null, still 00', async () => {

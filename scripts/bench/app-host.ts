@@ -25,7 +25,6 @@ const metrics = createMetrics();
 const app = await createApp(config, {
   metrics,
   store,
-  pubsubChannelPrefix: process.env.BENCH_CHANNEL_PREFIX || undefined,
   ...(keepAliveMs ? { subscriptions: { keepAliveMs } } : {}),
 });
 

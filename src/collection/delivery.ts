@@ -29,9 +29,8 @@ export interface DeliveryDeps {
   logger: Logger;
 }
 
-/** What the bank sent, as read off the request. */
-export interface Delivery {
-  rawBody: string;
+/** What a delivery's headers say: who sent it and how it is signed. */
+export interface DeliveryHeaders {
   clientId: string | undefined;
   signature: string | undefined;
   /** The client's address (through the proxies TRUST_PROXY names). */
@@ -46,54 +45,69 @@ export interface Verdict {
   details: Record<string, unknown>;
 }
 
+/** Decides deliveries in two steps, so that the body is read only for a sender the headers admit. */
+export interface DeliveryHandler {
+  /**
+   * The `02` for a delivery refused on its headers alone (source address, then signature), or
+   * undefined when its body is to be read. A refused body is never read, so its sessionId is `''`.
+   */
+  admit(headers: DeliveryHeaders): Verdict | undefined;
+  /** The verdict on an admitted delivery's body: refused (`02`), already stored (`01`), stored (`00`). */
+  decide(rawBody: string): Promise<Verdict>;
+}
+
 /**
- * Makes the function that decides each delivery. The bank trusts the reply code: `00` means we own
+ * Makes the handler that decides each delivery. The bank trusts the reply code: `00` means we own
  * the transfer, so it comes only after the notification is durably stored; `03` stores nothing, so
  * the bank's retry can succeed.
  */
-export function createDeliveryHandler(deps: DeliveryDeps): (delivery: Delivery) => Promise<Verdict> {
+export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
   const expected = expectedSignature(deps.credentials);
   const allowed = deps.allowedSources === undefined ? () => true : createIpMatcher(deps.allowedSources);
   // Exported from the start, so the first match counts as an increase and "previous stays at 0" is visible.
   deps.metrics.webhookSignatureMatches.inc({ secret: 'current' }, 0);
   if (expected.previousSignature) deps.metrics.webhookSignatureMatches.inc({ secret: 'previous' }, 0);
+  const refused = (reason: string, details: Record<string, unknown> = {}): Verdict => ({ code: '02', reason, sessionId: '', details });
 
-  return async (delivery) => {
-    const body = readNotificationBody(delivery.rawBody);
-    const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}): Verdict => ({
-      code,
-      reason,
-      sessionId: body.sessionId,
-      details,
-    });
+  return {
+    admit(headers) {
+      // The signature is the same on every delivery, so it proves little once seen: where it comes
+      // from is checked first. The address is operational data, logged to find a misconfiguration.
+      if (!allowed(headers.sourceAddress)) return refused('source_not_allowed', { sourceAddress: headers.sourceAddress });
+      const signedWith = verifySignature(headers, expected);
+      if (signedWith === undefined) return refused('bad_signature');
+      // Tells the operator when the bank has stopped signing with the previous secret of a rotation.
+      deps.metrics.webhookSignatureMatches.inc({ secret: signedWith });
+      return undefined;
+    },
+    async decide(rawBody) {
+      const body = readNotificationBody(rawBody);
+      const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}): Verdict => ({
+        code,
+        reason,
+        sessionId: body.sessionId,
+        details,
+      });
+      const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt: new Date() });
+      if (!parsed.ok) return verdict('02', parsed.reason);
+      const { settlementId } = parsed.notification;
 
-    // The signature is the same on every delivery, so it proves little once seen: where it comes
-    // from is checked first. The address is operational data, logged to find a misconfiguration.
-    if (!allowed(delivery.sourceAddress)) return verdict('02', 'source_not_allowed', { sourceAddress: delivery.sourceAddress });
-    const signedWith = verifySignature(delivery, expected);
-    if (signedWith === undefined) return verdict('02', 'bad_signature');
-    // Tells the operator when the bank has stopped signing with the previous secret of a rotation.
-    deps.metrics.webhookSignatureMatches.inc({ secret: signedWith });
+      const started = performance.now();
+      let result;
+      try {
+        result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(parsed.notification));
+      } catch (error) {
+        deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
+        return verdict('03', 'store_failure', { settlementId, err: error });
+      }
+      deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
+      if (result.status === 'duplicate') return verdict('01', 'duplicate', { settlementId });
 
-    const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt: new Date() });
-    if (!parsed.ok) return verdict('02', parsed.reason);
-    const { settlementId } = parsed.notification;
-
-    const started = performance.now();
-    let result;
-    try {
-      result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(parsed.notification));
-    } catch (error) {
-      deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
-      return verdict('03', 'store_failure', { settlementId, err: error });
-    }
-    deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
-    if (result.status === 'duplicate') return verdict('01', 'duplicate', { settlementId });
-
-    // Stored: the transfer is ours whatever happens next. Every replica's notification feed is woken (one
-    // pub/sub message for many commits); if that message is lost, their safety-net timer reads it.
-    deps.notificationFeed.announce(result.notification.position, result.settled);
-    return verdict('00', 'accepted', { settlementId });
+      // Stored: the transfer is ours whatever happens next. Every replica's notification feed is woken (one
+      // pub/sub message for many commits); if that message is lost, their safety-net timer reads it.
+      deps.notificationFeed.announce(result.notification.position, result.settled);
+      return verdict('00', 'accepted', { settlementId });
+    },
   };
 }
 

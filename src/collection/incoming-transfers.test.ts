@@ -29,15 +29,15 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
     if (query.accountNumber !== undefined) await options.beforeRead?.();
     return raw.listAfter(query);
   });
-  const memory = await createPubSub('memory:', { logger });
+  const memory = await createPubSub('memory:', { logger, channelPrefix: 'test:' });
   onCleanup(() => memory.close());
   let interrupt = () => {};
   // The pub/sub's interruption under the test's control.
   const pubsub = withMethod(memory, 'onInterruption', (listener) => ((interrupt = listener), () => undefined));
   const metrics = createMetrics();
   const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
-  /** Wakes the feed as a replica of an earlier release does (`seq` alone): it reads whatever is new. */
-  const nudge = () => memory.publish('notificationsStored', { seq: 0 });
+  /** Wakes the feed as another replica's message does: it reads whatever is new. */
+  const nudge = () => memory.publish('notificationsStored', { replica: 'another replica' });
   onCleanup(() => notificationFeed.close());
   const lines: { level: number; msg: string; waiting?: number; ending?: string }[] = [];
   const streamLogger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
@@ -223,7 +223,7 @@ describe('streamIncomingTransfers', () => {
   it('skips what the log hands out up to a cursor that is ahead of it', async () => {
     const { deps, deliver, notificationFeed } = await setUp();
     await notificationFeed.close(); // a feed that has fallen behind the store
-    const quiet = await createPubSub('memory:', { logger });
+    const quiet = await createPubSub('memory:', { logger, channelPrefix: 'test:' });
     onCleanup(() => quiet.close());
     const lagging = await startNotificationFeed({ ...deps, pubsub: quiet }, { pollIntervalMs: 60_000 });
     onCleanup(() => lagging.close());
@@ -232,7 +232,7 @@ describe('streamIncomingTransfers', () => {
     const taking = take(stream, 1);
     const next = (await deliver()).position.seq;
     // `deliver` announced it on the closed feed: only a wake on its own pub/sub reaches this one.
-    await quiet.publish('notificationsStored', { seq: 0 });
+    await quiet.publish('notificationsStored', { replica: 'another replica' });
     expect(await taking).toEqual([next]);
     await stream.return?.();
   });

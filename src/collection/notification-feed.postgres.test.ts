@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { capturingLogger, databaseUrl, isolatedPostgresUrl, silent } from '../../test/helpers/stores.ts';
-import { Inbox } from '../../test/helpers/wait.ts';
+import { Inbox, waitFor } from '../../test/helpers/wait.ts';
 import type { LogPosition } from '../domain/index.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
@@ -22,7 +22,7 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     const holder = new pg.Client({ connectionString: storeUrl });
     await holder.connect();
     onCleanup(() => holder.end());
-    const pubsub = await createPubSub('memory:', { logger: silent });
+    const pubsub = await createPubSub('memory:', { logger: silent, channelPrefix: 'test:' });
     onCleanup(() => pubsub.close());
     const metrics = createMetrics();
     const { logger, lines } = capturingLogger();
@@ -51,4 +51,37 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     const { values } = await metrics.logReads.get();
     expect(values.find((v) => v.labels.trigger === 'retry' && v.labels.outcome === 'ok')?.value).toBeGreaterThan(0);
   });
+
+  it('learns from its own store, not from the message, that a commit is waiting to settle, and retries until it has', async () => {
+    const storeUrl = await isolatedPostgresUrl(databaseUrl!);
+    const store = await createNotificationStore(storeUrl, { logger: silent });
+    onCleanup(() => store.close());
+    const holder = new pg.Client({ connectionString: storeUrl });
+    await holder.connect();
+    onCleanup(() => holder.end());
+    const pubsub = await createPubSub('memory:', { logger: silent, channelPrefix: 'test:' });
+    onCleanup(() => pubsub.close());
+    const metrics = createMetrics();
+    const log = await startNotificationFeed({ store, pubsub, metrics, logger: silent }, { pollIntervalMs: 60_000 });
+    onCleanup(() => log.close());
+    const positions = new Inbox<LogPosition>();
+    log.follow((notification) => void positions.push(notification.position));
+
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_current_xact_id()');
+    // Committed by another replica, which wakes this one with a message that names no position.
+    const result = await store.insert(newNotification());
+    if (result.status !== 'inserted') throw new Error('not inserted');
+    await pubsub.publish('notificationsStored', { replica: 'another replica' });
+    await waitFor(async () => {
+      const { values } = await metrics.logReads.get();
+      return values.some((v) => v.labels.trigger === 'retry') ? true : undefined;
+    });
+    expect(positions).toEqual([]);
+    await holder.query('COMMIT');
+    // No timer (a minute) and no further message: only its retries can hand it out.
+    await positions.atLeast(1);
+    expect([...positions]).toEqual([result.notification.position]);
+  });
 });
+

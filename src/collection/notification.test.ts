@@ -273,3 +273,24 @@ describe('readSessionId', () => {
     expect(readSessionId('')).toBe('');
   });
 });
+
+describe('parseNotification: what the store can hold', () => {
+  it('refuses a settlementId longer than 64 characters, and takes one of 64', () => {
+    expect(reasonFor({ settlementId: 'S'.repeat(65) })).toBe('settlement_id_too_long');
+    expect(reasonFor({ settlementId: ` ${'S'.repeat(64)} ` })).toBe('accepted');
+  });
+
+  it('refuses any amount with more than 18 digits on either side of its point', () => {
+    expect(reasonFor({ transactionAmount: '1'.repeat(19) })).toBe('amount_too_long');
+    expect(reasonFor({ transactionAmount: `1.${'0'.repeat(19)}` })).toBe('amount_too_long');
+    for (const name of ['settledAmount', 'feeAmount', 'vatAmount']) {
+      expect(reasonFor({ [name]: '1'.repeat(200_000) })).toBe('amount_too_long');
+    }
+    expect(reasonFor({ transactionAmount: `${'9'.repeat(18)}.${'9'.repeat(18)}`, settledAmount: '9'.repeat(18) })).toBe('accepted');
+  });
+
+  it('still drops an unreadable optional amount rather than refusing the transfer', () => {
+    expect(accepted({ feeAmount: '1,000.00' }).feeAmount).toBeNull();
+  });
+});
+

@@ -1,4 +1,4 @@
-import type { NewCollectionNotification } from '../domain/index.ts';
+import { isAmountWithinDigits, PLAIN_DECIMAL, type NewCollectionNotification } from '../domain/index.ts';
 import { readBankTime } from './bank-time.ts';
 
 /** Every reason a body is refused (code 02); a closed set, fit for a metric label. */
@@ -10,6 +10,8 @@ export const REJECTION_REASONS = [
   'invalid_settlement_id',
   'missing_transaction_amount',
   'invalid_transaction_amount',
+  'settlement_id_too_long',
+  'amount_too_long',
 ] as const;
 
 /** Why a body was refused. */
@@ -23,8 +25,13 @@ export type ParsedNotification =
 type Body = Record<string, unknown>;
 
 const ACCOUNT_NUMBER = /^\d{10}$/;
-// Amounts are text in the spec: no sign, exponent, spaces or separators, so the value is exact.
-const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
+/**
+ * The longest settlementId taken. It is the unique key the store indexes; the bank's are some 30
+ * characters. Longer, the store could refuse it on every retry, so it is refused on arrival (02).
+ */
+export const MAX_SETTLEMENT_ID_LENGTH = 64;
+/** The optional amounts: kept when readable, null when not, refused when they could not be stored. */
+const OPTIONAL_AMOUNTS = ['settledAmount', 'feeAmount', 'vatAmount'] as const;
 
 /** A webhook body read once: as sent, its JSON object (undefined when it is none) and its sessionId. */
 export interface NotificationBody {
@@ -95,11 +102,15 @@ function readRequired(
   if (settlementId === undefined) return { reason: 'missing_settlement_id' };
   // A NUL cannot be stored (PostgreSQL text), and silently dropping it would change the duplicate key.
   if (settlementId === null || String(body.settlementId).includes('\u0000')) return { reason: 'invalid_settlement_id' };
+  if (settlementId.length > MAX_SETTLEMENT_ID_LENGTH) return { reason: 'settlement_id_too_long' };
 
   // Not trimmed: an amount is taken exactly as sent or not at all.
   const amount = body.transactionAmount;
   if (requiredText(amount) === undefined) return { reason: 'missing_transaction_amount' };
   if (typeof amount !== 'string' || !PLAIN_DECIMAL.test(amount)) return { reason: 'invalid_transaction_amount' };
+  // Every amount the store would keep must fit it: an unreadable optional one is only dropped.
+  const amounts = [amount, ...OPTIONAL_AMOUNTS.map((name) => optionalAmount(body[name]))];
+  if (amounts.some((value) => value !== null && !isAmountWithinDigits(value))) return { reason: 'amount_too_long' };
 
   return { accountNumber, settlementId, transactionAmount: amount };
 }

@@ -6,7 +6,7 @@
 // method on these paths, goes on to Fastify untouched.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { traceWebhookDelivery } from '../telemetry/webhook.ts';
-import { createDeliveryHandler, recordVerdict, replyBody, type Delivery, type DeliveryDeps, type Verdict } from './delivery.ts';
+import { createDeliveryHandler, recordVerdict, replyBody, type DeliveryDeps, type DeliveryHandler, type Verdict } from './delivery.ts';
 import { readSessionId } from './notification.ts';
 
 /** The webhook's paths: ours, and the one the bank's documentation shows under its test base. */
@@ -27,7 +27,7 @@ export type WebhookRoute = (request: IncomingMessage, response: ServerResponse) 
 
 /** The collection webhook (op 14) on node:http; see the top of this file for why not on Fastify. */
 export function createWebhookRoute(deps: WebhookRouteDeps): WebhookRoute {
-  const decide = createDeliveryHandler(deps);
+  const handler = createDeliveryHandler(deps);
   // Exported as 0 from the start, so a replica's first delivery counts as an increase in PromQL.
   deps.metrics.webhookReplies.inc({ response_code: '00', reason: 'accepted' }, 0);
   let served = 0;
@@ -36,7 +36,7 @@ export function createWebhookRoute(deps: WebhookRouteDeps): WebhookRoute {
     if (request.method !== 'POST') return false;
     const path = routeOf(request.url);
     if (path === undefined) return false;
-    const serving: Serving = { deps, decide, reqId: `webhook-${(served += 1).toString(36)}`, path, started: performance.now() };
+    const serving: Serving = { deps, handler, reqId: `webhook-${(served += 1).toString(36)}`, path, started: performance.now() };
     traceWebhookDelivery({ method: 'POST', headers: request.headers }, path, () => serve(request, response, serving)).catch(
       (error: unknown) => {
         deps.logger.error({ err: error, reqId: serving.reqId }, 'collection notification: the reply could not be written');
@@ -56,7 +56,7 @@ function routeOf(url: string | undefined): (typeof WEBHOOK_PATHS)[number] | unde
 /** One delivery being served: what answers it, and what its log line and timing need. */
 interface Serving {
   deps: WebhookRouteDeps;
-  decide: (delivery: Delivery) => Promise<Verdict>;
+  handler: DeliveryHandler;
   reqId: string;
   path: (typeof WEBHOOK_PATHS)[number];
   /** performance.now() when the request arrived. */
@@ -64,7 +64,20 @@ interface Serving {
 }
 
 async function serve(request: IncomingMessage, response: ServerResponse, serving: Serving): Promise<void> {
-  const { deps, decide, reqId } = serving;
+  const { deps, handler, reqId } = serving;
+  // Decided from the headers alone: a sender without the address or the signature costs no read or parse.
+  const refusal = handler.admit({
+    clientId: header(request, 'client-id'),
+    signature: header(request, 'x-auth-signature'),
+    sourceAddress: deps.edge.clientAddress(request),
+  });
+  if (refusal) {
+    refusal.details = { reqId, ...refusal.details };
+    recordVerdict(deps, refusal);
+    // The body is left unread, so the connection cannot carry another request after it.
+    return send(response, serving, 200, refusal, { connection: 'close' });
+  }
+
   const body = await readBody(request);
   if (body === 'too large') {
     const verdict: Verdict = { code: '02', reason: 'body_too_large', sessionId: '', details: { reqId } };
@@ -80,12 +93,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
 
   let verdict: Verdict;
   try {
-    verdict = await decide({
-      rawBody: body,
-      clientId: header(request, 'client-id'),
-      signature: header(request, 'x-auth-signature'),
-      sourceAddress: deps.edge.clientAddress(request),
-    });
+    verdict = await handler.decide(body);
   } catch (error) {
     // A fault of ours, not of the delivery: nothing was stored, so the bank's retry can succeed.
     verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(body), details: { err: error } };

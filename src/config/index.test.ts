@@ -147,6 +147,16 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('refuses TRUST_PROXY=true beside WEBHOOK_ALLOWED_IPS, saying what to give instead', () => {
+    const problems = problemsOf({ TRUST_PROXY: 'true', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^TRUST_PROXY=true cannot be used with WEBHOOK_ALLOWED_IPS/);
+    expect(problems[0]).toContain('TRUST_PROXY=1');
+    // A hop count or named proxies stay allowed with an allow-list.
+    expect(problemsOf({ TRUST_PROXY: '1', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' })).toEqual([]);
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/8', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' })).toEqual([]);
+  });
+
   it('never puts a secret value in an error, a log line or JSON', () => {
     const problems = problemsOf({ ...LIVE, STORE_URL: 'postgres://app:hunter2@db/bank', PORT: 'x' });
     expect(problems.join('\n')).not.toContain('hunter2');

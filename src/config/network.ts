@@ -24,7 +24,15 @@ export function readNetwork(source: Source): NetworkConfig {
     if (ranges.length === 0 && invalid.length === 0) source.problems.push('WEBHOOK_ALLOWED_IPS lists no address');
     webhookAllowedSources = ranges;
   }
-  return { webhookAllowedSources, trustProxy: readTrustProxy(source.read('TRUST_PROXY'), source), corsOrigins: readCorsOrigins(source) };
+  const trustProxy = readTrustProxy(source.read('TRUST_PROXY'), source);
+  // Trusting every hop lets the sender write the address that is checked: the left-most
+  // X-Forwarded-For entry is the client's own claim. An allow-list needs the proxies named.
+  if (trustProxy === true && webhookAllowedSources !== undefined) {
+    source.problems.push(
+      'TRUST_PROXY=true cannot be used with WEBHOOK_ALLOWED_IPS: every sender could pick its own address. Give the number of proxies in front (TRUST_PROXY=1) or their addresses (TRUST_PROXY=10.0.0.0/8)',
+    );
+  }
+  return { webhookAllowedSources, trustProxy, corsOrigins: readCorsOrigins(source) };
 }
 
 /**

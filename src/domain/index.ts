@@ -3,6 +3,7 @@
  * (through codegen's mappers) all speak these, and the log position's order. This floor imports
  * nothing of ours.
  */
+export * from './amount.ts';
 export type * from './bank.ts';
 export type * from './merchant.ts';
 export * from './notification.ts';

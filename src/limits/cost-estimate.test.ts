@@ -20,9 +20,21 @@ describe('estimateBankCalls over the subgraph schema', () => {
     expect(estimate(screen)).toBe(1 + 1 + 10);
   });
 
-  it('costs nothing for cached, stored and introspection fields', () => {
+  it('costs nothing for cached, point-read and introspection fields', () => {
     expect(estimate('{ banks { code name } bank(code: "000023") { name } __typename __schema { types { name } } }')).toBe(0);
-    expect(estimate('{ collectionNotifications(first: 100) { nodes { settlementId } } collectionNotification(settlementId: "1") { cursor } }')).toBe(0);
+    expect(estimate('{ collectionNotification(settlementId: "1") { cursor } }')).toBe(0);
+  });
+
+  it('prices store reads: a page one, a range of days one per 16 days it touches', () => {
+    expect(estimate('{ collectionNotifications(first: 100) { nodes { settlementId } } }')).toBe(1);
+    expect(estimate('{ collectionNotifications(from: "2026-11-01T00:00:00Z") { nodes { settlementId } } }')).toBe(1);
+    const month = '{ collectionSummary(from: "2026-10-01T00:00:00+01:00", to: "2026-11-01T00:00:00+01:00") { count days { date count } } }';
+    expect(estimate(month)).toBe(2);
+    const year = 'query($from: DateTime!, $to: DateTime!) { collectionSummary(from: $from, to: $to) { count } }';
+    expect(estimate(year, { from: '2025-11-26T00:00:00Z', to: '2026-11-26T00:00:00Z' })).toBe(23);
+    expect(estimate('{ collectionNotifications(from: "2025-11-26T00:00:00Z", to: "2026-11-26T00:00:00Z") { nodes { settlementId } } }')).toBe(23);
+    const aliases = Array.from({ length: 100 }, (_, i) => `s${i}: collectionSummary(from: $from, to: $to) { count }`).join(' ');
+    expect(estimate(`query($from: DateTime!, $to: DateTime!) { ${aliases} }`, { from: '2025-11-26T00:00:00Z', to: '2026-11-26T00:00:00Z' })).toBe(2_300);
   });
 
   it('counts every alias, and merges fields that execution merges', () => {

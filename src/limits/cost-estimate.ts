@@ -1,6 +1,6 @@
 /**
- * How many bank calls an operation may make, priced by the schema's `@cost` / `@listSize`, before
- * anything runs. Fields are merged by response key as execution merges them; `@skip`/`@include` are
+ * How many bank calls an operation may make, priced by the schema's `@cost` / `@listSize`, and what
+ * its store reads cost in the same units (store-reads.ts), before anything runs. Fields are merged by response key as execution merges them; `@skip`/`@include` are
  * counted as if included (the estimate must not be talked down); a list multiplies what is below it.
  */
 import {
@@ -22,6 +22,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { PriceList } from './prices.ts';
+import { storeReadPrice } from './store-reads.ts';
 
 /** A list without `@listSize` counts as this many items (the schema test keeps priced lists sized). */
 export const DEFAULT_LIST_SIZE = 1;
@@ -71,7 +72,7 @@ class Estimator {
     if (name.startsWith('__') || field === undefined) return 0;
     const sets = nodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
     if (parent === this.schema.getQueryType() && name === '_entities') return this.entitiesCost(field, node, sets);
-    const weight = this.prices.fieldWeight(parent.name, name) ?? 0;
+    const weight = (this.prices.fieldWeight(parent.name, name) ?? 0) + storeReadPrice(parent.name, name, argumentsOf(field, node, this.variables));
     if (sets.length === 0) return weight;
     const below = this.childrenCost(getNamedType(field.type), sets);
     return below === 0 ? weight : weight + this.itemCount(parent, field, node) * below;

@@ -5,19 +5,25 @@ import type { PubSub } from './types.ts';
 
 export type { PubSub, Topic, TopicMap } from './types.ts';
 
-/** Redis channels are global to a server (not per database): the prefix keeps deployments apart. */
-export const DEFAULT_CHANNEL_PREFIX = 'bank-subgraph:';
+/**
+ * The channel prefix of the replicas of one store. Redis channels are global to a server (whatever
+ * the database number in the URL), so deployments sharing a Redis are kept apart by their stores'
+ * identities: replicas of one store hear each other, and nobody else.
+ */
+export function channelPrefixOf(storeIdentity: string): string {
+  return `bank-subgraph:${storeIdentity}:`;
+}
 
-/** Options of `createPubSub`; `connectTimeoutMs` applies to Redis only. */
+/** Options of `createPubSub`; `channelPrefix` (see channelPrefixOf) and `connectTimeoutMs` apply to Redis only. */
 export interface CreatePubSubOptions {
   logger: Logger;
-  channelPrefix?: string;
+  channelPrefix: string;
   connectTimeoutMs?: number;
 }
 
 /** The pub/sub backend named by `url`: `memory:`, or `redis://…` / `rediss://…`. */
 export async function createPubSub(url: string, options: CreatePubSubOptions): Promise<PubSub> {
-  const { logger, channelPrefix = DEFAULT_CHANNEL_PREFIX, connectTimeoutMs } = options;
+  const { logger, channelPrefix, connectTimeoutMs } = options;
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   if (scheme === 'memory') return createMemoryPubSub({ logger });
   if (scheme === 'redis' || scheme === 'rediss') {

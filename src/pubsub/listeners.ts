@@ -1,38 +1,68 @@
 import type { Logger } from '../logger.ts';
-import type { Topic } from './types.ts';
-
-type Listener = (payload: unknown) => void;
 
 /**
- * The local listeners of each topic, shared by both backends. A message reaches each listener as a
- * fresh object decoded from its JSON text (as over Redis), and a listener that throws is logged and
- * skipped: it never keeps a message from the others, nor fails the publisher.
+ * A set of local listeners, each handed every value; one that throws is logged and skipped, and
+ * never keeps a value from the others nor fails whoever hands it out. The one registry behind
+ * pub/sub's topics and the notification feed's subscribers.
  */
-export function createListeners(logger: Logger, kind: string) {
-  const byTopic = new Map<Topic, Set<Listener>>();
+export class Listeners<T> {
+  readonly #listeners = new Set<(value: T) => void>();
+  readonly #logger: Logger;
+  readonly #what: string;
+
+  /** `what` names the values in the log line of a listener that threw. */
+  constructor(logger: Logger, what: string) {
+    this.#logger = logger;
+    this.#what = what;
+  }
+
+  get size(): number {
+    return this.#listeners.size;
+  }
+
+  /** Adds a listener (the same function twice is two listeners); returns its remover. */
+  add(listener: (value: T) => void): () => void {
+    const entry = (value: T) => listener(value);
+    this.#listeners.add(entry);
+    return () => void this.#listeners.delete(entry);
+  }
+
+  /** Hands `value` to every listener as they are now: one added or removed meanwhile changes nothing now. */
+  handOut(value: T): void {
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(value);
+      } catch (error) {
+        this.#logger.error({ err: error }, `a ${this.#what} listener threw; the others still got it`);
+      }
+    }
+  }
+
+  clear(): void {
+    this.#listeners.clear();
+  }
+}
+
+/**
+ * The local listeners of each topic, shared by both pub/sub backends. A message reaches each listener
+ * as a fresh object decoded from its JSON text (as over Redis).
+ */
+export function createTopicListeners<Topic extends string>(logger: Logger, kind: string) {
+  const byTopic = new Map<Topic, Listeners<object>>();
   return {
-    /** Adds a listener (the same function twice is two listeners); returns its remover. */
-    add(topic: Topic, listener: Listener): () => void {
-      const entry: Listener = (payload) => listener(payload);
+    /** Adds a listener of `topic`; returns its remover. */
+    add(topic: Topic, listener: (payload: object) => void): () => void {
       let listeners = byTopic.get(topic);
-      if (!listeners) byTopic.set(topic, (listeners = new Set()));
-      listeners.add(entry);
-      return () => void listeners.delete(entry);
+      if (!listeners) byTopic.set(topic, (listeners = new Listeners(logger, `pub/sub ${topic}`)));
+      return listeners.add(listener);
     },
-    /** Hands one message to every listener of `topic`, as they are now. */
+    /** Hands one message to every listener of `topic`. */
     dispatch(topic: Topic, message: unknown): void {
       const listeners = byTopic.get(topic);
       if (!listeners || listeners.size === 0) return;
       const payload = decode(message);
       if (payload === undefined) return void logger.warn({ topic, backend: kind }, 'pub/sub message dropped: not a JSON object');
-      // A snapshot, so a listener that unsubscribes (or subscribes) meanwhile changes nothing now.
-      for (const listener of [...listeners]) {
-        try {
-          listener(payload);
-        } catch (error) {
-          logger.error({ err: error, topic }, 'pub/sub listener threw; the others still get the message');
-        }
-      }
+      listeners.handOut(payload);
     },
     clear: () => byTopic.clear(),
   };

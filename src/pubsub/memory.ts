@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.ts';
-import { createListeners } from './listeners.ts';
+import { createTopicListeners } from './listeners.ts';
 import type { PubSub, Topic, TopicMap } from './types.ts';
 
 /**
@@ -8,7 +8,7 @@ import type { PubSub, Topic, TopicMap } from './types.ts';
  * a message, so it never reports an interruption.
  */
 export function createMemoryPubSub({ logger }: { logger: Logger }): PubSub {
-  const listeners = createListeners(logger, 'memory');
+  const listeners = createTopicListeners<Topic>(logger, 'memory');
   let closed = false;
   const assertOpen = () => {
     if (closed) throw new Error('memory pub/sub is closed');
@@ -21,12 +21,12 @@ export function createMemoryPubSub({ logger }: { logger: Logger }): PubSub {
     },
     async subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void) {
       assertOpen();
-      const remove = listeners.add(topic, listener as (payload: unknown) => void);
+      const remove = listeners.add(topic, listener as (payload: object) => void);
       return async () => remove();
     },
     onInterruption: () => () => undefined,
-    async ping() {
-      assertOpen();
+    get connected() {
+      return !closed;
     },
     async close() {
       closed = true;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { serviceUrl, uniqueChannelPrefix } from '../../test/helpers/services.ts';
 import { startTcpProxy } from '../../test/helpers/tcp-proxy.ts';
+import { captureLogs } from '../../test/helpers/logs.ts';
 import { expire, Inbox, waitFor } from '../../test/helpers/wait.ts';
 import { createLogger } from '../logger.ts';
 import { createPubSub } from './index.ts';
@@ -9,33 +10,31 @@ import { createPubSub } from './index.ts';
 const logger = createLogger('silent');
 const redisUrl = serviceUrl('REDIS_URL');
 
-/** Positions of one test, told apart by what they stand for. */
-const SEQ = { duringOutage: 1, afterOutage: 1_000, subscribedAgain: 2 };
-
 describe('createPubSub', () => {
   it('refuses a URL that is neither memory: nor redis:, without repeating it', async () => {
-    const attempt = createPubSub('amqp://user:hunter2-password@queue.internal', { logger });
+    const attempt = createPubSub('amqp://user:hunter2-password@queue.internal', { logger, channelPrefix: 'test:' });
     await expect(attempt).rejects.toThrow('PUBSUB_URL must be memory: or redis://');
     await expect(attempt).rejects.not.toThrow(/hunter2|queue\.internal/);
   });
 
   it('rejects within the connect timeout when Redis is unreachable, naming the cause but not the URL', async () => {
-    const attempt = createPubSub('redis://:hunter2-password@127.0.0.1:1/0', { logger, connectTimeoutMs: 300 });
+    const attempt = createPubSub('redis://:hunter2-password@127.0.0.1:1/0', { logger, channelPrefix: 'test:', connectTimeoutMs: 300 });
     await expect(attempt).rejects.toThrow(/not reachable within 300 ms: ECONNREFUSED/);
     await expect(attempt).rejects.not.toThrow(/hunter2|127\.0\.0\.1/);
   });
 });
 
 describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () => {
-  it('fails fast while Redis is unreachable and heals by itself when it returns', async () => {
+  it('fails fast while Redis is unreachable, says so once, and heals by itself when it returns', async () => {
     const relay = await startTcpProxy(redisUrl!);
     const channelPrefix = uniqueChannelPrefix();
-    const subscribed = await createPubSub(relay.url, { logger, channelPrefix });
+    const { logger: watched, logged, logs } = captureLogs();
+    const subscribed = await createPubSub(relay.url, { logger: watched, channelPrefix });
     const fresh = await createPubSub(relay.url, { logger, channelPrefix });
     onCleanup(() => subscribed.close());
     onCleanup(() => fresh.close());
-    const received: number[] = [];
-    await subscribed.subscribe('notificationsStored', (payload) => received.push(payload.seq));
+    const received: string[] = [];
+    await subscribed.subscribe('notificationsStored', (payload) => received.push(payload.replica));
     const leaving = await subscribed.subscribe('notificationsStored', () => {});
     let interruptions = 0;
     const interrupted = Promise.withResolvers<void>();
@@ -43,12 +42,12 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
       interruptions += 1;
       interrupted.resolve();
     });
+    expect(subscribed.connected).toBe(true);
 
     relay.cut();
-    await waitFor(() => subscribed.ping().then(() => undefined, (error: unknown) => error));
+    await waitFor(() => (subscribed.connected ? undefined : true));
     const started = performance.now();
-    await expect(subscribed.ping()).rejects.toThrow();
-    await expect(subscribed.publish('notificationsStored', { seq: SEQ.duringOutage })).rejects.toThrow();
+    await expect(subscribed.publish('notificationsStored', { replica: 'during the outage' })).rejects.toThrow();
     await expect(fresh.subscribe('notificationsStored', () => {})).rejects.toThrow();
     // Each fails at once (about a millisecond); one queued for Redis's return would wait as long as
     // the outage lasts. The bound leaves a loaded machine all the room it needs.
@@ -56,21 +55,29 @@ describe.skipIf(redisUrl === undefined)('Redis pub/sub through an outage', () =>
     await expect(leaving()).resolves.toBeUndefined(); // local: nothing to send, nothing to fail
     // Live subscribers are told of the loss, to catch up from the store.
     await expire(interrupted.promise, 'the interruption');
+    await logged((line) => String(line.msg).startsWith('Redis pub/sub link lost'));
 
     relay.restore();
-    await waitFor(() => Promise.all([subscribed.ping(), fresh.ping()]).then(() => true), 10_000);
+    await waitFor(() => (subscribed.connected && fresh.connected ? true : undefined), 10_000);
+    await logged((line) => String(line.msg).startsWith('Redis pub/sub link restored'));
     // The old subscription is renewed by ioredis shortly after reconnecting; poll with new markers.
     let attempt = 0;
     await waitFor(async () => {
-      await fresh.publish('notificationsStored', { seq: SEQ.afterOutage + (attempt += 1) });
+      await fresh.publish('notificationsStored', { replica: `after the outage ${(attempt += 1)}` });
       return received.length > 0 ? true : undefined;
     }, 10_000);
-    expect(received.every((seq) => seq > SEQ.afterOutage)).toBe(true);
+    expect(received.every((replica) => replica.startsWith('after the outage'))).toBe(true);
 
-    const inbox = new Inbox<number>();
-    await fresh.subscribe('notificationsStored', (payload) => inbox.push(payload.seq));
-    await subscribed.publish('notificationsStored', { seq: SEQ.subscribedAgain });
-    await inbox.first((seq) => seq === SEQ.subscribedAgain);
+    const inbox = new Inbox<string>();
+    await fresh.subscribe('notificationsStored', (payload) => inbox.push(payload.replica));
+    await subscribed.publish('notificationsStored', { replica: 'subscribed again' });
+    await inbox.first((replica) => replica === 'subscribed again');
     expect(interruptions).toBe(1); // once per loss, not per reconnect attempt
+    // One line for the loss and one for the return, however many reconnect attempts lay between.
+    const linkLines = logs.filter((line) => /^Redis pub\/sub link/.test(String(line.msg)));
+    expect(linkLines.map((line) => line.msg)).toEqual([
+      'Redis pub/sub link lost: live delivery goes on from the store every second; reconnecting',
+      'Redis pub/sub link restored: replicas wake each other again',
+    ]);
   });
 });

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.ts';
-import { createListeners } from './listeners.ts';
+import { createTopicListeners } from './listeners.ts';
 import type { PubSub, Topic, TopicMap } from './types.ts';
 
 /** How long creation waits for both connections to be ready, by default. */
@@ -32,19 +32,16 @@ export async function createRedisPubSub(url: string, options: RedisPubSubOptions
   const interrupted = () => {
     for (const listener of [...interruptionListeners]) listener();
   };
-  const watches = [
-    watchConnection(publisher, 'publisher', logger),
-    watchConnection(subscriber, 'subscriber', logger, interrupted),
-  ];
+  const link = watchLink({ publisher, subscriber }, logger, interrupted);
 
   if (!(await allReady([publisher, subscriber], connectTimeoutMs))) {
+    link.stop();
     publisher.disconnect();
     subscriber.disconnect();
-    const cause = watches.map((watch) => watch.lastError()).find(Boolean) ?? 'no reply';
-    throw new Error(`Redis pub/sub (PUBSUB_URL) was not reachable within ${connectTimeoutMs} ms: ${cause}`);
+    throw new Error(`Redis pub/sub (PUBSUB_URL) was not reachable within ${connectTimeoutMs} ms: ${link.lastError() ?? 'no reply'}`);
   }
 
-  return createRedisPort({ publisher, subscriber, watches, interruptionListeners, logger, channelPrefix });
+  return createRedisPort({ publisher, subscriber, link, interruptionListeners, logger, channelPrefix });
 }
 
 /**
@@ -58,13 +55,13 @@ export async function createRedisPubSub(url: string, options: RedisPubSubOptions
 function createRedisPort(parts: {
   publisher: Redis;
   subscriber: Redis;
-  watches: { stop(): void }[];
+  link: Link;
   interruptionListeners: Set<() => void>;
   logger: Logger;
   channelPrefix: string;
 }): PubSub {
   const { publisher, subscriber, channelPrefix, interruptionListeners } = parts;
-  const listeners = createListeners(parts.logger, 'redis');
+  const listeners = createTopicListeners<Topic>(parts.logger, 'redis');
   // SUBSCRIBE per channel, in flight or acknowledged; a failed one is forgotten so the next tries again.
   const subscribed = new Map<string, Promise<unknown>>();
   subscriber.on('message', (channel: string, message: string) => {
@@ -92,7 +89,7 @@ function createRedisPort(parts: {
     async subscribe<K extends Topic>(topic: K, listener: (payload: TopicMap[K]) => void) {
       assertOpen();
       // Added before the channel is live: a message arriving with the SUBSCRIBE reply is not lost.
-      const remove = listeners.add(topic, listener as (payload: unknown) => void);
+      const remove = listeners.add(topic, listener as (payload: object) => void);
       try {
         await subscribeOnce(channelPrefix + topic);
         assertOpen();
@@ -106,15 +103,14 @@ function createRedisPort(parts: {
       interruptionListeners.add(listener);
       return () => void interruptionListeners.delete(listener);
     },
-    async ping() {
-      assertOpen();
-      await Promise.all([publisher.ping(), subscriber.ping()]);
+    get connected() {
+      return !closing && parts.link.up;
     },
     close() {
       closing ??= (async () => {
         listeners.clear();
         interruptionListeners.clear();
-        for (const watch of parts.watches) watch.stop();
+        parts.link.stop();
         await Promise.all([release(publisher), release(subscriber)]);
       })();
       return closing;
@@ -145,36 +141,56 @@ function openConnection(url: string, role: Role, connectTimeoutMs: number): Redi
   }
 }
 
+/** Whether both connections are up, and the last error either gave (for creation's message). */
+interface Link {
+  readonly up: boolean;
+  lastError(): string | undefined;
+  stop(): void;
+}
+
 /**
- * Logs a connection's losses and recoveries once each, calls `onLost` once per loss, and remembers
- * its last error for creation.
+ * Watches both connections as one link to the other replicas: it is up while both are ready. Its loss
+ * is logged once (a warning) and its return once, however many reconnect attempts lie between;
+ * `onInterrupted` is called once per loss of the subscriber connection, whose messages are then lost.
  */
-function watchConnection(client: Redis, role: Role, logger: Logger, onLost?: () => void) {
+function watchLink(clients: Record<Role, Redis>, logger: Logger, onInterrupted: () => void): Link {
+  const ready: Record<Role, boolean> = { publisher: false, subscriber: false };
   let lastError: string | undefined;
-  let wasReady = false;
-  let down = false;
+  let up = false;
+  let wasUp = false;
   let stopped = false;
-  // Always listening: an 'error' without a listener would be printed by ioredis itself.
-  client.on('error', (error: unknown) => {
-    lastError = describeError(error);
-    logger.debug({ role, error: lastError }, 'Redis pub/sub connection error');
-  });
-  client.on('close', () => {
-    if (!wasReady || down || stopped) return;
-    down = true;
-    logger.warn({ role, error: lastError }, 'Redis pub/sub connection lost; reconnecting');
-    onLost?.();
-  });
-  client.on('ready', () => {
-    if (down) logger.info({ role }, 'Redis pub/sub connection restored');
-    wasReady = true;
-    down = false;
-  });
+  const update = () => {
+    const now = ready.publisher && ready.subscriber;
+    if (now === up || stopped) return;
+    up = now;
+    if (now && wasUp) logger.info('Redis pub/sub link restored: replicas wake each other again');
+    if (!now) logger.warn({ error: lastError }, 'Redis pub/sub link lost: live delivery goes on from the store every second; reconnecting');
+    wasUp ||= now;
+  };
+  for (const role of ['publisher', 'subscriber'] as const) {
+    const client = clients[role];
+    // Always listening: an 'error' without a listener would be printed by ioredis itself.
+    client.on('error', (error: unknown) => {
+      lastError = describeError(error);
+      logger.debug({ role, error: lastError }, 'Redis pub/sub connection error');
+    });
+    client.on('close', () => {
+      const lost = ready[role];
+      ready[role] = false;
+      if (lost && role === 'subscriber' && !stopped) onInterrupted();
+      update();
+    });
+    client.on('ready', () => {
+      ready[role] = true;
+      update();
+    });
+  }
   return {
-    lastError: () => lastError,
-    stop: () => {
-      stopped = true;
+    get up() {
+      return up;
     },
+    lastError: () => lastError,
+    stop: () => void (stopped = true),
   };
 }
 

@@ -1,12 +1,12 @@
 /** Every topic and the payload published on it. */
 export interface TopicMap {
   /**
-   * A replica committed notifications, the newest at log position (`txid`, `seq`), the log being
-   * then settled through `settled`. A wake-up for every replica's notification feed, which reads what is
-   * new from the store: published at most once per event-loop turn, and once per 10 ms while busy,
-   * however many deliveries the commits held. Earlier releases sent `seq` alone.
+   * A replica committed notifications: a wake-up for every replica's notification feed, which then
+   * reads what is new from its own store. It carries no position, so a message from anywhere (a
+   * stale one, a forged one) costs at most a read. `replica` names the sender, so a replica can
+   * skip its own messages. Published at most once per event-loop turn, once per interval while busy.
    */
-  notificationsStored: { seq: number; txid?: number; settled?: { txid: number; seq: number } };
+  notificationsStored: { replica: string };
 }
 
 export type Topic = keyof TopicMap;
@@ -29,7 +29,10 @@ export interface PubSub {
    * reads the store at once. Memory never calls it. Returns the remover.
    */
   onInterruption(listener: () => void): () => void;
-  /** Rejects when the backend cannot be reached; for readiness. */
-  ping(): Promise<void>;
+  /**
+   * Whether messages reach the other replicas now (Redis: both connections up). Not part of
+   * readiness: without it live delivery is only later (the feed's timer reads the store), never lost.
+   */
+  readonly connected: boolean;
   close(): Promise<void>;
 }

@@ -7,8 +7,10 @@ import type { NotificationStore } from '../store/types.ts';
 const PROBE_TIMEOUT_MS = 2_000;
 
 /**
- * `/health/live`: the process serves HTTP. `/health/ready`: it should get traffic: the store and
- * pub/sub answer and it is not draining (503 otherwise, with which part failed).
+ * `/health/live`: the process serves HTTP. `/health/ready`: it should get traffic: the store answers
+ * and it is not draining (503 otherwise, with which part failed). Pub/sub is reported beside them
+ * but never decides: every replica shares one Redis, so counting it would take them all out of the
+ * load balancer at once, while without it live delivery only waits for the feed's timer.
  */
 export function registerHealthRoutes(
   app: FastifyInstance,
@@ -22,8 +24,9 @@ export function registerHealthRoutes(
 ): void {
   const check = async () => {
     if (deps.isDraining()) return { status: 'draining' } as const;
-    const [store, pubsub] = await Promise.all([probe(() => deps.store.ping()), probe(() => deps.pubsub.ping())]);
-    return { status: store === 'ok' && pubsub === 'ok' ? 'ready' : 'unavailable', store, pubsub } as const;
+    const store = await probe(() => deps.store.ping());
+    const pubsub = deps.pubsub.connected ? 'ok' : 'down';
+    return { status: store === 'ok' ? 'ready' : 'unavailable', store, pubsub } as const;
   };
   const ready = new Gauge({
     name: 'bank_subgraph_ready',
@@ -32,6 +35,15 @@ export function registerHealthRoutes(
     // Prometheus reads /metrics, not /health/ready: a value from the last probe could be hours old.
     async collect() {
       this.set((await check()).status === 'ready' ? 1 : 0);
+    },
+  });
+
+  new Gauge({
+    name: 'pubsub_connected',
+    help: 'Whether this replica reaches the others through pub/sub (1) or not (0, Redis unreachable: live delivery falls back to reading the store every second). Not part of readiness.',
+    registers: [deps.registry],
+    collect() {
+      this.set(deps.pubsub.connected ? 1 : 0);
     },
   });
 

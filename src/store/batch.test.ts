@@ -115,4 +115,38 @@ describe('createInsertBatcher', () => {
     await drained;
     expect((await Promise.all([first, ...waiting])).map((result) => result.status)).toEqual(['inserted', 'inserted', 'inserted']);
   });
+
+  it('retries a statement the database refused in halves, so only the refused row fails', async () => {
+    const { write, calls } = memoryWrite();
+    const refusal = Object.assign(new Error('refused'), { refused: true });
+    const refusing: WriteBatch = async (notifications) => {
+      if (notifications.some((one) => one.settlementId === 'poison')) {
+        calls.push(notifications);
+        throw refusal;
+      }
+      return write(notifications);
+    };
+    const batcher = createInsertBatcher(refusing, { refusedStatement: (error) => (error as { refused?: boolean }).refused === true });
+    const good = Array.from({ length: 6 }, () => notification());
+    const poison = notification({ settlementId: 'poison' });
+    const results = await Promise.allSettled([...good.slice(0, 3), poison, poison, ...good.slice(3)].map((one) => batcher.insert(one)));
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value.status : 'rejected'))).toEqual([
+      'inserted', 'inserted', 'inserted', 'rejected', 'rejected', 'inserted', 'inserted', 'inserted',
+    ]);
+    // Seven distinct rows, halved wherever the poison is: 7 ✗, 4 ✗, 2 ✓, 2 ✗, 1 ✓, 1 ✗ (the poison), 3 ✓.
+    expect(calls.map((batch) => batch.length)).toEqual([7, 4, 2, 2, 1, 1, 3]);
+  });
+
+  it('fails every insert at once when the failure is not a refusal of the statement', async () => {
+    const calls: number[] = [];
+    const down: WriteBatch = async (notifications) => {
+      calls.push(notifications.length);
+      throw new Error('connection lost');
+    };
+    const batcher = createInsertBatcher(down, { refusedStatement: () => false });
+    const results = await Promise.allSettled(Array.from({ length: 5 }, () => batcher.insert(notification())));
+    expect(results.every((result) => result.status === 'rejected')).toBe(true);
+    expect(calls).toEqual([5]);
+  });
 });
+

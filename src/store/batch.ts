@@ -6,7 +6,7 @@ import type { InsertResult } from './types.ts';
 
 /** What one batch came to; for tests and the batch-size metric. */
 export interface BatchReport {
-  /** Inserts answered by this batch, duplicates within it included. */
+  /** Notifications the statement wrote or found stored (a settlementId twice in one batch counts once). */
   size: number;
   /** Rows it stored. */
   inserted: number;
@@ -18,9 +18,16 @@ export interface BatchReport {
 
 /** Options every store takes about its batches. */
 export interface BatchOptions {
-  /** Called once per batch, after its commit, rollback or failure. */
+  /** Called once per statement written (a batch, or a part of one retried apart), after its commit, rollback or failure. */
   onBatch?: ((report: BatchReport) => void) | undefined;
 }
+
+/**
+ * Whether a failed batch is worth retrying in parts: true when the database refused the statement
+ * itself (a row it will not take), false when it could not be written at all (the connection lost,
+ * the disk full), where every part would fail alike.
+ */
+export type RefusedStatement = (error: unknown) => boolean;
 
 /**
  * Writes notifications with distinct settlementIds in one transaction, in order; answers, per
@@ -60,7 +67,7 @@ export interface InsertBatcher {
  */
 export function createInsertBatcher(
   write: WriteBatch,
-  options: BatchOptions & { limits?: BatchLimits | undefined; inFlight?: number | undefined } = {},
+  options: BatchOptions & { limits?: BatchLimits | undefined; inFlight?: number | undefined; refusedStatement?: RefusedStatement | undefined } = {},
 ): InsertBatcher {
   const limits = options.limits ?? DEFAULT_LIMITS;
   const inFlight = options.inFlight ?? 1;
@@ -73,7 +80,7 @@ export function createInsertBatcher(
     if (writing.size >= inFlight || pending.length === 0) return;
     const batch = take(pending, limits);
     pending = pending.slice(batch.length);
-    const written: Promise<void> = run(write, batch, options.onBatch).finally(() => {
+    const written: Promise<void> = run(write, batch, options).finally(() => {
       writing.delete(written);
       if (pending.length > 0) schedule();
     });
@@ -114,34 +121,52 @@ function take(pending: readonly Entry[], limits: BatchLimits): Entry[] {
   return pending.slice(0, count);
 }
 
+/** What became of one notification of a batch: its record (null: already stored), or why it failed. */
+type Outcome = { record: CollectionNotificationRecord | null; settled: LogPosition } | { error: unknown };
+
 /** Writes one batch and answers each of its entries; never rejects itself. */
-async function run(write: WriteBatch, batch: Entry[], onBatch: BatchOptions['onBatch']): Promise<void> {
+async function run(write: WriteBatch, batch: Entry[], options: Pick<BatchOptions, 'onBatch'> & { refusedStatement?: RefusedStatement | undefined }): Promise<void> {
   // A settlementId twice in one batch: the first goes to the database, the rest are its duplicates,
   // answered only once the batch has committed (if it fails, the first was never stored).
   const firsts = new Map<string, Entry>();
   for (const entry of batch) {
     if (!firsts.has(entry.notification.settlementId)) firsts.set(entry.notification.settlementId, entry);
   }
-  let stored: Map<string, CollectionNotificationRecord>;
-  let settled: LogPosition;
+  const unique = [...firsts.values()].map((entry) => entry.notification);
+  const outcomes = await writeApartOnRefusal(write, unique, options);
+  const byId = new Map(unique.map((notification, index) => [notification.settlementId, outcomes[index]!]));
+  for (const entry of batch) {
+    const outcome = byId.get(entry.notification.settlementId)!;
+    if ('error' in outcome) entry.reject(outcome.error);
+    else if (firsts.get(entry.notification.settlementId) === entry && outcome.record) {
+      entry.resolve({ status: 'inserted', notification: outcome.record, settled: outcome.settled });
+    } else entry.resolve({ status: 'duplicate' });
+  }
+}
+
+/**
+ * Writes `notifications` in one statement; when the database refuses it, writes each half apart, and
+ * so on down to single rows, so one row the store will not take (whatever the reason) fails alone
+ * and its batch-mates are stored. A failure that is not a refusal fails them all at once.
+ */
+async function writeApartOnRefusal(
+  write: WriteBatch,
+  notifications: NewCollectionNotification[],
+  options: Pick<BatchOptions, 'onBatch'> & { refusedStatement?: RefusedStatement | undefined },
+): Promise<Outcome[]> {
   const started = performance.now();
   const ms = () => performance.now() - started;
   try {
-    const unique = [...firsts.values()].map((entry) => entry.notification);
-    let records;
-    ({ records, settled } = await write(unique));
-    stored = new Map();
-    records.forEach((record, index) => record && stored.set(unique[index]!.settlementId, record));
+    const { records, settled } = await write(notifications);
+    const inserted = records.filter((record) => record !== null).length;
+    report(options.onBatch, { size: notifications.length, inserted, outcome: inserted > 0 ? 'committed' : 'rolled-back', ms: ms() });
+    return records.map((record) => ({ record, settled }));
   } catch (error) {
-    report(onBatch, { size: batch.length, inserted: 0, outcome: 'failed', ms: ms() });
-    for (const entry of batch) entry.reject(error);
-    return;
-  }
-  report(onBatch, { size: batch.length, inserted: stored.size, outcome: stored.size > 0 ? 'committed' : 'rolled-back', ms: ms() });
-  for (const entry of batch) {
-    const { settlementId } = entry.notification;
-    const record = firsts.get(settlementId) === entry ? stored.get(settlementId) : undefined;
-    entry.resolve(record ? { status: 'inserted', notification: record, settled } : { status: 'duplicate' });
+    report(options.onBatch, { size: notifications.length, inserted: 0, outcome: 'failed', ms: ms() });
+    if (notifications.length === 1 || !options.refusedStatement?.(error)) return notifications.map(() => ({ error }));
+    const half = Math.ceil(notifications.length / 2);
+    const first = await writeApartOnRefusal(write, notifications.slice(0, half), options);
+    return [...first, ...(await writeApartOnRefusal(write, notifications.slice(half), options))];
   }
 }
 

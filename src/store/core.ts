@@ -33,6 +33,8 @@ export interface AfterPage {
 /** The statements and driver calls of one database; the core never calls it once closed. */
 export interface StoreBackend {
   readonly kind: NotificationStore['kind'];
+  /** The id drawn when the store was made (its store_identity row). */
+  readonly identity: string;
   /** How many batches may be written at once: 1 where writes take turns anyway (SQLite). */
   readonly batchesInFlight: number;
   /**
@@ -46,11 +48,15 @@ export interface StoreBackend {
   after(page: AfterPage): Promise<NotificationRow[]>;
   /** The newest settled position, undefined when the log is empty. */
   settledHead(): Promise<LogPosition | undefined>;
+  /** The newest committed position, settled or not, undefined when the log is empty. */
+  committedHead(): Promise<LogPosition | undefined>;
   positionOfSeq(seq: number): Promise<LogPosition | undefined>;
   /** Each day's exact sums, in the order given, all read from one snapshot. */
   daySums(days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]>;
   size(): Promise<StoreSize>;
   ping(): Promise<void>;
+  /** Whether a failed insertBatch was the database refusing the statement (retried in parts), not failing to write at all. */
+  refusedStatement(error: unknown): boolean;
   /** Releases the connection(s); called once, after the last batch is answered. */
   close(): Promise<void>;
 }
@@ -70,6 +76,7 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
 
   return {
     kind: backend.kind,
+    identity: backend.identity,
     async insert(notification) {
       open();
       // The bank's retries of a transfer we own are answered here, without a write or a round trip,
@@ -90,6 +97,9 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
     },
     async settledHead() {
       return (await open().settledHead()) ?? START_OF_LOG;
+    },
+    async committedHead() {
+      return (await open().committedHead()) ?? START_OF_LOG;
     },
     async positionOfSeq(seq) {
       return open().positionOfSeq(seq);
@@ -161,5 +171,5 @@ function groupCommit(backend: StoreBackend, options: BatchOptions, stored: Retur
     const { positions, settled } = await backend.insertBatch(notifications);
     for (const notification of notifications) stored.add(notification.settlementId);
     return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
-  }, { ...options, inFlight: backend.batchesInFlight });
+  }, { ...options, inFlight: backend.batchesInFlight, refusedStatement: (error) => backend.refusedStatement(error) });
 }

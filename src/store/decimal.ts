@@ -1,13 +1,12 @@
 // Exact decimal sums for the stores' summaries: amounts as integer units at a scale (BigInt), so
 // no sum ever passes through a float, whatever its size.
+import { PLAIN_DECIMAL } from '../domain/index.ts';
 
 /** An exact non-negative decimal: 1500.5 is `{ units: 15005n, scale: 1 }`. */
 export interface ExactDecimal {
   units: bigint;
   scale: number;
 }
-
-const PLAIN_DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 
 /** Zero, at the scale of kobo. */
 export const ZERO: ExactDecimal = { units: 0n, scale: 2 };

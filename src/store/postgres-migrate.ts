@@ -9,8 +9,8 @@ const MIGRATION_TIMEOUT_MS = 120_000;
 // Fixed application key for pg_advisory_lock (one namespace per database).
 const MIGRATION_LOCK_KEY = 7_314_001;
 
-/** Applies the migrations not yet applied; answers the database's own `synchronous_commit`. */
-export async function migrate(url: string, settings: pg.ClientConfig, logger: Logger): Promise<string | undefined> {
+/** Applies the migrations not yet applied; answers the store's identity and the database's own `synchronous_commit`. */
+export async function migrate(url: string, settings: pg.ClientConfig, logger: Logger): Promise<{ identity: string; synchronousCommit: string | undefined }> {
   const client = new pg.Client({
     connectionString: url,
     ...settings,
@@ -23,7 +23,8 @@ export async function migrate(url: string, settings: pg.ClientConfig, logger: Lo
   try {
     await runMigrations(migrationTarget(client), await loadMigrations('postgres'), logger);
     const { rows } = await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
-    return rows[0]?.synchronous_commit;
+    const identity = await client.query<{ id: string }>('SELECT id FROM store_identity');
+    return { identity: String(identity.rows[0]?.id), synchronousCommit: rows[0]?.synchronous_commit };
   } finally {
     await client.end();
   }

@@ -100,6 +100,7 @@ export const QUERIES = {
   afterOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) > ($2::xid8, $3::bigint) AND ${SETTLED}
     ORDER BY txid, seq LIMIT $4`,
   settledHead: `SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
+  committedHead: 'SELECT txid, seq FROM collection_notifications ORDER BY txid DESC, seq DESC LIMIT 1',
   positionOfSeq: 'SELECT txid, seq FROM collection_notifications WHERE seq = $1',
   // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
   newestInRange: inRange(''),

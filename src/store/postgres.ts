@@ -17,9 +17,15 @@ import type { NotificationStore } from './types.ts';
  */
 const BATCHES_IN_FLIGHT = 4;
 
+/**
+ * Each kind of work has connections of its own: the webhook's writes (one per batch in flight), the
+ * log follower's reads (live delivery), and everything a GraphQL caller asks for. A storm of heavy
+ * reads then waits for its own connections and never takes one a write needs.
+ */
+const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 5 } as const;
+type PoolRole = keyof typeof POOL_SIZES;
+
 const POOL_SETTINGS = {
-  // Up to BATCHES_IN_FLIGHT connections write; the others serve reads.
-  max: 10,
   // Opening a connection, and waiting for a free one, fails after this rather than stalling a webhook.
   connectionTimeoutMillis: 5_000,
   idleTimeoutMillis: 30_000,
@@ -49,21 +55,35 @@ export interface PostgresStoreOptions extends BatchOptions {
  */
 export async function createPostgresStore(url: string, options: PostgresStoreOptions): Promise<NotificationStore> {
   const { logger } = options;
-  const synchronousCommit = await migrate(url, POOL_SETTINGS, logger);
+  const { identity, synchronousCommit } = await migrate(url, POOL_SETTINGS, logger);
   if (synchronousCommit === 'off') {
     // With it off, a commit returns before the WAL is flushed: a 00 could be lost in a crash.
     logger.warn('synchronous_commit is off on this database; the store turns it on for its own sessions');
   }
-  const pool = new pg.Pool({
-    connectionString: url,
-    ...POOL_SETTINGS,
-    // Per session, not per batch: a batch is one statement, with no transaction to SET LOCAL in.
-    // A connection that cannot set it is never used (the pool hands out its error instead).
-    onConnect: async (client) => void (await client.query('SET synchronous_commit = on')),
-  });
-  // Without a listener, an idle connection dropped by the server would crash the process.
-  pool.on('error', (error) => logger.warn({ err: error }, 'an idle PostgreSQL connection failed; the pool replaces it'));
-  return createStore(backendOver(pool, withDeadline(pool, options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS)), options);
+  const pools = Object.fromEntries(
+    (Object.keys(POOL_SIZES) as PoolRole[]).map((role) => {
+      const pool = new pg.Pool({
+        connectionString: url,
+        ...POOL_SETTINGS,
+        max: POOL_SIZES[role],
+        application_name: `${POOL_SETTINGS.application_name}-${role}`,
+        // Per session, not per batch: a batch is one statement, with no transaction to SET LOCAL in.
+        // A connection that cannot set it is never used (the pool hands out its error instead).
+        onConnect: async (client) => void (await client.query('SET synchronous_commit = on')),
+      });
+      // Without a listener, an idle connection dropped by the server would crash the process.
+      pool.on('error', (error) => logger.warn({ err: error, pool: role }, 'an idle PostgreSQL connection failed; the pool replaces it'));
+      return [role, pool];
+    }),
+  ) as Record<PoolRole, pg.Pool>;
+  const timeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
+  const runners = {
+    write: withDeadline(pools.write, timeoutMs),
+    log: withDeadline(pools.log, timeoutMs),
+    read: withDeadline(pools.read, timeoutMs),
+  };
+  const close = async () => void (await Promise.all(Object.values(pools).map((pool) => pool.end())));
+  return createStore(backendOver(identity, runners, close), options);
 }
 
 /** Writes one batch (distinct settlementIds) as one statement; answers each one's position, or null when already stored. */
@@ -100,41 +120,57 @@ function insertRows(notifications: readonly NewCollectionNotification[]): string
 
 const wellFormed = (text: string | null) => (text === null || text.isWellFormed() ? text : text.toWellFormed());
 
-/** The store's statements over a pool, each named: every connection parses and plans it once. */
-function backendOver(pool: pg.Pool, run: RunQuery): StoreBackend {
-  const query = async <Row extends pg.QueryResultRow>(name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
-    (await run<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
-  const select = (name: Exclude<QueryName, 'insert' | 'size'>, values: unknown[]) => query<NotificationRow>(name, values);
-  const position = async (name: 'settledHead' | 'positionOfSeq', values: unknown[]) => {
-    const [row] = await query<{ txid: string; seq: string }>(name, values);
+/**
+ * Whether PostgreSQL answered the statement with an error of its own (a SQLSTATE), other than the
+ * classes that mean it could not run anything now: connection exceptions (08), insufficient
+ * resources such as a full disk (53), and shutdowns or cancellations, statement_timeout's included
+ * (57). Without a SQLSTATE (a dropped connection, our answer deadline) nothing was refused.
+ */
+function refusedStatement(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
+}
+
+/** The store's statements, each named (every connection parses and plans it once), each on the connections of its kind of work. */
+function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, close: () => Promise<void>): StoreBackend {
+  const query = async <Row extends pg.QueryResultRow>(role: PoolRole, name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
+    (await runners[role]<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
+  const select = (role: PoolRole, name: Exclude<QueryName, 'insert' | 'size'>, values: unknown[]) => query<NotificationRow>(role, name, values);
+  const position = async (name: 'settledHead' | 'committedHead' | 'positionOfSeq', values: unknown[]) => {
+    const [row] = await query<{ txid: string; seq: string }>('log', name, values);
     return row && toPosition(row.txid, row.seq);
   };
   return {
     kind: 'postgres',
+    identity,
     batchesInFlight: BATCHES_IN_FLIGHT,
-    insertBatch: (notifications) => insertBatch(run, notifications),
-    rowsOf: (settlementIds) => select('getMany', [settlementIds]),
+    insertBatch: (notifications) => insertBatch(runners.write, notifications),
+    rowsOf: (settlementIds) => select('read', 'getMany', [settlementIds]),
     async newestFirst({ accountNumber, before, limit, from, to }) {
       const bound = before ? positionParams(before) : [AFTER_EVERY_TXID, 0];
       if (from !== undefined || to !== undefined) {
         const page = rangedPage({ accountNumber, from, to, bound, limit });
-        return select(page.name, [...page.values]);
+        return select('read', page.name, [...page.values]);
       }
-      return accountNumber === undefined ? select('newest', [...bound, limit]) : select('newestOfAccount', [accountNumber, ...bound, limit]);
+      return accountNumber === undefined ? select('read', 'newest', [...bound, limit]) : select('read', 'newestOfAccount', [accountNumber, ...bound, limit]);
     },
+    // The log follower's reads (live delivery) and subscribers' replays.
     async after({ accountNumber, after, limit }) {
       return accountNumber === undefined
-        ? select('after', [...positionParams(after), limit])
-        : select('afterOfAccount', [accountNumber, ...positionParams(after), limit]);
+        ? select('log', 'after', [...positionParams(after), limit])
+        : select('log', 'afterOfAccount', [accountNumber, ...positionParams(after), limit]);
     },
     settledHead: () => position('settledHead', []),
+    committedHead: () => position('committedHead', []),
     positionOfSeq: (seq) => position('positionOfSeq', [seq]),
-    daySums: (days, accountNumber) => daySums(run, days, accountNumber),
+    daySums: (days, accountNumber) => daySums(runners.read, days, accountNumber),
     async size() {
-      const [row] = await query<{ bytes: string; rows: string }>('size');
+      const [row] = await query<{ bytes: string; rows: string }>('read', 'size');
       return { bytes: Number(row?.bytes ?? 0), approximateRows: Number(row?.rows ?? 0) };
     },
-    ping: async () => void (await run({ text: 'SELECT 1' })),
-    close: () => pool.end(),
+    // Readiness asks whether the store answers: on the log's connections, which a storm does not hold.
+    ping: async () => void (await runners.log({ text: 'SELECT 1' })),
+    refusedStatement,
+    close,
   };
 }

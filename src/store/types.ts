@@ -44,6 +44,11 @@ export interface SummaryQuery {
  */
 export interface NotificationStore {
   readonly kind: 'sqlite' | 'postgres';
+  /**
+   * The id drawn when this store was made, the same for every replica on it: pub/sub channels carry
+   * it, so deployments on different stores never hear each other.
+   */
+  readonly identity: string;
   insert(notification: NewCollectionNotification): Promise<InsertResult>;
   /** The notifications for these settlementIds, in the same order, null where none is stored; settled or not. */
   getMany(settlementIds: readonly string[]): Promise<(CollectionNotificationRecord | null)[]>;
@@ -71,6 +76,11 @@ export interface NotificationStore {
   }): Promise<CollectionNotificationRecord[]>;
   /** The position of the newest settled notification (`START_OF_LOG` when none), reading no row. */
   settledHead(): Promise<LogPosition>;
+  /**
+   * The position of the newest committed notification, settled or not (`START_OF_LOG` when none):
+   * a log reader that stopped short of it knows more is coming once older transactions end.
+   */
+  committedHead(): Promise<LogPosition>;
   /** The position of the notification stored with this `seq`, undefined when none is: for cursors that held only a seq. */
   positionOfSeq(seq: number): Promise<LogPosition | undefined>;
   /** Exact totals of the notifications whose time falls in [from, to), and of each bank-local day in it. */

@@ -129,6 +129,8 @@ export interface TestDatabase {
   breakInserts(): Promise<void>;
   /** Undoes breakInserts. */
   repairInserts(): Promise<void>;
+  /** Makes the database refuse the row of this one settlementId, for a reason no check foresees. */
+  refuseRow(settlementId: string): Promise<void>;
   /** Counts the stored notifications, straight from the database. */
   countRows(): Promise<number>;
 }
@@ -154,23 +156,29 @@ export interface StoreBackend<Database extends TestDatabase = TestDatabase> {
 const TABLE = 'collection_notifications';
 
 /** The parts of a test database every backend builds the same way from its `query`. */
-function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string }) {
+function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string; refuse(settlementId: string): string }) {
   return {
     breakInserts: async () => void (await query(fault.add)),
     repairInserts: async () => void (await query(fault.remove)),
+    refuseRow: async (settlementId: string) => void (await query(fault.refuse(settlementId))),
     countRows: async () => Number((await query(`SELECT count(*) AS n FROM ${TABLE}`))[0]?.n),
   };
 }
 
+// Test ids only: quoted as SQL literals without escaping.
 const SQLITE_FAULT = {
   add: `CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} BEGIN SELECT RAISE(ABORT, 'disk full'); END`,
   remove: 'DROP TRIGGER fail_inserts',
+  refuse: (id: string) =>
+    `CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} WHEN NEW.settlement_id = '${id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
 };
 
 const POSTGRES_FAULT = {
   add: `CREATE FUNCTION fail_inserts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$;
         CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} FOR EACH ROW EXECUTE FUNCTION fail_inserts()`,
   remove: `DROP TRIGGER fail_inserts ON ${TABLE}; DROP FUNCTION fail_inserts()`,
+  refuse: (id: string) => `CREATE FUNCTION refuse_${id}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
+        CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} FOR EACH ROW WHEN (NEW.settlement_id = '${id}') EXECUTE FUNCTION refuse_${id}()`,
 };
 
 /** Opens a store on `url` for the current test, closed when it finishes (before its database goes). */

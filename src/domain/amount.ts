@@ -1,0 +1,18 @@
+/**
+ * How an amount of money is written everywhere in the subgraph: a plain decimal string, as the bank
+ * sends it ("1500", "1500.00"), so the value is exact. No sign, exponent, spaces or separators.
+ */
+export const PLAIN_DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+/**
+ * The most digits an amount may have on each side of its point. Far past any real transfer (10^18
+ * naira), and well within what both stores index (PostgreSQL's numeric in a B-tree entry), so an
+ * amount either fits the store or is refused on arrival, never failed on every retry.
+ */
+export const AMOUNT_DIGITS = { whole: 18, fraction: 18 } as const;
+
+/** Whether `text` is a plain decimal within AMOUNT_DIGITS. */
+export function isAmountWithinDigits(text: string): boolean {
+  const match = PLAIN_DECIMAL.exec(text);
+  return match !== null && match[1]!.length <= AMOUNT_DIGITS.whole && (match[2]?.length ?? 0) <= AMOUNT_DIGITS.fraction;
+}

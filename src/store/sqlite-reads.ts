@@ -1,0 +1,58 @@
+// The SQLite store's reads, on whichever connection runs them: the main one for the log's small
+// reads, the reader thread's own read-only one for everything a GraphQL caller can make heavy.
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import type { LogPosition } from '../domain/index.ts';
+import type { AfterPage, NewestFirstPage } from './core.ts';
+import { selectList, type NotificationRow } from './notification-row.ts';
+import { daySums, prepareSummaryStatements, rangedPage } from './sqlite-summary.ts';
+import type { DayWindow, DaySums } from './summary.ts';
+
+// Every row here is at txid 0: a position with a larger txid (from another store) is past them all.
+const seqBefore = (position: LogPosition | undefined) => (position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+const seqAfter = (position: LogPosition) => (position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+export const atSeq = (seq: number): LogPosition => ({ txid: 0, seq });
+
+const rows = (statement: StatementSync, ...params: SQLInputValue[]) => statement.all(...params) as unknown as NotificationRow[];
+
+/** The store's reads on one connection, each synchronous; a connection's statements never interleave. */
+export function createSqliteReads(database: DatabaseSync) {
+  const from = `SELECT ${selectList('0')} FROM collection_notifications`;
+  const statements = {
+    // One statement for any number of ids: they travel as one JSON array.
+    getMany: database.prepare(`${from} WHERE settlement_id IN (SELECT value FROM json_each(?))`),
+    newest: database.prepare(`${from} WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
+    newestOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
+    after: database.prepare(`${from} WHERE seq > ? ORDER BY seq LIMIT ?`),
+    afterOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    newestSeq: database.prepare('SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1'),
+    hasSeq: database.prepare('SELECT seq FROM collection_notifications WHERE seq = ?'),
+    summary: prepareSummaryStatements(database),
+  };
+  return {
+    rowsOf: (settlementIds: readonly string[]) => rows(statements.getMany, JSON.stringify(settlementIds)),
+    newestFirst({ accountNumber, before, limit, from: start, to }: NewestFirstPage): NotificationRow[] {
+      const bound = seqBefore(before);
+      if (start !== undefined || to !== undefined) {
+        const [statement, params] = rangedPage(statements.summary, { accountNumber, from: start, to, before: bound, limit });
+        return rows(statement, ...params);
+      }
+      return accountNumber === undefined ? rows(statements.newest, bound, limit) : rows(statements.newestOfAccount, accountNumber, bound, limit);
+    },
+    after({ accountNumber, after, limit }: AfterPage): NotificationRow[] {
+      const bound = seqAfter(after);
+      return accountNumber === undefined ? rows(statements.after, bound, limit) : rows(statements.afterOfAccount, accountNumber, bound, limit);
+    },
+    settledHead(): LogPosition | undefined {
+      const row = statements.newestSeq.get();
+      return row && atSeq(Number(row.seq));
+    },
+    positionOfSeq: (seq: number): LogPosition | undefined => (statements.hasSeq.get(seq) ? atSeq(seq) : undefined),
+    daySums: (days: readonly DayWindow[], accountNumber: string | undefined): DaySums[] => daySums(database, statements.summary, days, accountNumber),
+  };
+}
+
+export type SqliteReads = ReturnType<typeof createSqliteReads>;
+
+/** The reads a GraphQL caller can make as heavy as it likes: the reader thread runs them. */
+export const HEAVY_READS = ['rowsOf', 'newestFirst', 'daySums'] as const;
+export type HeavyRead = (typeof HEAVY_READS)[number];
