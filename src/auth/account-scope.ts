@@ -56,11 +56,13 @@ export function scopedStore(store: NotificationStore, scope: AccountScope): Noti
 function bound(store: NotificationStore): NotificationStore {
   return {
     kind: store.kind,
+    identity: store.identity,
     insert: (notification) => store.insert(notification),
     getMany: (ids) => store.getMany(ids),
     listNewestFirst: (query) => store.listNewestFirst(query),
     listAfter: (query) => store.listAfter(query),
     settledHead: () => store.settledHead(),
+    committedHead: () => store.committedHead(),
     positionOfSeq: (seq) => store.positionOfSeq(seq),
     summarize: (query) => store.summarize(query),
     size: () => store.size(),
