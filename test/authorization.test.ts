@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { DEVELOPMENT_ISSUER, DEVELOPMENT_PRIVATE_KEY_PATH } from '../src/auth/development-key.ts';
@@ -187,11 +189,21 @@ describe('the development key', () => {
       .sign(await importJWK(jwk, jwk.alg));
   }
 
-  it('signs tokens a local subgraph accepts with AUTH_JWKS_URL=file:dev/auth-jwks.json', async () => {
+  it('signs the tokens of npm run token, which a local subgraph on AUTH_JWKS_URL=file:dev/auth-jwks.json accepts', async () => {
     const app = await startApp({ AUTH_JWKS_URL: 'file:dev/auth-jwks.json', AUTH_ISSUER: DEVELOPMENT_ISSUER });
-    const { data, errors } = await app.query('{ bvn(number: "22212345678") { firstName } }', undefined, bearer(await developmentToken()));
+    const script = join(import.meta.dirname, '..', 'scripts', 'token.ts');
+    const minted = execFileSync(process.execPath, [script, '--scope', 'kyc:read collections:read', '--accounts', '0123456789', '--expires', '5m'], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH },
+    }).trim();
+    const { data, errors } = await app.query('{ bvn(number: "22212345678") { firstName } }', undefined, bearer(minted));
     expect(errors).toBeUndefined();
     expect(data!.bvn.firstName).toBeTruthy();
+    // Its accounts claim holds: another account is refused.
+    const summary = (account: string) =>
+      app.query(`{ collectionSummary(accountNumber: "${account}", from: "2026-11-01T00:00:00Z", to: "2026-11-02T00:00:00Z") { count } }`, undefined, bearer(minted));
+    expect((await summary('0123456789')).data).toEqual({ collectionSummary: { count: 0 } });
+    expect((await summary('1234567890')).errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
   });
 
   it('is refused in production even when a JWKS served over HTTP holds it', async () => {
