@@ -101,7 +101,7 @@ function createFastify(services: Services, edge: HttpEdge, serve: (handler: Requ
     edge.responded({ method: request.method, route: request.routeOptions.url ?? 'unmatched', statusCode: reply.statusCode }, reply.elapsedTime / 1000);
     done();
   });
-  return fastify as unknown as FastifyInstance;
+  return fastify;
 }
 
 /** Listens; resolves to the base URL (`http://host:port`), loopback written as a browser would reach it. */

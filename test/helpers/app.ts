@@ -32,7 +32,7 @@ export interface TestApp {
 export async function startApp(
   env: Record<string, string> = {},
   overrides: AppOverrides = {},
-  /** Headers every query carries unless it gives its own (an Authorization, say). */
+  /** Headers every query and WebSocket upgrade carries unless it gives its own (an Authorization, say). */
   { headers: defaults = {} }: { headers?: Record<string, string> } = {},
 ): Promise<TestApp> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ...env });
@@ -67,7 +67,7 @@ export async function startApp(
         url: graphqlUrl.replace(/^http/, 'ws'),
         webSocketImpl: class extends WebSocket {
           constructor(address: string, protocols?: string | string[]) {
-            super(address, protocols, { headers: options.headers });
+            super(address, protocols, { headers: { ...defaults, ...options.headers } });
           }
         },
         connectionParams: options.connectionParams,
