@@ -44,7 +44,10 @@ export interface App {
   sandbox: BankSandbox | undefined;
   /** Listens on the configured port (0 picks a free one); resolves to the GraphQL URL. */
   listen(): Promise<string>;
-  /** Drains and closes everything the app started, in order. Safe to call twice. */
+  /**
+   * Drains and closes everything the app started, in order. Safe to call twice. Rejects, once
+   * everything has been closed, when a step failed (the drain ran out of time, a store would not close).
+   */
   close(): Promise<void>;
 }
 
@@ -56,12 +59,18 @@ export interface App {
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const logger = overrides.logger ?? createLogger(config.logLevel);
   const metrics = overrides.metrics ?? createMetrics();
-  // Everything started so far, closed in reverse if a later step fails or on close().
+  // Everything started so far, closed in reverse if a later step fails or on close(). A failed step
+  // does not stop the next: each failure is logged, and the first is the result.
   const started: (() => Promise<void>)[] = [];
-  const closeStarted = async () => {
+  const closeStarted = async (): Promise<unknown[]> => {
+    const failures: unknown[] = [];
     for (const close of started.reverse()) {
-      await close().catch((error: unknown) => logger.error({ err: error }, 'error while closing'));
+      await close().catch((error: unknown) => {
+        failures.push(error);
+        logger.error({ err: error }, `error while closing: ${error instanceof Error ? error.message : String(error)}`);
+      });
     }
+    return failures;
   };
 
   try {
@@ -126,7 +135,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         logger.info({ url }, `bank subgraph listening at ${url}`);
         return url;
       },
-      close: () => (closing ??= closeStarted()),
+      close: () =>
+        (closing ??= closeStarted().then((failures) => {
+          if (failures.length > 0) throw failures[0];
+        })),
     };
   } catch (error) {
     await closeStarted();

@@ -1,9 +1,7 @@
 import closeWithGrace from 'close-with-grace';
 import { ConfigError } from './config/index.ts';
 import type { Logger } from './logger.ts';
-
-/** The drain must finish within the contract's 10 seconds; past this the process leaves anyway. */
-export const EXIT_DEADLINE_MS = 9_500;
+import { SHUTDOWN_DEADLINES, tracingFlushTimeout } from './shutdown.ts';
 
 /** The result of `load`, or on a ConfigError its report on stderr and exit 1 (nothing is listening yet). */
 export function exitOnConfigError<T>(load: () => T): T {
@@ -27,26 +25,44 @@ export async function exitOnStartFailure<T>(logger: Logger, step: () => Promise<
   }
 }
 
+/** What the shutdown closes: the app, then the tracing SDK with the spans of the drained requests. */
+export interface Closeable {
+  app: { close(): Promise<void> };
+  tracing: { shutdown(timeoutMs: number): Promise<void> } | undefined;
+}
+
 /**
  * On SIGTERM or SIGINT (and the other signals and uncaught errors close-with-grace watches), drains
- * through `app.close()` and exits: 0 once drained, 1 after an uncaught error or a failed close. Past
- * the deadline it exits 0 anyway, as the contract promises an exit within 10 seconds.
+ * through `app.close()`, flushes the traces, and exits: 0 once drained; 1 when the drain ran out of
+ * time (connections cut at their deadline, or anything still closing at the exit deadline), when a
+ * step failed to close, or after an uncaught error. Every deadline comes from the shutdown's budget
+ * (shutdown.ts), so the exit always falls within the contract's 10 seconds.
  */
-export function closeOnSignal(app: { close(): Promise<void> }, logger: Logger): void {
+export function closeOnSignal({ app, tracing }: Closeable, logger: Logger): void {
   closeWithGrace(
     {
-      delay: EXIT_DEADLINE_MS,
+      delay: SHUTDOWN_DEADLINES.exitMs,
       // Its own messages (a second signal, a failed close) go through our JSON log too.
       logger,
       onTimeout: () => {
-        logger.error('drain did not finish in time; exiting');
-        process.exit(0);
+        logger.error('the drain ran out of time: still closing at the exit deadline; exiting 1');
+        process.exit(1);
       },
     },
     async ({ signal, err }) => {
+      const signalled = performance.now();
       if (err) logger.fatal({ err }, 'uncaught error; draining before exit');
       else logger.info({ signal }, 'draining: readiness is 503, finishing in-flight work');
-      await app.close();
+      const closed = await app.close().then(
+        () => true,
+        () => false, // app.close() has logged why
+      );
+      // Spans of the drained requests are flushed last, after the app has finished them.
+      await tracing?.shutdown(tracingFlushTimeout(performance.now() - signalled));
+      if (!closed) {
+        logger.error('the drain did not finish cleanly; exiting 1');
+        process.exit(1);
+      }
     },
   );
 }

@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { Writable } from 'node:stream';
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from './logger.ts';
 import { onCleanup } from '../test/helpers/cleanup.ts';
 import { expire } from '../test/helpers/wait.ts';
 
@@ -64,5 +67,38 @@ describe('the process logger', () => {
     await once(run.child, 'exit');
     expect(run.lines().map((line) => line.msg)).toEqual(['logged']);
     expect(JSON.stringify(run.lines())).not.toContain(token.split('.')[1]);
+  });
+});
+
+describe('the logger format', () => {
+  /** A logger writing to a stream of our own; each line written, colours stripped. */
+  function capture(pretty: boolean) {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...stripVTControlCharacters(chunk.toString('utf8')).split('\n').filter(Boolean));
+        done();
+      },
+    });
+    return { logger: createLogger('info', { pretty, destination }), lines };
+  }
+
+  it('writes a readable line, not JSON, when pretty: level, message and fields, secrets still censored', () => {
+    const { logger, lines } = capture(true);
+    logger.info({ url: 'http://localhost:4001/graphql', req: { headers: { authorization: 'Bearer s3cret-t0ken' } } }, 'bank subgraph listening');
+    expect(lines).toHaveLength(1);
+    expect(() => JSON.parse(lines[0]!)).toThrow();
+    expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: bank subgraph listening /);
+    expect(lines[0]).toContain('"url":"http://localhost:4001/graphql"');
+    expect(lines[0]).toContain('[redacted]');
+    expect(lines[0]).not.toContain('s3cret-t0ken');
+    expect(lines[0]).not.toContain('bank-subgraph');
+  });
+
+  it('writes JSON lines otherwise, with the service and secrets censored', () => {
+    const { logger, lines } = capture(false);
+    logger.warn({ req: { headers: { authorization: 'Bearer s3cret-t0ken' } } }, 'a warning');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 40, service: 'bank-subgraph', msg: 'a warning', req: { headers: { authorization: '[redacted]' } } });
   });
 });

@@ -1,4 +1,5 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 import { activeTraceIds } from './telemetry/tracer.ts';
 
 export type { Logger };
@@ -38,14 +39,25 @@ const REDACT_PATHS = [
 const BUFFER_BYTES = 4096;
 const FLUSH_MS = 100;
 
+export interface LogOutput {
+  /** Readable lines (pino-pretty) for a person at a terminal, instead of JSON lines. */
+  pretty?: boolean;
+  /** Where lines go; stdout when not given. */
+  destination?: DestinationStream;
+}
+
 /**
- * The process logger: JSON lines on stdout, secrets censored, the active trace's ids on each line.
- * Lines are written in batches off the request path (sonic-boom, asynchronously, at most 100 ms
- * late) rather than one blocking write per line, which a busy webhook pays for on every delivery
- * (docs/benchmarks.md). pino flushes what is buffered when the process exits, even on a crash;
- * only a kill -9 can lose the last 100 ms of lines.
+ * The process logger: secrets censored, the active trace's ids on each line, whichever the format.
+ *
+ * JSON lines, the default, are for machines (pipes, files, containers): they are written in batches
+ * off the request path (sonic-boom, asynchronously, at most 100 ms late) rather than one blocking
+ * write per line, which a busy webhook pays for on every delivery (docs/benchmarks.md). pino flushes
+ * what is buffered when the process exits, even on a crash; only a kill -9 can lose the last 100 ms.
+ *
+ * Pretty lines are for a terminal, where a person reads them as they come: one line per entry,
+ * local time, written at once, so the last line before an exit is never lost.
  */
-export function createLogger(level: LogLevel): Logger {
+export function createLogger(level: LogLevel, output: LogOutput = {}): Logger {
   const options = {
     level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
@@ -54,5 +66,16 @@ export function createLogger(level: LogLevel): Logger {
     mixin: activeTraceIds,
   };
   if (level === 'silent') return pino(options);
-  return pino(options, pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES, periodicFlush: FLUSH_MS }));
+  if (output.pretty) {
+    const pretty = pinoPretty({
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      // Every line is ours: the service name says nothing to a person at its terminal.
+      ignore: 'pid,hostname,service',
+      sync: true,
+      ...(output.destination === undefined ? {} : { destination: output.destination }),
+    });
+    return pino(options, pretty);
+  }
+  return pino(options, output.destination ?? pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES, periodicFlush: FLUSH_MS }));
 }

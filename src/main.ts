@@ -8,11 +8,11 @@ import { startTracing } from './telemetry/sdk.ts';
 // The only reader of process.env: `.env` first (variables already set win), then validation.
 if (existsSync('.env')) process.loadEnvFile('.env');
 const config = exitOnConfigError(() => loadConfig(process.env));
-const logger = createLogger(config.logLevel);
+// Readable lines for a person at a terminal; JSON lines for anything else (pipes, files, containers).
+const logger = createLogger(config.logLevel, { pretty: process.stdout.isTTY === true });
 // Before the app, so its first request is traced; the SDK reads the OTEL_* variables itself.
 const tracing = await startTracing(process.env);
 const app = await exitOnStartFailure(logger, () => createApp(config, { logger }));
 await exitOnStartFailure(logger, () => app.listen());
 logger.info({ tracing: tracing?.description ?? 'off' }, `tracing: ${tracing?.description ?? 'off (no OTEL_EXPORTER_OTLP_ENDPOINT set)'}`);
-// Spans of the drained requests are flushed last, after the app has finished them.
-closeOnSignal({ close: () => app.close().finally(() => tracing?.shutdown()) }, logger);
+closeOnSignal({ app, tracing }, logger);

@@ -40,37 +40,37 @@ async function startLive() {
     expect(matching, `requests to ${path}`).toHaveLength(1);
     return matching[0]!;
   };
-  return { ...app, lastTo };
+  return { ...app, lastTo, fingerprint: bank.fingerprint };
 }
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
 
 describe('live mode against a separately started bank', () => {
   it('sends account-area calls with the token, username and password headers', async () => {
-    const { query, lastTo } = await startLive();
+    const { query, lastTo, fingerprint } = await startLive();
     const { errors } = await query('{ account(accountNumber: "0123456789", bankCode: "000023") { accountName } }');
     expect(errors).toBeUndefined();
     const lookup = lastTo('/bank/account/NIP');
     expect(lookup.method).toBe('GET');
     expect(lookup.query).toEqual({ account_number: '0123456789', bank_code: '000023' });
-    expect(lookup.headers).toMatchObject({ authorization: 'sandbox-api-token', username: 'sandbox-user', password: 'sandbox-password' });
+    expect(lookup.headers).toMatchObject({ authorization: fingerprint('sandbox-api-token'), username: 'sandbox-user', password: fingerprint('sandbox-password') });
 
     await query('{ banks { code } }');
-    expect(lastTo('/bank/v1/account/NIP/banks').headers.authorization).toBe('sandbox-api-token');
+    expect(lastTo('/bank/v1/account/NIP/banks').headers.authorization).toBe(fingerprint('sandbox-api-token'));
     await query('{ bvn(number: "22212345678") { firstName } }');
     expect(lastTo('/bank/v1/account/bvn').query).toEqual({ number: '22212345678' });
   });
 
   it('sends bill-payment calls with Basic credentials', async () => {
-    const { query, lastTo } = await startLive();
+    const { query, lastTo, fingerprint } = await startLive();
     await query('{ billCategory(id: 3) { name } }');
-    expect(lastTo('/billing/provipay/webapi/categories').headers.authorization).toBe(basic('sandbox-billing', 'sandbox-billing-password'));
+    expect(lastTo('/billing/provipay/webapi/categories').headers.authorization).toBe(fingerprint(basic('sandbox-billing', 'sandbox-billing-password')));
     await query('{ bills(categoryId: 3) { name } }');
     expect(lastTo('/billing/provipay/webapi/bill/assigned/byCategoryId/3').method).toBe('GET');
   });
 
   it('sends the posting lookup with its credentials in a JSON body', async () => {
-    const { query, lastTo } = await startLive();
+    const { query, lastTo, fingerprint } = await startLive();
     await query('{ postingAccount(accountNumber: "0011223344", beneficiaryBank: "000013") { accountName } }');
     const posting = lastTo('/posting/postingrest/GetNIPAccount');
     expect(posting.method).toBe('POST');
@@ -79,25 +79,25 @@ describe('live mode against a separately started bank', () => {
       accountNumber: '0011223344',
       beneficiaryBank: '000013',
       userName: 'sandbox-posting',
-      password: 'sandbox-posting-password',
+      password: fingerprint('sandbox-posting-password'),
     });
   });
 
   it('signs a merchant in with base64 e-mail and password, and refreshes with the header token', async () => {
-    const { query, lastTo } = await startLive();
+    const { query, lastTo, fingerprint } = await startLive();
     const login = await query('mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { refreshToken } }');
     const sent = lastTo('/wallet/auth/login');
     expect(JSON.parse(sent.body)).toEqual({
       email: Buffer.from('merchant@sandbox.ng').toString('base64'),
-      password: Buffer.from('Sandbox#2026').toString('base64'),
+      password: fingerprint(Buffer.from('Sandbox#2026').toString('base64')),
     });
     const refreshToken = login.data!.merchantLogin.refreshToken;
     await query('mutation($t: String!) { merchantRefreshSession(refreshToken: $t) { accessToken } }', { t: refreshToken });
-    expect(lastTo('/wallet/auth/refresh/token').headers['x-refresh-token']).toBe(refreshToken);
+    expect(lastTo('/wallet/auth/refresh/token').headers['x-refresh-token']).toBe(fingerprint(refreshToken));
   });
 
   it('runs OAuth with a form-encoded authorize query and a Basic-authenticated form exchange', async () => {
-    const { query, lastTo } = await startLive();
+    const { query, lastTo, fingerprint } = await startLive();
     const redirectUri = 'https://app.example.com/cb?x=1&y=a b';
     const authorize = await query('mutation($u: String!) { transactionAuthorize(redirectUri: $u) { code } }', { u: redirectUri });
     const asked = lastTo('/bank/transaction/oauth/authorize/');
@@ -110,11 +110,11 @@ describe('live mode against a separately started bank', () => {
     expect(token.errors).toBeUndefined();
     const exchange = lastTo('/gateway/transaction/oauth/authorize/');
     expect(exchange.method).toBe('POST');
-    expect(exchange.headers.authorization).toBe(basic('sandbox-oauth-client', 'sandbox-oauth-secret'));
+    expect(exchange.headers.authorization).toBe(fingerprint(basic('sandbox-oauth-client', 'sandbox-oauth-secret')));
     expect(Object.fromEntries(new URLSearchParams(exchange.body))).toEqual({
       grant_type: 'authorization_code',
       client_id: 'sandbox-oauth-client',
-      code,
+      code: fingerprint(code),
       redirect_uri: redirectUri,
     });
     expect(exchange.body).toContain(`redirect_uri=${encodeURIComponent(redirectUri).replace(/%20/g, '+')}`);

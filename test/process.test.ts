@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createMetrics } from '../src/metrics.ts';
-import { DRAIN_DEADLINE_MS } from '../src/server/http-edge.ts';
+import { SHUTDOWN_DEADLINES } from '../src/shutdown.ts';
 import { createNotificationStore } from '../src/store/index.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
@@ -18,6 +18,14 @@ import { holdCalls } from './helpers/proxy.ts';
 import { serviceUrl } from './helpers/services.ts';
 import { isolatedPostgresUrl, openMemoryStore, silent, tempSqlitePath } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
+
+function isJsonObject(line: string): boolean {
+  try {
+    return typeof JSON.parse(line) === 'object';
+  } catch {
+    return false;
+  }
+}
 
 function tempStoreUrl(): string {
   return `sqlite:${tempSqlitePath()}`;
@@ -54,9 +62,12 @@ const LIVE_VARIABLES = [
 ];
 
 describe('start-up', () => {
-  it('logs first that the bank is the sandbox and which store and pub/sub, then where it listens', async () => {
+  it('logs first that the bank is the sandbox and which store and pub/sub, then where it listens, as JSON lines on a pipe', async () => {
     const storeUrl = tempStoreUrl();
     const subgraph = await startSubgraphProcess({ STORE_URL: storeUrl });
+    // stdout is a pipe here, not a terminal: every line is JSON, none of pino-pretty's.
+    expect(subgraph.output.length).toBeGreaterThan(0);
+    expect(subgraph.output.filter((line) => !isJsonObject(line))).toEqual([]);
     const [first] = subgraph.logs;
     expect(first).toMatchObject({ bank: 'sandbox', store: storeUrl, pubsub: 'memory:', auth: 'off' });
     expect(String(first!.msg)).toMatch(/sandbox.*store: sqlite:.*pub\/sub: memory:.*authorization: OFF/);
@@ -176,16 +187,62 @@ describe('SIGTERM', () => {
 
     const { code, signal } = await subgraph.exited;
     expect({ code, signal }).toEqual({ code: 0, signal: null });
-    // Within the contract's 10 s, and before the 7 s cut-off of lingering connections (typically
-    // within a second, so a loaded machine has room): the drain ended because the work did, not
-    // because the deadline cut the idle keep-alive connection.
-    expect(performance.now() - signalled).toBeLessThan(DRAIN_DEADLINE_MS - 500);
+    // Well before the cut-off of lingering connections (typically within a second, so a loaded
+    // machine has room): the drain ended because the work did, not because the deadline cut the
+    // idle keep-alive connection.
+    expect(performance.now() - signalled).toBeLessThan(SHUTDOWN_DEADLINES.connectionsMs - 500);
+    expect(subgraph.logs.some((line) => String(line.msg).includes('ran out of time'))).toBe(false);
 
     // The 00 was durable: the file, opened afresh, holds it (every start reads it so; no second process needed).
     const reopened = await createNotificationStore(storeUrl, { logger: silent });
     onCleanup(() => reopened.close());
     const [stored] = await reopened.getMany([body.settlementId as string]);
     expect(stored).toMatchObject({ settlementId: body.settlementId, transactionAmount: '1500.00', rawBody: payload });
+  });
+});
+
+/** A socket to `port` that has sent `head` and received the start of the server's answer. */
+async function heldOpen(port: number, head: string): Promise<{ answer: string; closed: Promise<unknown> }> {
+  const socket = connect(port, '127.0.0.1');
+  onCleanup(async () => void socket.destroy());
+  socket.on('error', () => undefined);
+  const closed = once(socket, 'close');
+  socket.write(head);
+  const [chunk] = (await once(socket, 'data')) as [Buffer];
+  return { answer: chunk.toString('latin1'), closed };
+}
+
+describe('SIGTERM with a drain that cannot finish', () => {
+  it('cuts what is still open at the connection deadline (a request, a silent WebSocket), says so, and exits 1 within 10 s', async () => {
+    const subgraph = await startSubgraphProcess();
+    const port = Number(new URL(subgraph.baseUrl).port);
+    // A request whose body never comes; 100 Continue shows the server holds it before the signal.
+    const request = await heldOpen(
+      port,
+      'POST /graphql HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\nexpect: 100-continue\r\n\r\n',
+    );
+    expect(request.answer).toMatch(/^HTTP\/1\.1 100 /);
+    // A WebSocket client that will never answer the server's close frame.
+    const websocket = await heldOpen(
+      port,
+      'GET /graphql HTTP/1.1\r\nhost: 127.0.0.1\r\nupgrade: websocket\r\nconnection: Upgrade\r\n' +
+        'sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\nsec-websocket-protocol: graphql-transport-ws\r\n\r\n',
+    );
+    expect(websocket.answer).toMatch(/^HTTP\/1\.1 101 /);
+
+    const signalled = performance.now();
+    subgraph.child.kill('SIGTERM');
+    await Promise.all([request.closed, websocket.closed]);
+    const { code, signal } = await subgraph.exited;
+    const took = performance.now() - signalled;
+
+    expect({ code, signal }).toEqual({ code: 1, signal: null });
+    // Cut at the connection deadline, not left to the forced exit at the end of the budget.
+    expect(took).toBeGreaterThanOrEqual(SHUTDOWN_DEADLINES.connectionsMs - 100);
+    expect(took).toBeLessThan(SHUTDOWN_DEADLINES.exitMs);
+    const messages = subgraph.logs.map((line) => String(line.msg));
+    expect(messages).toContainEqual(expect.stringContaining('the drain ran out of time: connections still open at its deadline were cut'));
+    expect(messages.at(-1)).toBe('the drain did not finish cleanly; exiting 1');
   });
 });
 

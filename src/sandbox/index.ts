@@ -6,20 +6,11 @@ import { accountRoutes } from './account.ts';
 import { billingRoutes } from './billing.ts';
 import { headerValue, type SandboxDeps } from './http.ts';
 import { postingRoutes } from './posting.ts';
+import { recordRequests, type ReceivedRequest } from './received.ts';
 import { authorizeRoutes, createOAuthState, tokenRoutes } from './transaction.ts';
 import { walletRoutes } from './wallet.ts';
 
-/** One request as the sandbox bank received it. */
-export interface ReceivedRequest {
-  method: string;
-  /** The path as sent, without the query string. */
-  path: string;
-  query: Record<string, string>;
-  /** Lower-case names; a repeated header joined with ", ". */
-  headers: Record<string, string | undefined>;
-  /** The raw body text; `''` when there was none. */
-  body: string;
-}
+export type { ReceivedRequest };
 
 /** Where each area of the sandbox answers: the spec's placeholders, as a live deployment configures them. */
 export interface SandboxUrls {
@@ -32,8 +23,13 @@ export interface SandboxUrls {
 
 export interface BankSandbox {
   urls: SandboxUrls;
-  /** Every request received, oldest first (bounded: the last `receivedLimit`). */
+  /**
+   * Every request received, oldest first (bounded: the last `receivedLimit`), with each password,
+   * token, code and credential header replaced by its `fingerprint`.
+   */
   received: ReceivedRequest[];
+  /** What `received` shows in place of a secret `value`; compare with it to check which credential was sent. */
+  fingerprint(value: string): string;
   close(): Promise<void>;
 }
 
@@ -65,12 +61,11 @@ const BODY_LIMIT = 1024 * 1024;
 export async function startBankSandbox(options: BankSandboxOptions = {}): Promise<BankSandbox> {
   const host = options.host ?? '127.0.0.1';
   const deps: SandboxDeps = { now: options.now ?? Date.now, logger: options.logger?.child({ component: 'bank-sandbox' }) };
-  const received: ReceivedRequest[] = [];
   // Fastify's own request logging is off: it would log at info, and headers carry credentials.
   const app = fastify({ logger: false, bodyLimit: BODY_LIMIT });
 
   keepBodiesAsText(app);
-  recordRequests(app, received, options.receivedLimit ?? 1000);
+  const { received, fingerprint } = recordRequests(app, options.receivedLimit ?? 1000);
   logRequests(app, deps.logger);
 
   const oauth = createOAuthState(deps);
@@ -96,7 +91,7 @@ export async function startBankSandbox(options: BankSandboxOptions = {}): Promis
     wallet: origin + SANDBOX_PREFIXES.wallet,
   };
   deps.logger?.debug({ urls }, 'bank sandbox listening');
-  return { urls, received, close: () => app.close() };
+  return { urls, received, fingerprint, close: () => app.close() };
 }
 
 /** A host to put in a URL: a wildcard bind is reached over loopback; IPv6 goes in brackets. */
@@ -130,30 +125,6 @@ async function readText(stream: IncomingMessage): Promise<string> {
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
-}
-
-/** Logs every request in arrival order; its body is filled in once read (before any route runs). */
-function recordRequests(app: FastifyInstance, received: ReceivedRequest[], limit: number): void {
-  const entries = new WeakMap<FastifyRequest, ReceivedRequest>();
-  app.addHook('onRequest', async (request) => {
-    const at = request.url.indexOf('?');
-    const headers: Record<string, string | undefined> = {};
-    for (const name of Object.keys(request.headers)) headers[name] = headerValue(request, name);
-    const entry: ReceivedRequest = {
-      method: request.method,
-      path: at === -1 ? request.url : request.url.slice(0, at),
-      query: Object.fromEntries(new URLSearchParams(at === -1 ? '' : request.url.slice(at + 1))),
-      headers,
-      body: '',
-    };
-    entries.set(request, entry);
-    received.push(entry);
-    if (received.length > limit) received.splice(0, received.length - limit);
-  });
-  app.addHook('preValidation', async (request) => {
-    const entry = entries.get(request);
-    if (entry !== undefined && typeof request.body === 'string') entry.body = request.body;
-  });
 }
 
 /** One debug line per answered request: method, path and status; never headers, query or body. */

@@ -3,8 +3,10 @@
 // timing live here once, so no route can miss one: Fastify applies its keep-alive default only to a
 // server it makes itself, and that was the first default a second edge missed.
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
 import type { Metrics } from '../metrics.ts';
+import { SHUTDOWN_DEADLINES } from '../shutdown.ts';
 
 /**
  * `false`: the socket's address is the client's. `true`: every hop is trusted. A number: that many
@@ -25,9 +27,6 @@ export const SERVER_TIMEOUTS = {
   /** A whole request (at most 1 MiB) must arrive within this; the response may take as long as the bank does. */
   requestTimeout: 120_000,
 } as const;
-
-/** Connections still open this long into a drain are cut, so the process exits within 10 s. */
-export const DRAIN_DEADLINE_MS = 7_000;
 
 /** What a request that arrives while the server drains is told (Fastify's own 503 body). */
 const DRAINING_BODY = '{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}';
@@ -55,7 +54,8 @@ export interface HttpEdge {
   responded(request: { method: string; route: string; statusCode: number }, seconds: number): void;
   /**
    * Drains: new requests get 503, idle connections close as their last response ends, and whatever
-   * is still open at the deadline is cut. Resolves once `closeRoutes` (which stops the server) has.
+   * is still open at the shutdown's connection deadline is cut. Settles once `closeRoutes` (which
+   * stops the server) has: rejected when it had to cut, since requests in flight then never finished.
    */
   drain(closeRoutes: () => Promise<void>): Promise<void>;
 }
@@ -63,8 +63,15 @@ export interface HttpEdge {
 /** Creates the server with the shared timeouts; nothing listens until Fastify's `listen`. */
 export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics, 'httpRequestDuration'>; trustProxy: TrustProxy }): HttpEdge {
   const servers: Server[] = [];
+  // Every open socket of every server, WebSockets included: Node's closeAllConnections knows only HTTP
+  // ones, and a WebSocket client that never answers its close would otherwise hold the drain past its deadline.
+  const sockets = new Set<Socket>();
   const newServer = () => {
     const created = createServer({ ...SERVER_TIMEOUTS });
+    created.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
     servers.push(created);
     return created;
   };
@@ -101,12 +108,18 @@ export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics,
     async drain(closeRoutes) {
       draining = true;
       for (const each of servers) each.closeIdleConnections();
-      const deadline = setTimeout(() => servers.forEach((each) => each.closeAllConnections()), DRAIN_DEADLINE_MS);
+      let cut = false;
+      const deadline = setTimeout(() => {
+        cut = true;
+        for (const each of servers) each.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      }, SHUTDOWN_DEADLINES.connectionsMs);
       try {
         await closeRoutes();
       } finally {
         clearTimeout(deadline);
       }
+      if (cut) throw new Error('the drain ran out of time: connections still open at its deadline were cut');
     },
   };
 }

@@ -16,7 +16,10 @@ import { attachSubscriptionServer, type SubscriptionServerOptions } from './webs
 export interface HttpServer {
   /** Starts listening (and on the webhook's own port, when it has one); resolves to where. */
   listen(port: number, host: string): Promise<{ graphqlUrl: string; webhookUrl: string | undefined }>;
-  /** Drains: readiness 503, no new connections, in-flight requests finish, WebSockets close 1001. */
+  /**
+   * Drains: readiness 503, no new connections, in-flight requests finish, WebSockets close 1001.
+   * Rejects when the drain ran out of time and cut connections still open.
+   */
   close(): Promise<void>;
 }
 
@@ -77,8 +80,12 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     },
     async close() {
       if (edge.isDraining()) return;
-      await edge.drain(() => Promise.all([subscriptions.dispose(), fastify.close(), webhookFastify?.close()]).then(() => undefined));
-      await apollo.stop();
+      try {
+        await edge.drain(() => Promise.all([subscriptions.dispose(), fastify.close(), webhookFastify?.close()]).then(() => undefined));
+      } finally {
+        // Even after a drain cut short: Apollo's own plugins still get their stop.
+        await apollo.stop();
+      }
     },
   };
 }

@@ -7,11 +7,10 @@
  * endpoint (or an explicit OTEL_TRACES_EXPORTER) the SDK is not even loaded: the spans made
  * through @opentelemetry/api then go to its no-op tracer.
  */
+import { TRACING_FLUSH_MS } from '../shutdown.ts';
 import { markTracingStarted } from './tracer.ts';
 
 export const DEFAULT_SERVICE_NAME = 'bank-subgraph';
-/** A collector that does not answer holds the exit at most this long. */
-const SHUTDOWN_FLUSH_MS = 2_000;
 /** Exporters the SDK knows by name; anything else in OTEL_TRACES_EXPORTER is not "something real". */
 const KNOWN_EXPORTERS = new Set(['otlp', 'console', 'zipkin']);
 
@@ -20,8 +19,11 @@ type Env = Record<string, string | undefined>;
 export interface Tracing {
   /** Where spans go, for the start-up log line: host and protocol, never a header or a path secret. */
   description: string;
-  /** Exports what is still batched (bounded in time) and stops the SDK. */
-  shutdown(): Promise<void>;
+  /**
+   * Exports what is still batched and stops the SDK, for at most `timeoutMs` (the shutdown budget's
+   * share for it by default): a collector that does not answer holds the exit no longer.
+   */
+  shutdown(timeoutMs?: number): Promise<void>;
 }
 
 const value = (env: Env, name: string) => env[name]?.trim() || undefined;
@@ -87,10 +89,10 @@ export async function startTracing(env: Env): Promise<Tracing | undefined> {
   let stopped: Promise<void> | undefined;
   return {
     description: describe(env),
-    shutdown: () =>
+    shutdown: (timeoutMs = TRACING_FLUSH_MS) =>
       (stopped ??= Promise.race([
         sdk.shutdown().catch(() => undefined),
-        new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_FLUSH_MS).unref()),
+        new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
       ])),
   };
 }

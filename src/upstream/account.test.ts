@@ -74,9 +74,9 @@ describe('account client against the sandbox (ops 1-3)', () => {
       body: '',
     });
     expect(request.headers).toMatchObject({
-      authorization: sandboxCredentials.apiToken,
+      authorization: sandbox().fingerprint(sandboxCredentials.apiToken),
       username: sandboxCredentials.username,
-      password: sandboxCredentials.password,
+      password: sandbox().fingerprint(sandboxCredentials.password),
       accept: 'application/json',
       'user-agent': 'bank-subgraph',
     });
@@ -113,7 +113,7 @@ describe('account client against the sandbox (ops 1-3)', () => {
     for (const bank of banks) expect(bank.code).toMatch(/^\d{6}$/);
     expect(banks).toContainEqual({ code: '000023', name: expect.any(String) });
     expect(lastReceived(sandbox(), '/banks')).toMatchObject({ method: 'GET', path: '/bank/v1/account/NIP/banks' });
-    expect(lastReceived(sandbox(), '/banks').headers.authorization).toBe(sandboxCredentials.apiToken);
+    expect(lastReceived(sandbox(), '/banks').headers.authorization).toBe(sandbox().fingerprint(sandboxCredentials.apiToken));
   });
 
   it('op 3: looks the BVN up by number and keeps the whole body as raw', async () => {

@@ -51,7 +51,7 @@ describe('posting client against the sandbox (op 13)', () => {
       accountNumber: '0123456789',
       beneficiaryBank: '000023',
       userName: sandboxCredentials.postingUsername,
-      password: sandboxCredentials.postingPassword,
+      password: sandbox().fingerprint(sandboxCredentials.postingPassword),
     });
   });
 

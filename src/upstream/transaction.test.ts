@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
+import { basic, lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import {
   createTestClients,
@@ -128,14 +128,13 @@ describe('transaction client against the sandbox (ops 4-5)', () => {
     const request = lastReceived(sandbox(), '/transaction/oauth/authorize/');
     expect(request).toMatchObject({ method: 'POST', path: '/gateway/transaction/oauth/authorize/' });
     expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    const basic = Buffer.from((request.headers.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8');
-    expect(basic).toBe(`${sandboxCredentials.oauthClientId}:${sandboxCredentials.oauthClientSecret}`);
+    expect(request.headers.authorization).toBe(sandbox().fingerprint(basic(sandboxCredentials.oauthClientId, sandboxCredentials.oauthClientSecret)));
     // redirect_uri travels percent-encoded in the form, and decodes back exactly.
     expect(request.body).toContain(`redirect_uri=${encodeURIComponent(REDIRECT).replace(/%20/g, '+')}`);
     expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({
       grant_type: 'authorization_code',
       client_id: sandboxCredentials.oauthClientId,
-      code,
+      code: sandbox().fingerprint(code),
       redirect_uri: REDIRECT,
     });
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
+import { b64, lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
 import { createTestClients, expectUpstreamError, sandboxBankCredentials, urlsAt } from '../../test/helpers/bank-clients.ts';
 
 const MERCHANT = { email: 'merchant@sandbox.ng', password: 'Sandbox#2026' };
@@ -89,9 +89,10 @@ describe('wallet client against the sandbox (ops 8-12)', () => {
     const request = lastReceived(sandbox(), '/auth/login');
     expect(request).toMatchObject({ method: 'POST', path: '/wallet/auth/login' });
     expect(request.headers['content-type']).toBe('application/json');
-    const body = JSON.parse(request.body) as { email: string; password: string };
-    expect(Buffer.from(body.email, 'base64').toString('utf8')).toBe(MERCHANT.email);
-    expect(Buffer.from(body.password, 'base64').toString('utf8')).toBe(MERCHANT.password);
+    expect(JSON.parse(request.body)).toEqual({
+      email: b64(MERCHANT.email),
+      password: sandbox().fingerprint(b64(MERCHANT.password)),
+    });
   });
 
   it('op 8: a wrong password is UPSTREAM_REJECTED with the bank message', async () => {
@@ -111,7 +112,7 @@ describe('wallet client against the sandbox (ops 8-12)', () => {
     expect(tokens.refreshToken).not.toBe(session.refreshToken);
     const request = lastReceived(sandbox(), '/auth/refresh/token');
     expect(request).toMatchObject({ method: 'POST', path: '/wallet/auth/refresh/token', body: '' });
-    expect(request.headers['x-refresh-token']).toBe(session.refreshToken);
+    expect(request.headers['x-refresh-token']).toBe(sandbox().fingerprint(session.refreshToken));
     await expectUpstreamError(clients.wallet.refreshSession(session.refreshToken), 'UPSTREAM_REJECTED', [session.refreshToken]);
   });
 
@@ -121,7 +122,7 @@ describe('wallet client against the sandbox (ops 8-12)', () => {
     await clients.wallet.logout({ accessToken, refreshToken });
     const request = lastReceived(sandbox(), '/auth/logout');
     expect(request).toMatchObject({ method: 'POST', path: '/wallet/auth/logout', body: '' });
-    expect(request.headers).toMatchObject({ 'x-access-token': accessToken, 'x-refresh-token': refreshToken });
+    expect(request.headers).toMatchObject({ 'x-access-token': sandbox().fingerprint(accessToken), 'x-refresh-token': sandbox().fingerprint(refreshToken) });
     await expectUpstreamError(clients.wallet.logout({ accessToken, refreshToken }), 'UPSTREAM_REJECTED', [accessToken, refreshToken]);
   });
 
@@ -136,7 +137,7 @@ describe('wallet client against the sandbox (ops 8-12)', () => {
     await expect(clients.wallet.resetPassword(reset)).resolves.toMatchObject({ status: true, message: expect.any(String) });
     const request = lastReceived(bank, '/auth/password/reset');
     expect(request.path).toBe('/wallet/auth/password/reset');
-    expect(JSON.parse(request.body)).toEqual(reset);
+    expect(JSON.parse(request.body)).toEqual({ resetCode: bank.fingerprint(reset.resetCode), password: bank.fingerprint(reset.password) });
 
     await expect(clients.wallet.login({ email: MERCHANT.email, password: reset.password })).resolves.toBeDefined();
     await expectUpstreamError(clients.wallet.resetPassword(reset), 'UPSTREAM_REJECTED', [reset.password]);

@@ -24,7 +24,7 @@ export function useSandbox(options: BankSandboxOptions = {}): () => BankSandbox 
   };
 }
 
-/** What the sandbox received for the last request to a path ending in `pathEnd`. */
+/** What the sandbox received for the last request to a path ending in `pathEnd` (secrets as `sandbox.fingerprint` shows them). */
 export function lastReceived(sandbox: BankSandbox, pathEnd: string): ReceivedRequest {
   const found = sandbox.received.findLast((request) => request.path.endsWith(pathEnd));
   if (found === undefined) throw new Error(`the sandbox received nothing at …${pathEnd}`);

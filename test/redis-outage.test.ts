@@ -1,0 +1,57 @@
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
+import { captureLogs } from './helpers/logs.ts';
+import { scrape, subscribersLive } from './helpers/metrics.ts';
+import { redisServerAvailable, startOwnRedis } from './helpers/redis-server.ts';
+import { tempSqlitePath } from './helpers/stores.ts';
+import { Inbox, waitFor } from './helpers/wait.ts';
+
+// Every replica shares one Redis: its outage must not take them out of the load balancer, and live
+// delivery goes on from the store (the feed's timer) until it is back.
+
+async function readiness(app: TestApp): Promise<{ status: number; body: Record<string, string> }> {
+  const response = await request(`${app.baseUrl}/health/ready`);
+  return { status: response.statusCode, body: (await response.body.json()) as Record<string, string> };
+}
+
+function liveSubscriber(app: TestApp): Inbox<string> {
+  const events = new Inbox<string>();
+  app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
+    { query: 'subscription { incomingTransfer { settlementId } }' },
+    { next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId), error: () => undefined, complete: () => undefined },
+  );
+  return events;
+}
+
+describe.runIf(redisServerAvailable())('a Redis outage', () => {
+  it('keeps every replica ready and delivering, shows in pubsub_connected and logs the loss and the return once', async () => {
+    const redis = await startOwnRedis();
+    const storeUrl = `sqlite:${tempSqlitePath()}`;
+    const { logger, logs, logged } = captureLogs();
+    const a = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redis.url }, { logger });
+    const b = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redis.url });
+    const onB = liveSubscriber(b);
+    await subscribersLive(b, 1);
+
+    await redis.stop();
+    for (const app of [a, b]) {
+      await waitFor(async () => ((await scrape(app, 'pubsub_connected')) === 0 ? true : undefined));
+      expect(await readiness(app)).toEqual({ status: 200, body: { status: 'ready', store: 'ok', pubsub: 'down' } });
+    }
+    await logged((line) => String(line.msg).startsWith('Redis pub/sub link lost'));
+    // Stored on A, which cannot tell B: B's feed reads it from the store on its timer.
+    const during = notificationBody();
+    expect((await a.deliver(during)).reply.responseCode).toBe('00');
+    await onB.first((id) => id === during.settlementId);
+
+    await redis.start();
+    for (const app of [a, b]) await waitFor(async () => ((await scrape(app, 'pubsub_connected')) === 1 ? true : undefined), 10_000);
+    await logged((line) => String(line.msg).startsWith('Redis pub/sub link restored'));
+    const after = notificationBody();
+    expect((await a.deliver(after)).reply.responseCode).toBe('00');
+    await onB.first((id) => id === after.settlementId);
+    expect([...onB]).toEqual([during.settlementId, after.settlementId]);
+    expect(logs.filter((line) => /^Redis pub\/sub link/.test(String(line.msg))).map((line) => line.level)).toEqual([40, 30]);
+  });
+});
