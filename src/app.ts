@@ -1,3 +1,6 @@
+import { createAuthenticator } from './auth/authenticator.ts';
+import { enforceAccessRules } from './auth/enforce.ts';
+import type { KeySetOptions } from './auth/key-set.ts';
 import { describeUrl, type Config } from './config/index.ts';
 import { startNotificationFeed, type NotificationFeedOptions } from './collection/notification-feed.ts';
 import type { Services } from './context.ts';
@@ -32,6 +35,8 @@ export interface AppOverrides {
   notificationFeed?: NotificationFeedOptions;
   /** Timing of the WebSocket keep-alive, for tests. */
   subscriptions?: SubscriptionServerOptions;
+  /** How soon a token naming an unknown key may prompt another read of the JWKS, for tests. */
+  jwks?: KeySetOptions;
 }
 
 export interface App {
@@ -70,10 +75,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   try {
     const { bank, sandbox, description } = await connectBank(config, overrides, { logger, metrics, started });
+    const auth = describeAuth(config);
     logger.info(
-      { bank: sandbox ? 'sandbox' : 'live', store: describeUrl(config.storeUrl), pubsub: describeUrl(config.pubsubUrl) },
-      `bank: ${description}; store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}`,
+      { bank: sandbox ? 'sandbox' : 'live', store: describeUrl(config.storeUrl), pubsub: describeUrl(config.pubsubUrl), auth: auth.mode },
+      `bank: ${description}; store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}; authorization: ${auth.description}`,
     );
+    const authenticator = await createAuthenticator(config.auth, { production: config.production, keySet: overrides.jwks });
 
     const onBatch = (batch: BatchReport) => metrics.storeBatchSize.observe({ outcome: batch.outcome }, batch.size);
     const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
@@ -99,9 +106,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       store,
       pubsub,
       notificationFeed,
+      authenticator,
     };
     const catalogueMaxAgeS = Math.floor(config.upstream.bankListTtlMs / 1000);
-    const server = await createHttpServer(services, createSubgraphSchema({ catalogueMaxAgeS }), {
+    const schema = createSubgraphSchema({ catalogueMaxAgeS });
+    // The schema's @authenticated / @requiresScopes, enforced by its own resolvers, for every transport.
+    enforceAccessRules(schema, (reason) => metrics.authorizationRefusals.inc({ reason }));
+    const server = await createHttpServer(services, schema, {
       production: config.production,
       routerSecret: config.routerSecret,
       corsOrigins: config.corsOrigins,
@@ -109,6 +120,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       trustProxy: config.trustProxy,
       webhook: { credentials: config.webhook, allowedSources: config.webhookAllowedSources, timezone: config.upstream.timezone },
       subscriptions: overrides.subscriptions,
+      callbackUrls: config.callbackUrls,
+      webhookPort: config.webhookPort,
     });
     // The server drains first: in-flight webhook writes finish before the store closes.
     started.push(() => server.close());
@@ -117,7 +130,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     return {
       sandbox,
       async listen() {
-        const url = await server.listen(config.port, config.host);
+        const { graphqlUrl: url, webhookUrl } = await server.listen(config.port, config.host);
+        if (webhookUrl !== undefined) logger.info({ webhookUrl }, `collection webhook and health listening at ${webhookUrl} (WEBHOOK_PORT)`);
         logger.info({ url }, `bank subgraph listening at ${url}`);
         return url;
       },
@@ -130,6 +144,15 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     await closeStarted();
     throw error;
   }
+}
+
+/** Authorization as the first log line tells it: on (with whose tokens), or off, and why that is allowed. */
+function describeAuth(config: Config): { mode: 'jwt' | 'off'; description: string } {
+  if (config.auth === undefined) {
+    return { mode: 'off', description: 'OFF (no AUTH_JWKS_URL; every caller reads everything: never expose this outside development)' };
+  }
+  const { issuer, audience } = config.auth;
+  return { mode: 'jwt', description: `JWT from ${issuer}${audience === undefined ? '' : ` for ${audience}`}` };
 }
 
 /**

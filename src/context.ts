@@ -1,3 +1,7 @@
+import type { Authenticator } from './auth/authenticator.ts';
+import { createAccountScope, scopedStore } from './auth/account-scope.ts';
+import { visibleAccounts, type Caller } from './auth/caller.ts';
+import type { AuthContext } from './auth/enforce.ts';
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { SubscriberConnection } from './collection/subscriber-queue.ts';
 import type { NotificationFeed } from './collection/notification-feed.ts';
@@ -14,6 +18,8 @@ import type { BankClients } from './upstream/types.ts';
 /** The long-lived services an app wires together once; every request's context draws on them. */
 export interface Services extends ContextDeps {
   pubsub: PubSub;
+  /** Who calls: from the Authorization header or graphql-ws connectionParams to a Caller. */
+  authenticator: Authenticator;
 }
 
 /** What an operation's context is made from. */
@@ -33,7 +39,7 @@ export interface ContextDeps {
 }
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */
-export interface Context {
+export interface Context extends AuthContext {
   /** The bank as this operation may use it: at most `MAX_OPERATION_COST` calls (the cached reference data aside). */
   bank: BankClients;
   loaders: Loaders;
@@ -44,23 +50,35 @@ export interface Context {
   incomingTransfers(options: { accountNumber?: string | undefined; after?: LogPosition | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
 
-/** How the operation's transport reaches its client, where it has a connection of its own (WebSocket). */
+/** Who calls, and how the operation's transport reaches its client. */
 export interface OperationTransport {
+  caller: Caller;
+  /** The client's own connection, where it has one (WebSocket). */
   connection?: SubscriberConnection | undefined;
+  /** See AuthContext: true where no connection ends the operation's streams when the token expires. */
+  streamsEndWithToken?: boolean | undefined;
 }
 
 /** A fresh context, with its own loaders and bank-call budget, for one GraphQL operation. */
-export function createContext(services: ContextDeps, transport: OperationTransport = {}): Context {
+export function createContext(services: ContextDeps, transport: OperationTransport): Context {
   const max = services.maxOperationCost;
   const { bank } = createBankBudget(services.bank, max, () =>
     services.logger.warn({ max }, 'operation reached its bank-call budget (MAX_OPERATION_COST): further calls refused'),
   );
+  // Every read of money records goes through the caller's accounts: lists, totals, by id, streams.
+  const scope = createAccountScope(visibleAccounts(transport.caller), () =>
+    services.metrics.authorizationRefusals.inc({ reason: 'forbidden_account' }),
+  );
+  const store = scopedStore(services.store, scope);
   return {
+    caller: transport.caller,
+    streamsEndWithToken: transport.streamsEndWithToken,
     bank,
     // The loaders reach the bank through the budget too; the process-wide reference data does not.
-    loaders: createLoaders({ bank, referenceData: services.referenceData, store: services.store }),
-    store: services.store,
+    loaders: createLoaders({ bank, referenceData: services.referenceData, store, visible: scope.visible }),
+    store,
     bankTimezone: services.bankTimezone,
-    incomingTransfers: (options) => streamIncomingTransfers(services, { ...options, connection: transport.connection }),
+    incomingTransfers: ({ accountNumber, after }) =>
+      streamIncomingTransfers(services, { ...scope.filter(accountNumber), after, connection: transport.connection }),
   };
 }

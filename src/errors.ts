@@ -9,6 +9,9 @@ export const ErrorCode = {
   UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
   UPSTREAM_INVALID_RESPONSE: 'UPSTREAM_INVALID_RESPONSE',
   ROUTER_SECRET_REQUIRED: 'ROUTER_SECRET_REQUIRED',
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  UNAUTHORIZED_FIELD_OR_TYPE: 'UNAUTHORIZED_FIELD_OR_TYPE',
+  FORBIDDEN: 'FORBIDDEN',
   COST_ESTIMATED_TOO_EXPENSIVE: 'COST_ESTIMATED_TOO_EXPENSIVE',
   COST_ACTUAL_TOO_EXPENSIVE: 'COST_ACTUAL_TOO_EXPENSIVE',
 } as const;
@@ -21,6 +24,43 @@ export function badUserInput(argumentName: string, message: string): GraphQLErro
   return new GraphQLError(`${argumentName}: ${message}`, {
     extensions: { code: ErrorCode.BAD_USER_INPUT, argumentName },
   });
+}
+
+/**
+ * Refuses a field that needs a valid access token to a caller without one; `problem` says what was
+ * wrong with the token (missing, expired, …), never anything of its contents.
+ */
+export function unauthenticated(problem: string): GraphQLError {
+  return new GraphQLError(`This field needs a valid access token (Authorization: Bearer <JWT>): ${problem}.`, {
+    extensions: { code: ErrorCode.UNAUTHENTICATED },
+  });
+}
+
+/** Refuses a field whose scopes the caller's valid token lacks (the routers' code); names what would do. */
+export function unauthorizedField(needed: readonly (readonly string[])[]): GraphQLError {
+  const alternatives = needed.map((scopes) => scopes.join(' and ')).join(', or ');
+  return new GraphQLError(`The access token lacks the scope this field needs: ${alternatives}.`, {
+    extensions: { code: ErrorCode.UNAUTHORIZED_FIELD_OR_TYPE },
+  });
+}
+
+/** Refuses an account, or a record of one, that the caller's token does not name. */
+export function forbiddenAccount(what: string): GraphQLError {
+  return new GraphQLError(`${what} is not among the accounts the access token names.`, {
+    extensions: { code: ErrorCode.FORBIDDEN },
+  });
+}
+
+/**
+ * Refuses a subscription over the callback protocol whose callback URL is not allowed
+ * (`SUBSCRIPTION_CALLBACK_URLS`), before any request is sent to it. HTTP 400.
+ */
+export function callbackUrlRefused(allowed: 'any' | readonly unknown[]): GraphQLError {
+  const message =
+    allowed !== 'any' && allowed.length === 0
+      ? 'This subgraph does not serve the subscription callback protocol (SUBSCRIPTION_CALLBACK_URLS is unset in production); subscribe over WebSocket.'
+      : 'The subscription callback URL is not one this subgraph may call (SUBSCRIPTION_CALLBACK_URLS); nothing was sent to it.';
+  return new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT, http: { status: 400 } } });
 }
 
 /**

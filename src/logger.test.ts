@@ -57,6 +57,17 @@ describe('the process logger', () => {
     expect(code).toBe(3);
     expect(run.lines().map((line) => line.msg)).toEqual(['before exit']);
   });
+
+  it('never writes a caller\'s token, whichever field carries it', async () => {
+    const token = 'eyJhbGciOiJFUzI1NiJ9.eyJzY29wZSI6ImNvbGxlY3Rpb25zOnJlYWQifQ.c2lnbmF0dXJl';
+    const run = runWithLogger(
+      `logger.info({ headers: { authorization: 'Bearer ${token}' }, connectionParams: { Authorization: 'Bearer ${token}' }, ` +
+        `upgrade: { headers: { authorization: 'Bearer ${token}' } }, caller: { token: '${token}' } }, 'logged'); setTimeout(() => process.exit(0), 200);`,
+    );
+    await once(run.child, 'exit');
+    expect(run.lines().map((line) => line.msg)).toEqual(['logged']);
+    expect(JSON.stringify(run.lines())).not.toContain(token.split('.')[1]);
+  });
 });
 
 describe('the logger format', () => {

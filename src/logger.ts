@@ -14,6 +14,16 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  */
 const REDACT_PATHS = [
   'req.headers.authorization',
+  // Callers' tokens: an upgrade request's headers, graphql-ws connectionParams, wherever they are logged.
+  'headers.authorization',
+  '*.headers.authorization',
+  'connectionParams.Authorization',
+  'connectionParams.authorization',
+  '*.connectionParams.Authorization',
+  '*.connectionParams.authorization',
+  '*.authorization',
+  '*.Authorization',
+  '*.token',
   'req.headers["x-auth-signature"]',
   'req.headers["x-access-token"]',
   'req.headers["x-refresh-token"]',

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { REFUSAL_REASONS } from './auth/caller.ts';
 
 /** Seconds; from a fast cache hit to the bank's full time-out budget. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -114,6 +115,15 @@ export function createMetrics() {
       help: 'Notifications read or handed to incomingTransfer subscribers on this replica that their connections have not taken yet; more than 1,000 for one subscriber ends it.',
       registers: [registry],
     }),
+    authorizationRefusals: counterFromZero(
+      new Counter({
+        name: 'graphql_authorization_refusals_total',
+        help: 'Refusals of what a caller asked for, by reason: no_token, a reason the token failed (expired, bad_signature, wrong_issuer, …), missing_scope, forbidden_account, callback_url_refused.',
+        labelNames: ['reason'] as const,
+        registers: [registry],
+      }),
+      REFUSAL_REASONS,
+    ),
     bankCircuitOpen: new Gauge({
       name: 'bank_circuit_open',
       help: 'Circuit breaker of each bank area: 0 closed, 0.5 half-open (one trial call), 1 open (failing fast).',
@@ -124,4 +134,10 @@ export function createMetrics() {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** `counter` exported at 0 for every reason from the start, so a first refusal counts as an increase in PromQL. */
+function counterFromZero<L extends string>(counter: Counter<L>, reasons: readonly string[]): Counter<L> {
+  for (const reason of reasons) counter.inc({ reason } as Partial<Record<L, string>>, 0);
+  return counter;
+}
 

@@ -34,8 +34,8 @@ describe('federation', () => {
 
   it('carries the bank-call prices (@cost, @listSize) through schema:print into the supergraph', async () => {
     const printed = execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'print-schema.ts')], { encoding: 'utf8' });
-    expect(printed).toContain('import: ["@key", "@shareable", "@cost", "@listSize"]');
-    expect(printed).toContain('account(accountNumber: String!, bankCode: String): Account @cost(weight: 1)');
+    expect(printed).toContain('import: ["@key", "@shareable", "@cost", "@listSize", "@authenticated", "@requiresScopes"]');
+    expect(printed).toContain('account(accountNumber: String!, bankCode: String): Account @cost(weight: 1) @authenticated @requiresScopes(scopes: [["accounts:read"]])');
     expect(printed).toContain('billCategories: [BillCategory!]! @cost(weight: 1) @listSize(assumedSize: 10)');
     expect(printed).toContain('type Bank @key(fields: "code") @cost(weight: 0)');
 
@@ -43,10 +43,26 @@ describe('federation', () => {
     expect(result.errors ?? []).toEqual([]);
     // What Apollo Router's demand control reads: the directives, kept under their imported names.
     const supergraph = result.supergraphSdl!;
-    expect(supergraph).toContain('account(accountNumber: String!, bankCode: String): Account @cost(weight: 1)');
+    expect(supergraph).toContain('account(accountNumber: String!, bankCode: String): Account @authenticated @requiresScopes(scopes: [["accounts:read"]]) @cost(weight: 1)');
     expect(supergraph).toContain('billCategories: [BillCategory!]! @cost(weight: 1) @listSize(assumedSize: 10)');
     expect(supergraph).toContain('@link(url: "https://specs.apollo.dev/cost/v0.1", import: ["@listSize"])');
     expect(supergraph).toMatch(/directive @cost\(weight: Int!\)/);
+  });
+
+  it('carries the access rules (@authenticated, @requiresScopes) through schema:print into the supergraph, for the router to enforce', () => {
+    const printed = execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'print-schema.ts')], { encoding: 'utf8' });
+    const result = composeServices([{ name: 'bank', typeDefs: parse(printed), url: 'http://bank' }]);
+    expect(result.errors ?? []).toEqual([]);
+    const supergraph = result.supergraphSdl!;
+    expect(supergraph).toContain('@link(url: "https://specs.apollo.dev/authenticated/v0.1", for: SECURITY)');
+    expect(supergraph).toContain('@link(url: "https://specs.apollo.dev/requiresScopes/v0.1", for: SECURITY)');
+    const collections = '@authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]])';
+    expect(supergraph).toContain(`bvn(number: String!): BvnDetails @authenticated @requiresScopes(scopes: [["kyc:read"]])`);
+    expect(supergraph).toContain(`incomingTransfer(accountNumber: String, after: String): CollectionNotification! ${collections}`);
+    expect(supergraph).toMatch(/type CollectionNotification[^{]*@requiresScopes\(scopes: \[\["collections:read"\], \["collections:read:all"\]\]\)/);
+    expect(supergraph).toContain('merchantLogin(email: String!, password: String!): MerchantSession! @authenticated @requiresScopes(scopes: [["merchant:auth"]])');
+    expect(supergraph).toContain('transactionToken(code: String!, redirectUri: String!): TransactionToken! @authenticated @requiresScopes(scopes: [["transactions:authorize"]])');
+    expect(supergraph).toMatch(/\n  banks: \[Bank!\]!\n/);
   });
 
   it('prints with npm run schema:print exactly the SDL the running subgraph serves', async () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SERVER_TIMEOUTS } from '../src/server/http-edge.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { unusedUrl } from './helpers/fake-bank.ts';
 
 /** One request of every kind the server answers, as raw HTTP/1.1 (keep-alive, the default). */
 function requests(): Record<string, string> {
@@ -91,4 +92,21 @@ describe('the HTTP edge: one set of timeouts for every route', () => {
       expect(await connection.send(again), route).toMatch(/^HTTP\/1\.1 200 /);
     }
   }, 20_000);
+});
+
+describe('WEBHOOK_PORT: the webhook and health on a port of their own', () => {
+  it('serves the webhook and health only there, and /graphql and /metrics only on PORT, with the same keep-alive', async () => {
+    const webhookPort = Number(new URL(await unusedUrl()).port);
+    const { baseUrl } = await startApp({ WEBHOOK_PORT: String(webhookPort) });
+    const port = Number(new URL(baseUrl).port);
+    const WEBHOOK_ROUTES = ['POST /webhooks/collection', 'GET /health/live', 'GET /health/ready'];
+    for (const [route, text] of Object.entries(requests())) {
+      const onWebhookPort = WEBHOOK_ROUTES.includes(route);
+      const served = await (await rawConnection(onWebhookPort ? webhookPort : port)).send(text);
+      expect(served, `${route} on its port`).toMatch(/^HTTP\/1\.1 200 /);
+      expect(/^keep-alive: (.*)$/im.exec(served)?.[1], route).toBe('timeout=72');
+      const refused = await (await rawConnection(onWebhookPort ? port : webhookPort)).send(text);
+      expect(refused, `${route} on the other port`).toMatch(/^HTTP\/1\.1 404 /);
+    }
+  });
 });

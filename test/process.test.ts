@@ -13,6 +13,7 @@ import { onCleanup } from './helpers/cleanup.ts';
 import { subscribersLive } from './helpers/metrics.ts';
 import { runSubgraphToFailure, startSubgraphProcess } from './helpers/process.ts';
 import { unusedUrl } from './helpers/fake-bank.ts';
+import { PRODUCTION_SANDBOX } from './helpers/production.ts';
 import { holdCalls } from './helpers/proxy.ts';
 import { serviceUrl } from './helpers/services.ts';
 import { isolatedPostgresUrl, openMemoryStore, silent, tempSqlitePath } from './helpers/stores.ts';
@@ -68,8 +69,8 @@ describe('start-up', () => {
     expect(subgraph.output.length).toBeGreaterThan(0);
     expect(subgraph.output.filter((line) => !isJsonObject(line))).toEqual([]);
     const [first] = subgraph.logs;
-    expect(first).toMatchObject({ bank: 'sandbox', store: storeUrl, pubsub: 'memory:' });
-    expect(String(first!.msg)).toMatch(/sandbox.*store: sqlite:.*pub\/sub: memory:/);
+    expect(first).toMatchObject({ bank: 'sandbox', store: storeUrl, pubsub: 'memory:', auth: 'off' });
+    expect(String(first!.msg)).toMatch(/sandbox.*store: sqlite:.*pub\/sub: memory:.*authorization: OFF/);
 
     const listening = subgraph.logs.findIndex((line) => typeof line.url === 'string' && String(line.msg).includes('listening'));
     expect(listening).toBeGreaterThan(0);
@@ -106,6 +107,22 @@ describe('configuration errors', () => {
     expect(output.match(/Invalid configuration/g)).toHaveLength(1);
     expect(output.includes('s3cr3t-value'), 'BANK_PASSWORD value in the output').toBe(false);
     expect(output.includes('oauth-s3cr3t'), 'OAUTH_CLIENT_SECRET value in the output').toBe(false);
+  });
+
+  it('exits 1 in production without AUTH_JWKS_URL and AUTH_ISSUER, naming both beside every other problem', async () => {
+    const { code, output } = await runSubgraphToFailure({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', WEBHOOK_CLIENT_ID: 'c', WEBHOOK_CLIENT_SECRET: 's-1', PORT: 'x' });
+    expect(code).toBe(1);
+    expect(output).not.toContain('listening');
+    expect(output.match(/Invalid configuration/g)).toHaveLength(1);
+    for (const problem of ['AUTH_JWKS_URL is required when NODE_ENV=production', 'AUTH_ISSUER is required when NODE_ENV=production', 'PORT must be']) {
+      expect(output).toContain(problem);
+    }
+  });
+
+  it('starts in production with the settings, and says whose tokens it checks', async () => {
+    const subgraph = await startSubgraphProcess({ ...PRODUCTION_SANDBOX });
+    expect(subgraph.logs[0]).toMatchObject({ auth: 'jwt' });
+    expect(String(subgraph.logs[0]!.msg)).toContain(`authorization: JWT from ${PRODUCTION_SANDBOX.AUTH_ISSUER}`);
   });
 
   it('exits non-zero on an unreachable PostgreSQL STORE_URL, without its password', async () => {

@@ -4,7 +4,7 @@ import { collectionHeaders } from '../scripts/collection-notifier.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { subscribersLive } from './helpers/metrics.ts';
-import { PRODUCTION_SANDBOX } from './helpers/production.ts';
+import { PRODUCTION_SANDBOX, productionHeaders } from './helpers/production.ts';
 
 const ownHeaders = () => collectionHeaders(PRODUCTION_SANDBOX.WEBHOOK_CLIENT_ID, PRODUCTION_SANDBOX.WEBHOOK_CLIENT_SECRET);
 
@@ -12,8 +12,9 @@ const ownHeaders = () => collectionHeaders(PRODUCTION_SANDBOX.WEBHOOK_CLIENT_ID,
 // `npm start` exiting 1 with such a report.
 describe('a production start fails closed', () => {
   it('on a sandbox chosen for a demo, refuses a delivery signed with the sandbox’s published credentials', async () => {
-    const app = await startApp(PRODUCTION_SANDBOX);
-    const subscription = app.wsClient().iterate({ query: 'subscription { incomingTransfer { settlementId } }' });
+    const headers = await productionHeaders();
+    const app = await startApp(PRODUCTION_SANDBOX, {}, { headers });
+    const subscription = app.wsClient({ headers }).iterate({ query: 'subscription { incomingTransfer { settlementId } }' });
     const next = subscription.next();
     await subscribersLive(app, 1);
     const forged = notificationBody();

@@ -1,86 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
-import { onCleanup } from './helpers/cleanup.ts';
+import { notificationBody, startApp } from './helpers/app.ts';
+import { startCallbackRouter as startRouter, subscribeViaCallback } from './helpers/callback-router.ts';
 import { subscribersLive } from './helpers/metrics.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore } from './helpers/stores.ts';
-
-/** A message of Apollo Router's HTTP callback protocol, as the subgraph POSTs it to the router. */
-interface CallbackMessage {
-  kind: 'subscription';
-  action: 'check' | 'next' | 'complete' | 'heartbeat';
-  id: string;
-  verifier: string;
-  payload?: { data?: any; errors?: any[] };
-  errors?: { message: string; extensions?: Record<string, unknown> }[];
-  headers: IncomingHttpHeaders;
-}
-
-/**
- * A stand-in for the router's callback endpoint: records every message, answers `check` with 200
- * and the rest with 204 (the protocol's replies). `nth(action, n)` resolves once n such messages came.
- */
-async function startRouter() {
-  const messages: CallbackMessage[] = [];
-  let waiters: { action: string; count: number; resolve: (m: CallbackMessage) => void }[] = [];
-  const settle = () => {
-    waiters = waiters.filter((w) => {
-      const matching = messages.filter((m) => m.action === w.action);
-      if (matching.length < w.count) return true;
-      w.resolve(matching[w.count - 1]!);
-      return false;
-    });
-  };
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => {
-      const message = { ...JSON.parse(body), headers: req.headers } as CallbackMessage;
-      messages.push(message);
-      res.writeHead(message.action === 'check' ? 200 : 204).end();
-      settle();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onCleanup(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return {
-    callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback/${randomUUID()}`,
-    messages,
-    nth(action: CallbackMessage['action'], count = 1): Promise<CallbackMessage> {
-      return new Promise((resolve) => {
-        waiters.push({ action, count, resolve });
-        settle();
-      });
-    },
-  };
-}
-
-/** Starts a subscription the way the router does: POST /graphql with `extensions.subscription`. */
-async function subscribeViaCallback(app: TestApp, callbackUrl: string, query: string, variables: Record<string, unknown> = {}) {
-  const subscriptionId = randomUUID();
-  const verifier = randomUUID();
-  const response = await request(app.graphqlUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json;callbackSpec=1.0' },
-    body: JSON.stringify({
-      query,
-      variables,
-      extensions: { subscription: { callbackUrl, subscriptionId, verifier, heartbeatIntervalMs: 0 } },
-    }),
-  });
-  return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown>, subscriptionId, verifier };
-}
 
 const SUBSCRIPTION = 'subscription($account: String) { incomingTransfer(accountNumber: $account) { settlementId accountNumber transactionAmount } }';
 

@@ -98,6 +98,8 @@ describe('OpenTelemetry tracing', () => {
     expect(ancestry(collector.spans, bankCall)).toEqual([operation.spanId, router.spanId]);
     expect(operation.kind).toBe(SpanKindNumber.SERVER);
     expect(operation.attributes).toMatchObject({ 'graphql.operation.type': 'query', 'graphql.operation.name': 'Lookup', 'graphql.operation.root_fields': 'account,bvn', 'http.response.status_code': 200 });
+    // Whether the caller was authenticated, never who (authorization is off here: no token checked).
+    expect(operation.attributes['graphql.caller.authenticated']).toBe(false);
     expect(operation.resource['service.name']).toBe('bank-subgraph');
     expect((await inTrace('GET account.lookupBvn')).parentSpanId).toBe(operation.spanId);
   });
@@ -139,6 +141,7 @@ describe('OpenTelemetry tracing', () => {
     const event = firstEvent(wsClient(subgraph.baseUrl, router.traceparent), 'subscription Transfers { incomingTransfer { settlementId } }');
     const subscribed = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription Transfers');
     expect(subscribed.parentSpanId).toBe(router.spanId);
+    expect(subscribed.attributes['graphql.caller.authenticated']).toBe(false);
 
     await post(`${subgraph.baseUrl}/webhooks/collection`, notificationBody(), signedHeaders());
     await event;

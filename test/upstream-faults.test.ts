@@ -6,7 +6,7 @@ import { startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
-import { PRODUCTION_SANDBOX } from './helpers/production.ts';
+import { PRODUCTION_SANDBOX, productionHeaders } from './helpers/production.ts';
 import { withMethod } from './helpers/proxy.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
@@ -73,12 +73,13 @@ const FAULTS: { name: string; handler: FakeBankHandler; code: string; transient?
   { name: 'a 400', code: 'UPSTREAM_BAD_REQUEST', handler: (_, reply) => reply.status(400).json({ error: 'Bad Request', detail: BANK_STACK }) },
 ];
 
-const MODES: { mode: string; env: Record<string, string> }[] = [
-  { mode: 'development', env: {} },
-  { mode: 'production', env: { ...PRODUCTION_SANDBOX } },
+const MODES: { mode: string; env: Record<string, string>; headers: () => Promise<Record<string, string>> }[] = [
+  { mode: 'development', env: {}, headers: async () => ({}) },
+  // Production checks tokens: the caller's may read everything, so only the bank can fail.
+  { mode: 'production', env: { ...PRODUCTION_SANDBOX }, headers: productionHeaders },
 ];
 
-describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
+describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers }) => {
   /** The app in live mode with every area at `baseUrl`, a short time budget, every credential set. */
   async function startLive(baseUrl: string) {
     return startApp({
@@ -91,7 +92,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
       BANK_BILLING_URL: `${baseUrl}/billing/provipay/webapi`,
       BANK_POSTING_URL: `${baseUrl}/posting/postingrest`,
       BANK_WALLET_URL: `${baseUrl}/wallet`,
-    });
+    }, {}, { headers: await headers() });
   }
 
   describe.each(OPERATIONS)('$area', ({ query }) => {
@@ -142,7 +143,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
     const broken = withMethod(store, 'getMany', async () => {
       throw new Error('connect ECONNREFUSED postgres://app:hunter2-pw@db.internal:5432/collections');
     });
-    const app = await startApp(env, { store: broken });
+    const app = await startApp(env, { store: broken }, { headers: await headers() });
     const { response, text } = await queryText(app, '{ collectionNotification(settlementId: "STL-1") { settlementId } }');
     expect(response.errors).toHaveLength(1);
     expect(response.errors![0]!.extensions).toEqual({ code: 'INTERNAL_SERVER_ERROR' });
@@ -158,7 +159,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env }) => {
     const broken = withMethod(store, 'listAfter', async () => {
       throw new Error('connect ECONNREFUSED postgres://app:hunter2-pw@db.internal:5432/collections');
     });
-    const app = await startApp(env, { store: broken });
+    const app = await startApp(env, { store: broken }, { headers: await headers() });
     const settlementId = first.status === 'inserted' ? first.notification.settlementId : '';
     const { data } = await app.query(`{ collectionNotification(settlementId: "${settlementId}") { cursor } }`);
 

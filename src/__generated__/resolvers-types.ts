@@ -391,10 +391,14 @@ export type Query = {
   bills: Array<Bill>;
   /** The identity registered for an 11-digit Bank Verification Number. */
   bvn?: Maybe<BvnDetails>;
-  /** One stored collection notification by the bank's settlementId, or null when none is stored. */
+  /**
+   * One stored collection notification by the bank's settlementId, or null when none is stored;
+   * FORBIDDEN when it belongs to an account the caller's token does not name.
+   */
   collectionNotification?: Maybe<CollectionNotification>;
   /**
-   * Stored collection notifications, newest first, optionally for one receiving account.
+   * Stored collection notifications, newest first, optionally for one receiving account; without
+   * one, those of every account the caller's token names (or all, with `collections:read:all`).
    * `first` defaults to 20 and may be at most 100; pass `pageInfo.endCursor` as `after` for the next page.
    * With `from`, only the notifications whose time is at or after it; with `from` and `to`, those in
    * [from, to), on the same terms as `collectionSummary`. Paging and cursors work the same in a range.
@@ -405,8 +409,9 @@ export type Query = {
    * or after it, and before `to`. A notification's time is its `transactionTime`, or its
    * `receivedAt` where the bank's time was unreadable. `days` gives the same totals for each
    * calendar day in the bank's time zone (`BANK_TIMEZONE`, WAT), cut at its midnight, not UTC's.
-   * `to` must be after `from`, and at most 366 days after it. Without `accountNumber`, every account.
-   * Makes no bank call.
+   * `to` must be after `from`, and at most 366 days after it. Without `accountNumber`, every account
+   * the caller's token names (scope `collections:read`), or every account (`collections:read:all`);
+   * another account is FORBIDDEN. Makes no bank call.
    */
   collectionSummary: CollectionSummary;
   /**
@@ -492,7 +497,8 @@ export type Subscription = {
   __typename?: 'Subscription';
   /**
    * Every incoming transfer as the bank notifies it, once it is stored, optionally for one receiving
-   * account. With `after` (a notification's `cursor`), first replays in order every stored notification
+   * account; without one, those of the accounts the caller's token names. Ends when the token expires
+   * (resume with a fresh token and `after`). With `after` (a notification's `cursor`), first replays in order every stored notification
    * after it, then continues live, with no gap and no duplicate; without it, live only.
    */
   incomingTransfer: CollectionNotification;

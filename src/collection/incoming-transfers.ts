@@ -23,6 +23,8 @@ type Notification = CollectionNotificationRecord;
 
 export interface IncomingTransferOptions {
   accountNumber?: string | undefined;
+  /** Only the notifications of these accounts (none when empty), beside `accountNumber`; every account when undefined. */
+  accounts?: readonly string[] | undefined;
   /** Where the client resumes (its last cursor's position); live only when undefined. */
   after?: LogPosition | undefined;
   /** The subscriber's own connection, closed when it falls too far behind; without one it completes. */
@@ -41,12 +43,15 @@ export interface IncomingTransferOptions {
  * last cursor.
  */
 export function streamIncomingTransfers(deps: IncomingTransferDeps, options: IncomingTransferOptions): AsyncIterableIterator<Notification> {
-  const { accountNumber, after, connection } = options;
+  const { accountNumber, accounts, after, connection } = options;
   // A cursor may be ahead of this replica's log (read on another replica, or by a query): what the
   // log hands out up to it was seen already.
   const seen = after ?? START_OF_LOG;
+  const visible = accounts === undefined ? undefined : new Set(accounts);
   const wanted = (n: Notification) =>
-    comparePositions(n.position, seen) > 0 && (accountNumber === undefined || n.accountNumber === accountNumber);
+    comparePositions(n.position, seen) > 0 &&
+    (accountNumber === undefined || n.accountNumber === accountNumber) &&
+    (visible === undefined || visible.has(n.accountNumber));
   let following: ReturnType<NotificationFeed['follow']> | undefined;
   let unlisten: (() => void) | undefined;
 
@@ -60,7 +65,7 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
       // Counted once live, so the gauge also tells when a new subscriber can no longer miss an event.
       deps.metrics.activeSubscriptions.inc();
       if (after === undefined) return undefined;
-      return replayPages(deps.store, { accountNumber, after, through: following.position });
+      return replayPages(deps.store, { accountNumber, accounts, after, through: following.position });
     },
     onTaken: (_notification, source) => deps.metrics.subscriptionEvents.inc({ source }),
     onTooFarBehind(waiting) {
@@ -83,7 +88,7 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
  */
 async function* replayPages(
   store: NotificationStore,
-  range: { accountNumber: string | undefined; after: LogPosition; through: LogPosition },
+  range: { accountNumber: string | undefined; accounts: readonly string[] | undefined; after: LogPosition; through: LogPosition },
 ): AsyncGenerator<Notification[], void> {
   for (let from = range.after; comparePositions(from, range.through) < 0; ) {
     // A page per turn of the event loop: a subscriber that keeps up would otherwise be replayed in one
@@ -100,8 +105,12 @@ async function* replayPages(
 }
 
 /** One page after `from`, cut at `through`: its rows, the last one's position, and whether more may follow. */
-async function readPage(store: NotificationStore, range: { accountNumber: string | undefined; through: LogPosition }, from: LogPosition) {
-  const page = await store.listAfter({ accountNumber: range.accountNumber, after: from, limit: REPLAY_PAGE_SIZE });
+async function readPage(
+  store: NotificationStore,
+  range: { accountNumber: string | undefined; accounts: readonly string[] | undefined; through: LogPosition },
+  from: LogPosition,
+) {
+  const page = await store.listAfter({ accountNumber: range.accountNumber, accounts: range.accounts, after: from, limit: REPLAY_PAGE_SIZE });
   const rows = page.filter((notification) => comparePositions(notification.position, range.through) <= 0);
   return { rows, last: rows.at(-1)?.position, full: rows.length === REPLAY_PAGE_SIZE };
 }

@@ -4,6 +4,9 @@ import { ConfigError, DEFAULT_MAX_OPERATION_COST, describeUrl, loadConfig } from
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 
+/** A token issuer's settings, which production requires. */
+const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test' };
+
 const LIVE = {
   UPSTREAM_MODE: 'live',
   BANK_BASE_URL: 'https://api.bank.test/gw/',
@@ -178,15 +181,17 @@ describe('loadConfig', () => {
         'UPSTREAM_MODE is required when NODE_ENV=production: "live" (or "sandbox" for a demo deployment)',
         'WEBHOOK_CLIENT_ID is required when NODE_ENV=production',
         'WEBHOOK_CLIENT_SECRET is required when NODE_ENV=production',
+        'AUTH_JWKS_URL is required when NODE_ENV=production: where the token issuer publishes its keys (https://…/.well-known/jwks.json)',
+        'AUTH_ISSUER is required when NODE_ENV=production: the `iss` every token must carry',
       ]);
     });
 
     it('needs the webhook credentials on a sandbox chosen on purpose, and starts with them', () => {
-      expect(problemsOf({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox' })).toEqual([
+      expect(problemsOf({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', ...ISSUER })).toEqual([
         'WEBHOOK_CLIENT_ID is required when NODE_ENV=production',
         'WEBHOOK_CLIENT_SECRET is required when NODE_ENV=production',
       ]);
-      const config = loadConfig({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', ...OWN_WEBHOOK });
+      const config = loadConfig({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', ...OWN_WEBHOOK, ...ISSUER });
       expect(config.production).toBe(true);
       expect(config.upstream.mode).toBe('sandbox');
       expect(config.webhook.clientSecret.reveal()).toBe('hook-secret-1');
@@ -205,8 +210,8 @@ describe('loadConfig', () => {
     });
 
     it('starts live with every live setting, and reports production and live problems together', () => {
-      expect(loadConfig({ NODE_ENV: 'production', ...LIVE }).upstream.mode).toBe('live');
-      const problems = problemsOf({ NODE_ENV: 'production', ...LIVE, WEBHOOK_CLIENT_SECRET: '', BANK_PASSWORD: '', PORT: 'x' });
+      expect(loadConfig({ NODE_ENV: 'production', ...LIVE, ...ISSUER }).upstream.mode).toBe('live');
+      const problems = problemsOf({ NODE_ENV: 'production', ...LIVE, ...ISSUER, WEBHOOK_CLIENT_SECRET: '', BANK_PASSWORD: '', PORT: 'x' });
       expect(problems).toEqual([
         'BANK_PASSWORD is required when UPSTREAM_MODE=live',
         'WEBHOOK_CLIENT_SECRET is required when UPSTREAM_MODE=live',
@@ -224,7 +229,7 @@ describe('loadConfig', () => {
 
   it('reads CORS_ORIGINS: unset is any origin outside production and none in production; * is any', () => {
     expect(loadConfig({}).corsOrigins).toBe('any');
-    expect(loadConfig({ NODE_ENV: 'production', ...LIVE }).corsOrigins).toEqual([]);
+    expect(loadConfig({ NODE_ENV: 'production', ...LIVE, ...ISSUER }).corsOrigins).toEqual([]);
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toBe('any');
     expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:3000' }).corsOrigins).toEqual([
       'https://app.example.com',

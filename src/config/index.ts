@@ -2,13 +2,14 @@
 import type { WebhookCredentials } from '../collection/signature.ts';
 import { LOG_LEVELS, type LogLevel } from '../logger.ts';
 import { Secret } from '../secret.ts';
+import { readAuth, type AuthConfig } from './auth.ts';
 import { readBank, type UpstreamConfig } from './bank.ts';
 import { readNetwork, type NetworkConfig } from './network.ts';
 import { integer, sourceOf, type Env, type Source } from './source.ts';
 
 export type { UpstreamConfig };
 
-export interface Config extends NetworkConfig {
+export interface Config extends NetworkConfig, AuthConfig {
   port: number;
   host: string;
   /** `NODE_ENV=production`: no landing page, no introspection hints, and every default that would open a door refused. */
@@ -57,6 +58,7 @@ export function loadConfig(env: Env): Config {
     ...readStores(source),
     ...readServer(source),
     ...readNetwork(source),
+    ...readAuth(source),
     routerSecret: routerSecret === undefined ? undefined : new Secret(routerSecret),
     maxOperationCost: integer(source, 'MAX_OPERATION_COST', DEFAULT_MAX_OPERATION_COST, 1, 1_000_000),
   };

@@ -23,7 +23,13 @@ export interface Loaders {
 }
 
 /** Builds a request's loaders over the process-wide reference data, the clients and the store. */
-export function createLoaders(deps: { bank: BankClients; referenceData: ReferenceData; store: NotificationStore }): Loaders {
+export function createLoaders(deps: {
+  bank: BankClients;
+  referenceData: ReferenceData;
+  store: NotificationStore;
+  /** A notification read by id as the caller may have it: itself, or FORBIDDEN (another account's). */
+  visible: (notification: CollectionNotificationRecord | null) => CollectionNotificationRecord | null | Error;
+}): Loaders {
   // The caches keep one refresh in flight and answer a fresh copy at once: nothing to share here.
   const bankDirectory = () => deps.referenceData.bankList.get();
   const billCategories = () => deps.referenceData.billCategories.get();
@@ -55,7 +61,7 @@ export function createLoaders(deps: { bank: BankClients; referenceData: Referenc
       ));
     },
     get notificationLoader() {
-      return (notificationLoader ??= new DataLoader((settlementIds) => deps.store.getMany(settlementIds)));
+      return (notificationLoader ??= new DataLoader(async (settlementIds) => (await deps.store.getMany(settlementIds)).map(deps.visible)));
     },
   };
 }

@@ -9,10 +9,13 @@ import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLFormattedError, GraphQLSchema } from 'graphql';
 import { createContext, type Context, type Services } from '../context.ts';
+import { isAuthenticated } from '../auth/caller.ts';
+import { callbackUrlRefused } from '../errors.ts';
 import type { Secret } from '../secret.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 import type { Logger } from '../logger.ts';
-import { graphqlOperationSpanPlugin, traceCallbackMessage, traceGraphQLHandler } from '../telemetry/graphql.ts';
+import { graphqlOperationSpanPlugin, markCallerAuthenticated, traceCallbackMessage, traceGraphQLHandler } from '../telemetry/graphql.ts';
+import { allowedCallbackUrl, type CallbackUrls } from './callback-urls.ts';
 import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
 import { operationCostPlugin } from './operation-limit-hooks.ts';
@@ -32,6 +35,8 @@ export interface GraphQLSettings {
   corsOrigins: CorsOrigins;
   /** `BANK_LIST_TTL_S`: the max-age of the public cache hints. */
   publicMaxAgeS: number;
+  /** `SUBSCRIPTION_CALLBACK_URLS`: where the callback protocol may call back. */
+  callbackUrls: CallbackUrls;
 }
 
 /**
@@ -60,7 +65,11 @@ export async function registerGraphQL(
       settings.production
         ? ApolloServerPluginLandingPageProductionDefault({ footer: false })
         : ApolloServerPluginLandingPageLocalDefault({ footer: false }),
-      ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
+      allowedCallbacksOnly(
+        ApolloServerPluginSubscriptionCallback({ logger, fetcher: formattingCallbackFetcher(logger) }),
+        settings.callbackUrls,
+        () => services.metrics.authorizationRefusals.inc({ reason: 'callback_url_refused' }),
+      ),
       operationMetricsPlugin(services),
       graphqlOperationSpanPlugin(),
       ...cacheHintPlugins<Context>(settings.publicMaxAgeS),
@@ -90,10 +99,43 @@ export async function registerGraphQL(
               }
             },
           }),
-      handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: async () => createContext(services) })),
+      handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: (request) => httpContext(services, request) })),
     });
   });
   return apollo;
+}
+
+/**
+ * An HTTP operation's context: its caller from the Authorization header. Its streams (the callback
+ * protocol's) end themselves when the token expires: no connection of the client's would.
+ */
+async function httpContext(services: Services, request: FastifyRequest): Promise<Context> {
+  const caller = await services.authenticator.callerOf(request.headers.authorization);
+  markCallerAuthenticated(isAuthenticated(caller));
+  return createContext(services, { caller, streamsEndWithToken: true });
+}
+
+/**
+ * Apollo's callback plugin, given only subscription requests whose callback URL is allowed: any
+ * other is refused before the plugin sees it, so not even its `check` request is sent.
+ */
+function allowedCallbacksOnly(plugin: ApolloServerPlugin<Context>, allowed: CallbackUrls, onRefused: () => void): ApolloServerPlugin<Context> {
+  return {
+    ...plugin,
+    async requestDidStart(requestContext) {
+      const subscription = requestContext.request.extensions?.subscription as Record<string, unknown> | undefined;
+      if (subscription === undefined) return plugin.requestDidStart?.(requestContext);
+      const url = allowedCallbackUrl(allowed, subscription.callbackUrl || subscription.callback_url);
+      if (url === undefined) {
+        onRefused();
+        return { didResolveOperation: async () => Promise.reject(callbackUrlRefused(allowed)) };
+      }
+      // The plugin calls exactly the URL that was checked, as the parser normalised it.
+      subscription.callbackUrl = url.href;
+      delete subscription.callback_url;
+      return plugin.requestDidStart?.(requestContext);
+    },
+  };
 }
 
 /** Counts operations by type and outcome: `ok`, or the first error's code. */

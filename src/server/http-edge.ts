@@ -45,6 +45,11 @@ export interface HttpEdge {
   isDraining(): boolean;
   /** Serves every request with `listener`, except while draining (503, connection closed). Returns the server. */
   serve(listener: RequestListener): Server;
+  /**
+   * Another server with the same settings, drained with the first, for routes on a port of their
+   * own (`WEBHOOK_PORT`); serves `listener` as `serve` does.
+   */
+  serveOnOwnPort(listener: RequestListener): Server;
   /** Told by whichever router answered, once a response is written: timing, and the drain's idle close. */
   responded(request: { method: string; route: string; statusCode: number }, seconds: number): void;
   /**
@@ -57,23 +62,39 @@ export interface HttpEdge {
 
 /** Creates the server with the shared timeouts; nothing listens until Fastify's `listen`. */
 export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics, 'httpRequestDuration'>; trustProxy: TrustProxy }): HttpEdge {
-  const server = createServer({ ...SERVER_TIMEOUTS });
+  const servers: Server[] = [];
+  // Every open socket of every server, WebSockets included: Node's closeAllConnections knows only HTTP
+  // ones, and a WebSocket client that never answers its close would otherwise hold the drain past its deadline.
+  const sockets = new Set<Socket>();
+  const newServer = () => {
+    const created = createServer({ ...SERVER_TIMEOUTS });
+    created.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+    servers.push(created);
+    return created;
+  };
+  const server = newServer();
   const trust = trustFunction(trustProxy);
   let draining = false;
-  // Every open socket, WebSockets included: Node's closeAllConnections knows only HTTP ones, and a
-  // WebSocket client that never answers its close would otherwise hold the drain past its deadline.
-  const sockets = new Set<Socket>();
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
 
   const responded: HttpEdge['responded'] = ({ method, route, statusCode }, seconds) => {
     // The route pattern, never the raw URL: query strings may carry account numbers.
     metrics.httpRequestDuration.observe({ method, route, status_code: String(statusCode) }, seconds);
     // A keep-alive connection busy when the drain began would otherwise stay open after its last
     // response until the client drops it or the deadline cuts it.
-    if (draining) setImmediate(() => server.closeIdleConnections());
+    if (draining) setImmediate(() => servers.forEach((each) => each.closeIdleConnections()));
+  };
+  const serveOn = (target: Server, listener: RequestListener) => {
+    target.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      if (!draining) return listener(request, response);
+      const started = performance.now();
+      response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': DRAINING_BODY.length, connection: 'close' });
+      response.end(DRAINING_BODY);
+      responded({ method: request.method ?? 'GET', route: DRAINING_ROUTE, statusCode: 503 }, (performance.now() - started) / 1000);
+    });
+    return target;
   };
 
   return {
@@ -81,24 +102,16 @@ export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics,
     trustProxy: trust,
     clientAddress: trust === false ? (request) => request.socket.remoteAddress ?? '' : (request) => proxyAddr(request, trust),
     isDraining: () => draining,
-    serve(listener) {
-      server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-        if (!draining) return listener(request, response);
-        const started = performance.now();
-        response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': DRAINING_BODY.length, connection: 'close' });
-        response.end(DRAINING_BODY);
-        responded({ method: request.method ?? 'GET', route: DRAINING_ROUTE, statusCode: 503 }, (performance.now() - started) / 1000);
-      });
-      return server;
-    },
+    serve: (listener) => serveOn(server, listener),
+    serveOnOwnPort: (listener) => serveOn(newServer(), listener),
     responded,
     async drain(closeRoutes) {
       draining = true;
-      server.closeIdleConnections();
+      for (const each of servers) each.closeIdleConnections();
       let cut = false;
       const deadline = setTimeout(() => {
         cut = true;
-        server.closeAllConnections();
+        for (const each of servers) each.closeAllConnections();
         for (const socket of sockets) socket.destroy();
       }, SHUTDOWN_DEADLINES.connectionsMs);
       try {

@@ -1,5 +1,6 @@
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { WebhookCredentials } from '../collection/signature.ts';
 import { createWebhookRoute } from '../collection/webhook-route.ts';
@@ -8,13 +9,13 @@ import type { IpRange } from '../ip-ranges.ts';
 import { createOperationLimits } from '../limits/operation-limits.ts';
 import { GRAPHQL_PATH, registerGraphQL, type GraphQLSettings } from './graphql.ts';
 import { registerHealthRoutes } from './health.ts';
-import { createHttpEdge, type TrustProxy } from './http-edge.ts';
+import { createHttpEdge, type HttpEdge, type TrustProxy } from './http-edge.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
 import { attachSubscriptionServer, type SubscriptionServerOptions } from './websocket.ts';
 
 export interface HttpServer {
-  /** Starts listening; resolves to the GraphQL endpoint's URL. */
-  listen(port: number, host: string): Promise<string>;
+  /** Starts listening (and on the webhook's own port, when it has one); resolves to where. */
+  listen(port: number, host: string): Promise<{ graphqlUrl: string; webhookUrl: string | undefined }>;
   /**
    * Drains: readiness 503, no new connections, in-flight requests finish, WebSockets close 1001.
    * Rejects when the drain ran out of time and cut connections still open.
@@ -33,11 +34,19 @@ export interface HttpSettings extends GraphQLSettings {
     /** `BANK_TIMEZONE`, for `tranDateTime`. */
     timezone: string;
   };
+  /**
+   * `WEBHOOK_PORT`: when set, the webhook and health are served there and not on PORT, so the
+   * ingress the bank reaches never reaches `/graphql` or `/metrics`.
+   */
+  webhookPort: number | undefined;
   /** The WebSocket keep-alive's timing (tests shorten it). */
   subscriptions?: SubscriptionServerOptions | undefined;
 }
 
-/** One HTTP server for every route: GraphQL (HTTP and WebSocket), webhook, health, metrics. */
+/**
+ * The HTTP servers, all on one edge (timeouts, drain, client address, timing): GraphQL (HTTP and
+ * WebSocket) and metrics on PORT; the webhook and health there too, or on WEBHOOK_PORT when set.
+ */
 export async function createHttpServer(services: Services, schema: GraphQLSchema, settings: HttpSettings): Promise<HttpServer> {
   const edge = createHttpEdge({ metrics: services.metrics, trustProxy: settings.trustProxy });
   // The webhook is answered on the edge before Fastify routes anything (collection/webhook-route.ts
@@ -50,8 +59,41 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     logger: services.logger,
     edge,
   });
+  const ownPort = settings.webhookPort !== undefined;
+  const fastify = createFastify(services, edge, (handler) => edge.serve(ownPort ? handler : (request, response) => webhook(request, response) || handler(request, response)));
+  const webhookFastify = ownPort
+    ? createFastify(services, edge, (handler) => edge.serveOnOwnPort((request, response) => webhook(request, response) || handler(request, response)))
+    : undefined;
+
+  registerMetricsRoute(fastify, services.metrics);
+  registerHealthRoutes(webhookFastify ?? fastify, { store: services.store, pubsub: services.pubsub, registry: services.metrics.registry, isDraining: edge.isDraining });
+  // One set of document limits and bank-call prices for HTTP and WebSocket alike.
+  const limits = createOperationLimits(schema, services.maxOperationCost, services.logger);
+  const apollo = await registerGraphQL(fastify, { schema, services, settings, limits });
+  const subscriptions = attachSubscriptionServer(fastify.server, { schema, services, routerSecret: settings.routerSecret, limits }, settings.subscriptions);
+
+  return {
+    async listen(port, host) {
+      const graphqlUrl = `${await listenOn(fastify, port, host)}${GRAPHQL_PATH}`;
+      const webhookUrl = webhookFastify && (await listenOn(webhookFastify, settings.webhookPort!, host));
+      return { graphqlUrl, webhookUrl };
+    },
+    async close() {
+      if (edge.isDraining()) return;
+      try {
+        await edge.drain(() => Promise.all([subscriptions.dispose(), fastify.close(), webhookFastify?.close()]).then(() => undefined));
+      } finally {
+        // Even after a drain cut short: Apollo's own plugins still get their stop.
+        await apollo.stop();
+      }
+    },
+  };
+}
+
+/** A Fastify instance on a server of the edge (`serve` makes it), timed by the edge. */
+function createFastify(services: Services, edge: HttpEdge, serve: (handler: RequestListener) => Server): FastifyInstance {
   const fastify = Fastify({
-    serverFactory: (handler) => edge.serve((request, response) => webhook(request, response) || handler(request, response)),
+    serverFactory: serve,
     // Our pino is a newer major than Fastify's typings name; the logger interface is the same.
     loggerInstance: services.logger as FastifyBaseLogger,
     // One line per webhook delivery is logged by the route; per-request access logs would drown it.
@@ -66,29 +108,13 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     edge.responded({ method: request.method, route: request.routeOptions.url ?? 'unmatched', statusCode: reply.statusCode }, reply.elapsedTime / 1000);
     done();
   });
+  return fastify;
+}
 
-  registerMetricsRoute(fastify, services.metrics);
-  registerHealthRoutes(fastify, { store: services.store, pubsub: services.pubsub, registry: services.metrics.registry, isDraining: edge.isDraining });
-  // One set of document limits and bank-call prices for HTTP and WebSocket alike.
-  const limits = createOperationLimits(schema, services.maxOperationCost, services.logger);
-  const apollo = await registerGraphQL(fastify, { schema, services, settings, limits });
-  const subscriptions = attachSubscriptionServer(fastify.server, { schema, services, routerSecret: settings.routerSecret, limits }, settings.subscriptions);
-
-  return {
-    async listen(port, host) {
-      await fastify.listen({ port, host });
-      const address = fastify.server.address() as AddressInfo;
-      const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
-      return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${address.port}${GRAPHQL_PATH}`;
-    },
-    async close() {
-      if (edge.isDraining()) return;
-      try {
-        await edge.drain(() => Promise.all([subscriptions.dispose(), fastify.close()]).then(() => undefined));
-      } finally {
-        // Even after a drain cut short: Apollo's own plugins still get their stop.
-        await apollo.stop();
-      }
-    },
-  };
+/** Listens; resolves to the base URL (`http://host:port`), loopback written as a browser would reach it. */
+async function listenOn(fastify: FastifyInstance, port: number, host: string): Promise<string> {
+  await fastify.listen({ port, host });
+  const address = fastify.server.address() as AddressInfo;
+  const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${address.port}`;
 }

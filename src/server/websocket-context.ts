@@ -1,5 +1,6 @@
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import type { FormattedExecutionResult, SubscribePayload } from 'graphql-ws';
+import { isAuthenticated, type Caller } from '../auth/caller.ts';
 import { createContext, type Context, type ContextDeps } from '../context.ts';
 import type { Logger } from '../logger.ts';
 import type { Headers } from '../telemetry/tracer.ts';
@@ -26,12 +27,13 @@ export interface WebSocketContext extends Context {
 /** The context of operation `id` on a connection whose upgrade request carried `upgradeHeaders`. */
 export function createWebSocketContext(
   services: ContextDeps,
-  operation: { connection: SocketConnection; id: string; request: SubscribePayload; upgradeHeaders: Headers; args: ExecutionArgs },
+  operation: { connection: SocketConnection; caller: Caller; id: string; request: SubscribePayload; upgradeHeaders: Headers; args: ExecutionArgs },
 ): WebSocketContext {
-  const { connection, id, request } = operation;
+  const { connection, caller, id, request } = operation;
   return {
-    ...createContext(services, { connection }),
-    webSocket: { connection, id, request, trace: operationTrace(operation.upgradeHeaders, operation.args) },
+    // No stream of its own ends with the token: the connection closes (4401) when it expires.
+    ...createContext(services, { caller, connection }),
+    webSocket: { connection, id, request, trace: operationTrace(operation.upgradeHeaders, operation.args, isAuthenticated(caller)) },
   };
 }
 

@@ -5,7 +5,10 @@ import type { Context, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import WebSocket, { WebSocketServer } from 'ws';
 import { reportTooFarBehind } from '../collection/subscriber-queue.ts';
+import { accessKey, sharedCaller, type Caller } from '../auth/caller.ts';
+import { atDeadline } from '../auth/token-deadline.ts';
 import { createContext, type Services } from '../context.ts';
+import { badUserInput } from '../errors.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -28,9 +31,20 @@ const GRAPHQL_WS_KEEP_ALIVE_OFF = 0;
 /** What graphql-ws would send, were the socket still open, for an error that is the socket's own end. */
 const CONNECTION_GONE = { message: 'The connection closed.', extensions: { code: ApolloServerErrorCode.INTERNAL_SERVER_ERROR } };
 
+/** The most operations one connection may hold at once: one client cannot take a replica's subscriptions. */
+export const MAX_OPERATIONS_PER_CONNECTION = 100;
+
+/** The largest WebSocket message read; a larger one closes the socket with 1009 (ws's `maxPayload`). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/** How a connection whose token expired is closed: the client reconnects with a fresh token and resumes with `after`. */
+export const TOKEN_EXPIRED_CLOSE = { code: 4401, reason: 'Token expired: reconnect with a fresh token, resume with after' } as const;
+
 /** What we keep in graphql-ws's per-connection `extra`, from the moment it acknowledges the connection. */
 interface ConnectionExtra extends Record<PropertyKey, unknown> {
   connection: SocketConnection;
+  /** Who opened the connection: its token, from the upgrade's Authorization header or connectionParams. */
+  caller: Caller;
 }
 
 type ConnectionParams = Record<string, unknown> | undefined;
@@ -58,28 +72,36 @@ export function attachSubscriptionServer(
   { schema, services, routerSecret, limits }: { schema: GraphQLSchema; services: Services; routerSecret: Secret | undefined; limits: OperationLimits },
   options: SubscriptionServerOptions = {},
 ): SubscriptionServer {
-  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH });
+  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: MAX_MESSAGE_BYTES });
   const { logger, metrics } = services;
   const present = createResultPresenter(logger);
   const fanout = createSubscriptionFanout({
     metrics,
     present,
     onReturnError: (error) => logger.debug({ err: error }, 'ending a shared subscription source failed'),
-    sharedContext: () => createContext(services),
+    // Shared only by subscribers with the same grants (their access key), so it runs as any of them would.
+    sharedContext: (caller) => createContext(services, { caller: sharedCaller(caller) }),
+    accessKey,
   });
-  const connectionOf = (extra: ConnectionContext['extra']): SocketConnection => {
-    if (extra.connection === undefined) throw new Error('graphql-ws ran an operation on a connection it had not acknowledged');
-    return extra.connection;
+  const acknowledged = (extra: ConnectionContext['extra']): ConnectionExtra => {
+    if (extra.connection === undefined || extra.caller === undefined) throw new Error('graphql-ws ran an operation on a connection it had not acknowledged');
+    return extra as ConnectionExtra;
   };
   const disposable = useServer<ConnectionParams, ConnectionExtra>(
     {
       schema,
-      onConnect: acceptConnection({ routerSecret, keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS, logger, metrics }),
-      // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
-      onSubscribe: (_ctx, _id, payload) => checkWebSocketOperation(schema, limits, payload),
+      onConnect: acceptConnection({ routerSecret, keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS, services }),
+      onSubscribe: (ctx, _id, payload) => {
+        // graphql-ws has already counted this operation among the connection's.
+        if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_CONNECTION) return [tooManyOperations()];
+        // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
+        return checkWebSocketOperation(schema, limits, payload);
+      },
       // Each operation's spans are children of the upgrade request's traceparent (the router's).
-      context: ({ extra }, id, request, args) =>
-        createWebSocketContext(services, { connection: connectionOf(extra), id, request, upgradeHeaders: extra.request.headers, args }),
+      context: ({ extra }, id, request, args) => {
+        const { connection, caller } = acknowledged(extra);
+        return createWebSocketContext(services, { connection, caller, id, request, upgradeHeaders: extra.request.headers, args });
+      },
       execute: (args) => inOperationSpan(webSocketOperation(args).trace, () => execute(args)),
       subscribe: (args) => inOperationSpan(webSocketOperation(args).trace, () => fanout.subscribe(args)),
       // Results graphql-ws sends itself (operations that run alone); shared executions present theirs alike.
@@ -93,16 +115,28 @@ export function attachSubscriptionServer(
   return { dispose: async () => disposable.dispose() };
 }
 
+/** The error of an operation beyond MAX_OPERATIONS_PER_CONNECTION on one connection. */
+function tooManyOperations() {
+  return badUserInput(
+    'subscription',
+    `this connection already holds ${MAX_OPERATIONS_PER_CONNECTION} operations, the most one connection may: complete one, or open another connection`,
+  );
+}
+
 /**
  * graphql-ws's `onConnect`: refuses a connection without the router secret (when one is set; graphql-ws
- * then closes it with 4403 Forbidden), and gives an accepted one its SocketConnection, kept in
- * `extra`, and its keep-alive.
+ * then closes it with 4403 Forbidden), and gives an accepted one its caller (from the upgrade's
+ * Authorization header, else connectionParams.Authorization), its SocketConnection, kept in `extra`,
+ * and its keep-alive. A connection whose token verified is closed with 4401 when the token expires.
+ * One without a valid token is still accepted: what needs a token is refused field by field.
  */
-function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs: number; logger: Logger; metrics: Metrics }) {
-  const { logger, metrics } = deps;
-  return ({ extra, connectionParams }: ConnectionContext): boolean => {
+function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs: number; services: Services }) {
+  const { logger, metrics, authenticator } = deps.services;
+  return async ({ extra, connectionParams }: ConnectionContext): Promise<boolean> => {
     const provided = extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
     if (!routerSecretAccepted(deps.routerSecret, provided)) return false;
+    extra.caller = await authenticator.callerOf(extra.request.headers.authorization ?? connectionParams?.Authorization ?? connectionParams?.authorization);
+    if (extra.caller.kind === 'verified') closeAtExpiry(extra.socket, extra.caller.expiresAt, () => metrics.authorizationRefusals.inc({ reason: 'expired' }));
     // An operation's stream that falls too far behind closes the socket it writes to with 1013.
     extra.connection = openSocketConnection(extra.socket, {
       gauge: metrics.notificationsWaiting,
@@ -111,6 +145,16 @@ function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs:
     keepAlive(extra.socket, deps.keepAliveMs, extra.connection);
     return true;
   };
+}
+
+/** Closes `socket` with 4401 at `expiresAt`, unless it has closed by then. */
+function closeAtExpiry(socket: WebSocket, expiresAt: number, onExpired: () => void): void {
+  const cancel = atDeadline(expiresAt, () => {
+    if (socket.readyState !== WebSocket.OPEN) return;
+    onExpired();
+    socket.close(TOKEN_EXPIRED_CLOSE.code, TOKEN_EXPIRED_CLOSE.reason);
+  });
+  socket.once('close', cancel);
 }
 
 /** graphql-ws's `onError`: the errors of an `error` message, masked as over HTTP. */

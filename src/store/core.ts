@@ -14,9 +14,17 @@ export interface WrittenBatch {
   settled: LogPosition;
 }
 
-/** A page of the settled log, newest first (see NotificationStore.listNewestFirst); `limit` checked. */
-export interface NewestFirstPage {
+/**
+ * Which accounts a read covers: one (`accountNumber`), several (`accounts`, two or more), or every
+ * one (both undefined). Never both: the core narrows a query's filters to one of these first.
+ */
+export interface AccountFilter {
   accountNumber: string | undefined;
+  accounts: readonly string[] | undefined;
+}
+
+/** A page of the settled log, newest first (see NotificationStore.listNewestFirst); `limit` checked. */
+export interface NewestFirstPage extends AccountFilter {
   before: LogPosition | undefined;
   limit: number;
   from: Date | undefined;
@@ -24,8 +32,7 @@ export interface NewestFirstPage {
 }
 
 /** A page of the settled log, oldest first (see NotificationStore.listAfter); `limit` checked. */
-export interface AfterPage {
-  accountNumber: string | undefined;
+export interface AfterPage extends AccountFilter {
   after: LogPosition;
   limit: number;
 }
@@ -52,7 +59,7 @@ export interface StoreBackend {
   committedHead(): Promise<LogPosition | undefined>;
   positionOfSeq(seq: number): Promise<LogPosition | undefined>;
   /** Each day's exact sums, in the order given, all read from one snapshot. */
-  daySums(days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]>;
+  daySums(days: readonly DayWindow[], filter: AccountFilter): Promise<DaySums[]>;
   size(): Promise<StoreSize>;
   ping(): Promise<void>;
   /** Whether a failed insertBatch was the database refusing the statement (retried in parts), not failing to write at all. */
@@ -89,11 +96,15 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
       if (settlementIds.length === 0) return [];
       return inRequestedOrder(settlementIds, records(await store.rowsOf(settlementIds)));
     },
-    async listNewestFirst({ accountNumber, before, limit, from, to }) {
-      return records(await open().newestFirst({ accountNumber, before, limit: checkLimit(limit), from, to }));
+    async listNewestFirst({ before, limit, from, to, ...accounts }) {
+      const filter = narrowed(accounts);
+      if (filter === NO_ACCOUNT) return [];
+      return records(await open().newestFirst({ ...filter, before, limit: checkLimit(limit), from, to }));
     },
-    async listAfter({ accountNumber, after, limit }) {
-      return records(await open().after({ accountNumber, after, limit: checkLimit(limit) }));
+    async listAfter({ after, limit, ...accounts }) {
+      const filter = narrowed(accounts);
+      if (filter === NO_ACCOUNT) return [];
+      return records(await open().after({ ...filter, after, limit: checkLimit(limit) }));
     },
     async settledHead() {
       return (await open().settledHead()) ?? START_OF_LOG;
@@ -104,9 +115,11 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
     async positionOfSeq(seq) {
       return open().positionOfSeq(seq);
     },
-    async summarize(query) {
-      const days = bankDays(query.from, query.to, query.timezone);
-      return summaryRecord(days, await open().daySums(days, query.accountNumber), query.timezone);
+    async summarize({ from, to, timezone, ...accounts }) {
+      const days = bankDays(from, to, timezone);
+      const filter = narrowed(accounts);
+      const sums = filter === NO_ACCOUNT ? [] : await open().daySums(days, filter);
+      return summaryRecord(days, sums, timezone);
     },
     async size() {
       return open().size();
@@ -123,6 +136,21 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
 }
 
 const DUPLICATE = { status: 'duplicate' } as const;
+
+/** A read whose account filters leave no account: nothing to ask the database. */
+const NO_ACCOUNT = 'none';
+
+/**
+ * A query's `accountNumber` and `accounts` as one filter: the one account when that is all they
+ * leave (the single-account statements and indexes serve it), NO_ACCOUNT when they leave none.
+ */
+function narrowed({ accountNumber, accounts }: { accountNumber?: string | undefined; accounts?: readonly string[] | undefined }): AccountFilter | typeof NO_ACCOUNT {
+  if (accounts === undefined) return { accountNumber, accounts: undefined };
+  if (accountNumber !== undefined) return accounts.includes(accountNumber) ? { accountNumber, accounts: undefined } : NO_ACCOUNT;
+  const distinct = [...new Set(accounts)];
+  if (distinct.length === 0) return NO_ACCOUNT;
+  return distinct.length === 1 ? { accountNumber: distinct[0], accounts: undefined } : { accountNumber: undefined, accounts: distinct };
+}
 
 /**
  * Answers given together once the event-loop turn is over (setImmediate), as a batch answers its

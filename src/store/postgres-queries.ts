@@ -1,6 +1,7 @@
 // The PostgreSQL store's statements: the batch insert, and the log read in (txid, seq) order below
 // the oldest transaction still running.
 import type { LogPosition } from '../domain/index.ts';
+import type { AccountFilter } from './core.ts';
 import { INSERT_COLUMNS, selectList } from './notification-row.ts';
 
 /**
@@ -99,16 +100,24 @@ export const QUERIES = {
   after: `${FROM} WHERE (txid, seq) > ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid, seq LIMIT $3`,
   afterOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) > ($2::xid8, $3::bigint) AND ${SETTLED}
     ORDER BY txid, seq LIMIT $4`,
+  // A caller's several accounts, as one text[] parameter where the single-account statements take one.
+  newestOfAccounts: `${FROM} WHERE account_number = ANY($1::text[]) AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid DESC, seq DESC LIMIT $4`,
+  afterOfAccounts: `${FROM} WHERE account_number = ANY($1::text[]) AND (txid, seq) > ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid, seq LIMIT $4`,
   settledHead: `SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
   committedHead: 'SELECT txid, seq FROM collection_notifications ORDER BY txid DESC, seq DESC LIMIT 1',
   positionOfSeq: 'SELECT txid, seq FROM collection_notifications WHERE seq = $1',
   // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
   newestInRange: inRange(''),
   newestOfAccountInRange: inRange('account_number = $6 AND '),
+  newestOfAccountsInRange: inRange('account_number = ANY($6::text[]) AND '),
   // Everything since `from`: the planner walks the log newest first, or the time index when `from` is recent.
   newestSince: `${FROM} WHERE event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
     ORDER BY txid DESC, seq DESC LIMIT $4`,
   newestOfAccountSince: `${FROM} WHERE account_number = $5 AND event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
+    ORDER BY txid DESC, seq DESC LIMIT $4`,
+  newestOfAccountsSince: `${FROM} WHERE account_number = ANY($5::text[]) AND event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
     ORDER BY txid DESC, seq DESC LIMIT $4`,
   // The table's size (NotificationStore.size).
   size: SIZE_SQL,
@@ -116,15 +125,21 @@ export const QUERIES = {
 export type QueryName = keyof typeof QUERIES;
 
 /** The query name and values of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
-export function rangedPage(page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; bound: unknown[]; limit: number }) {
-  const account = page.accountNumber === undefined ? [] : [page.accountNumber];
+export function rangedPage(page: AccountFilter & { from: Date | undefined; to: Date | undefined; bound: unknown[]; limit: number }) {
+  const [kind, account] = accountParameter(page);
   const from = page.from?.toISOString() ?? '-infinity';
   if (page.to === undefined) {
-    const name = page.accountNumber === undefined ? 'newestSince' : 'newestOfAccountSince';
+    const name = ({ all: 'newestSince', one: 'newestOfAccountSince', several: 'newestOfAccountsSince' } as const)[kind];
     return { name, values: [from, ...page.bound, page.limit, ...account] } as const;
   }
-  const name = page.accountNumber === undefined ? 'newestInRange' : 'newestOfAccountInRange';
+  const name = ({ all: 'newestInRange', one: 'newestOfAccountInRange', several: 'newestOfAccountsInRange' } as const)[kind];
   return { name, values: [from, page.to.toISOString(), ...page.bound, page.limit, ...account] } as const;
+}
+
+/** Which statements a filter takes (every account, one, several) and their account parameter, if any. */
+export function accountParameter({ accountNumber, accounts }: AccountFilter): ['all', []] | ['one', [string]] | ['several', [readonly string[]]] {
+  if (accounts !== undefined) return ['several', [accounts]];
+  return accountNumber === undefined ? ['all', []] : ['one', [accountNumber]];
 }
 
 /** `position` as the (txid, seq) parameters of a query. */

@@ -1,7 +1,9 @@
 // PostgreSQL's side of collectionSummary and time ranges, over migration 003's numeric and
 // event_time columns: numeric sums are exact, and pg hands them over as text.
 import { parseDecimal } from './decimal.ts';
+import type { AccountFilter } from './core.ts';
 import type { RunQuery } from './postgres-deadline.ts';
+import { accountParameter } from './postgres-queries.ts';
 import type { DaySums, DayWindow } from './summary.ts';
 
 const SUMS = `count(*) AS count, sum(transaction_amount_numeric) AS transaction_amount, sum(settled_amount_numeric) AS settled_amount,
@@ -18,6 +20,7 @@ const sumsPerDay = (account: string) => `SELECT s.* FROM unnest($1::timestamptz[
 export const SUMMARY_QUERIES = {
   daySums: sumsPerDay(''),
   daySumsOfAccount: sumsPerDay('account_number = $3 AND '),
+  daySumsOfAccounts: sumsPerDay('account_number = ANY($3::text[]) AND '),
 };
 
 interface SumsRow {
@@ -29,13 +32,12 @@ interface SumsRow {
 }
 
 /** Each day's sums, by one statement (so one snapshot). */
-export async function daySums(run: RunQuery, days: readonly DayWindow[], accountNumber: string | undefined): Promise<DaySums[]> {
+export async function daySums(run: RunQuery, days: readonly DayWindow[], filter: AccountFilter): Promise<DaySums[]> {
   const starts = days.map((day) => new Date(day.from).toISOString());
   const ends = days.map((day) => new Date(day.to).toISOString());
-  const { rows } =
-    accountNumber === undefined
-      ? await run<SumsRow>({ name: 'summary-daySums', text: SUMMARY_QUERIES.daySums, values: [starts, ends] })
-      : await run<SumsRow>({ name: 'summary-daySumsOfAccount', text: SUMMARY_QUERIES.daySumsOfAccount, values: [starts, ends, accountNumber] });
+  const [kind, account] = accountParameter(filter);
+  const name = ({ all: 'daySums', one: 'daySumsOfAccount', several: 'daySumsOfAccounts' } as const)[kind];
+  const { rows } = await run<SumsRow>({ name: `summary-${name}`, text: SUMMARY_QUERIES[name], values: [starts, ends, ...account] });
   return rows.map(toSums);
 }
 

@@ -6,7 +6,7 @@ import { createStore, type StoreBackend, type WrittenBatch } from './core.ts';
 import { toInsertParams, toPosition, type NotificationRow } from './notification-row.ts';
 import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { migrate } from './postgres-migrate.ts';
-import { AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName } from './postgres-queries.ts';
+import { accountParameter, AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName } from './postgres-queries.ts';
 import { daySums } from './postgres-summary.ts';
 import type { NotificationStore } from './types.ts';
 
@@ -146,24 +146,24 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     batchesInFlight: BATCHES_IN_FLIGHT,
     insertBatch: (notifications) => insertBatch(runners.write, notifications),
     rowsOf: (settlementIds) => select('read', 'getMany', [settlementIds]),
-    async newestFirst({ accountNumber, before, limit, from, to }) {
+    async newestFirst({ accountNumber, accounts, before, limit, from, to }) {
       const bound = before ? positionParams(before) : [AFTER_EVERY_TXID, 0];
       if (from !== undefined || to !== undefined) {
-        const page = rangedPage({ accountNumber, from, to, bound, limit });
+        const page = rangedPage({ accountNumber, accounts, from, to, bound, limit });
         return select('read', page.name, [...page.values]);
       }
-      return accountNumber === undefined ? select('read', 'newest', [...bound, limit]) : select('read', 'newestOfAccount', [accountNumber, ...bound, limit]);
+      const [kind, account] = accountParameter({ accountNumber, accounts });
+      return select('read', ({ all: 'newest', one: 'newestOfAccount', several: 'newestOfAccounts' } as const)[kind], [...account, ...bound, limit]);
     },
     // The log follower's reads (live delivery) and subscribers' replays.
-    async after({ accountNumber, after, limit }) {
-      return accountNumber === undefined
-        ? select('log', 'after', [...positionParams(after), limit])
-        : select('log', 'afterOfAccount', [accountNumber, ...positionParams(after), limit]);
+    async after({ accountNumber, accounts, after, limit }) {
+      const [kind, account] = accountParameter({ accountNumber, accounts });
+      return select('log', ({ all: 'after', one: 'afterOfAccount', several: 'afterOfAccounts' } as const)[kind], [...account, ...positionParams(after), limit]);
     },
     settledHead: () => position('settledHead', []),
     committedHead: () => position('committedHead', []),
     positionOfSeq: (seq) => position('positionOfSeq', [seq]),
-    daySums: (days, accountNumber) => daySums(runners.read, days, accountNumber),
+    daySums: (days, filter) => daySums(runners.read, days, filter),
     async size() {
       const [row] = await query<{ bytes: string; rows: string }>('read', 'size');
       return { bytes: Number(row?.bytes ?? 0), approximateRows: Number(row?.rows ?? 0) };

@@ -2,7 +2,7 @@
 // reads, the reader thread's own read-only one for everything a GraphQL caller can make heavy.
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { LogPosition } from '../domain/index.ts';
-import type { AfterPage, NewestFirstPage } from './core.ts';
+import type { AccountFilter, AfterPage, NewestFirstPage } from './core.ts';
 import { selectList, type NotificationRow } from './notification-row.ts';
 import { daySums, prepareSummaryStatements, rangedPage } from './sqlite-summary.ts';
 import type { DayWindow, DaySums } from './summary.ts';
@@ -24,22 +24,27 @@ export function createSqliteReads(database: DatabaseSync) {
     newestOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
     after: database.prepare(`${from} WHERE seq > ? ORDER BY seq LIMIT ?`),
     afterOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    // A caller's several accounts: one JSON array, each account found through its own index entries.
+    newestOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND seq < ? ORDER BY seq DESC LIMIT ?`),
+    afterOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND seq > ? ORDER BY seq LIMIT ?`),
     newestSeq: database.prepare('SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1'),
     hasSeq: database.prepare('SELECT seq FROM collection_notifications WHERE seq = ?'),
     summary: prepareSummaryStatements(database),
   };
   return {
     rowsOf: (settlementIds: readonly string[]) => rows(statements.getMany, JSON.stringify(settlementIds)),
-    newestFirst({ accountNumber, before, limit, from: start, to }: NewestFirstPage): NotificationRow[] {
+    newestFirst({ accountNumber, accounts, before, limit, from: start, to }: NewestFirstPage): NotificationRow[] {
       const bound = seqBefore(before);
       if (start !== undefined || to !== undefined) {
-        const [statement, params] = rangedPage(statements.summary, { accountNumber, from: start, to, before: bound, limit });
+        const [statement, params] = rangedPage(statements.summary, { accountNumber, accounts, from: start, to, before: bound, limit });
         return rows(statement, ...params);
       }
+      if (accounts !== undefined) return rows(statements.newestOfAccounts, JSON.stringify(accounts), bound, limit);
       return accountNumber === undefined ? rows(statements.newest, bound, limit) : rows(statements.newestOfAccount, accountNumber, bound, limit);
     },
-    after({ accountNumber, after, limit }: AfterPage): NotificationRow[] {
+    after({ accountNumber, accounts, after, limit }: AfterPage): NotificationRow[] {
       const bound = seqAfter(after);
+      if (accounts !== undefined) return rows(statements.afterOfAccounts, JSON.stringify(accounts), bound, limit);
       return accountNumber === undefined ? rows(statements.after, bound, limit) : rows(statements.afterOfAccount, accountNumber, bound, limit);
     },
     settledHead(): LogPosition | undefined {
@@ -47,7 +52,7 @@ export function createSqliteReads(database: DatabaseSync) {
       return row && atSeq(Number(row.seq));
     },
     positionOfSeq: (seq: number): LogPosition | undefined => (statements.hasSeq.get(seq) ? atSeq(seq) : undefined),
-    daySums: (days: readonly DayWindow[], accountNumber: string | undefined): DaySums[] => daySums(database, statements.summary, days, accountNumber),
+    daySums: (days: readonly DayWindow[], filter: AccountFilter): DaySums[] => daySums(database, statements.summary, days, filter),
   };
 }
 

@@ -4,6 +4,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { NewCollectionNotification } from '../domain/index.ts';
 import { parseDecimal, type ExactDecimal } from './decimal.ts';
 import { selectList } from './notification-row.ts';
+import type { AccountFilter } from './core.ts';
 import { NO_SUMS, addSums, type DaySums, type DayWindow } from './summary.ts';
 
 const AMOUNTS = ['transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount'] as const;
@@ -73,6 +74,8 @@ const KOBO_SUMS = `count(*) AS count, ${AMOUNTS.map((amount) => `sum(${amount}_k
 // The text of each amount that has no kobo columns, and only that.
 const BEYOND_KOBO = `event_ms, ${AMOUNTS.map((amount) => `CASE WHEN ${amount}_kobo_lo IS NULL THEN ${amount} END AS ${amount}`).join(', ')}`;
 const IN_RANGE = 'event_ms >= ? AND event_ms < ?';
+// A caller's several accounts, as one JSON array parameter.
+const OF_ACCOUNTS = 'account_number IN (SELECT value FROM json_each(?))';
 
 /** The statements of summaries and time-ranged pages. */
 export function prepareSummaryStatements(database: DatabaseSync) {
@@ -102,30 +105,41 @@ export function prepareSummaryStatements(database: DatabaseSync) {
   return {
     daySums: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE ${IN_RANGE}`)),
     daySumsOfAccount: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE account_number = ? AND ${IN_RANGE}`)),
+    daySumsOfAccounts: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE ${OF_ACCOUNTS} AND ${IN_RANGE}`)),
     beyondKobo: database.prepare(`SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${IN_RANGE}`),
     beyondKoboOfAccount: database.prepare(
       `SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${IN_RANGE} AND account_number = ?`,
     ),
+    beyondKoboOfAccounts: database.prepare(`SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${IN_RANGE} AND ${OF_ACCOUNTS}`),
     newestInRange: page('collection_notifications_time', ''),
     newestOfAccountInRange: page('collection_notifications_account_time', 'account_number = ? AND '),
+    newestOfAccountsInRange: page('collection_notifications_account_time', `${OF_ACCOUNTS} AND `),
     newestSince: since('NOT INDEXED', ''),
     newestOfAccountSince: since('INDEXED BY collection_notifications_account_seq', 'account_number = ? AND '),
+    newestOfAccountsSince: since('INDEXED BY collection_notifications_account_seq', `${OF_ACCOUNTS} AND `),
   };
 }
 
 /** The statement and parameters of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
 export function rangedPage(
   statements: SummaryStatements,
-  page: { accountNumber: string | undefined; from: Date | undefined; to: Date | undefined; before: number; limit: number },
+  page: AccountFilter & { from: Date | undefined; to: Date | undefined; before: number; limit: number },
 ): [StatementSync, SQLInputValue[]] {
-  const { accountNumber, before, limit } = page;
-  const account = accountNumber === undefined ? [] : [accountNumber];
+  const { before, limit } = page;
+  const [kind, account] = accountParameter(page);
   const from = page.from?.getTime() ?? Number.MIN_SAFE_INTEGER;
   if (page.to === undefined) {
-    return [accountNumber === undefined ? statements.newestSince : statements.newestOfAccountSince, [...account, from, before, limit]];
+    const statement = { all: statements.newestSince, one: statements.newestOfAccountSince, several: statements.newestOfAccountsSince }[kind];
+    return [statement, [...account, from, before, limit]];
   }
-  const range = [from, page.to.getTime()];
-  return [accountNumber === undefined ? statements.newestInRange : statements.newestOfAccountInRange, [...account, ...range, before, limit]];
+  const statement = { all: statements.newestInRange, one: statements.newestOfAccountInRange, several: statements.newestOfAccountsInRange }[kind];
+  return [statement, [...account, from, page.to.getTime(), before, limit]];
+}
+
+/** Which statements a filter takes (every account, one, several) and their account parameter, if any. */
+function accountParameter({ accountNumber, accounts }: AccountFilter): ['all', []] | ['one' | 'several', [string]] {
+  if (accounts !== undefined) return ['several', [JSON.stringify(accounts)]];
+  return accountNumber === undefined ? ['all', []] : ['one', [accountNumber]];
 }
 
 export type SummaryStatements = ReturnType<typeof prepareSummaryStatements>;
@@ -138,21 +152,17 @@ export function daySums(
   database: DatabaseSync,
   statements: SummaryStatements,
   days: readonly DayWindow[],
-  accountNumber: string | undefined,
+  filter: AccountFilter,
 ): DaySums[] {
   if (days.length === 0) return [];
+  const [kind, account] = accountParameter(filter);
+  const sumsOf = { all: statements.daySums, one: statements.daySumsOfAccount, several: statements.daySumsOfAccounts }[kind];
+  const beyondOf = { all: statements.beyondKobo, one: statements.beyondKoboOfAccount, several: statements.beyondKoboOfAccounts }[kind];
   database.exec('BEGIN');
   try {
-    const sums = days.map((day) =>
-      koboSums(
-        accountNumber === undefined
-          ? statements.daySums.get(day.from, day.to)
-          : statements.daySumsOfAccount.get(accountNumber, day.from, day.to),
-      ),
-    );
+    const sums = days.map((day) => koboSums(sumsOf.get(...account, day.from, day.to)));
     const range: SQLInputValue[] = [days[0]!.from, days.at(-1)!.to];
-    const beyond =
-      accountNumber === undefined ? statements.beyondKobo.all(...range) : statements.beyondKoboOfAccount.all(...range, accountNumber);
+    const beyond = beyondOf.all(...range, ...account);
     for (const row of beyond) {
       const index = days.findIndex((day) => Number(row.event_ms) < day.to);
       if (index >= 0) sums[index] = addSums(sums[index]!, { ...textSums(row), count: 0 });

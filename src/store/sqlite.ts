@@ -5,7 +5,7 @@ import type { NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
 import type { BatchOptions } from './batch.ts';
-import { createStore, type NewestFirstPage, type StoreBackend } from './core.ts';
+import { createStore, type AccountFilter, type NewestFirstPage, type StoreBackend } from './core.ts';
 import { toInsertParams } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
 import { startSqliteReader, type SqliteReader } from './sqlite-reader.ts';
@@ -89,7 +89,7 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
   const ping = database.prepare('SELECT 1');
   const identity = String(database.prepare('SELECT id FROM store_identity').get()?.id);
   const local = createSqliteReads(database);
-  const heavy = reader ?? { rowsOf: async (ids: readonly string[]) => local.rowsOf(ids), newestFirst: async (page: NewestFirstPage) => local.newestFirst(page), daySums: async (days: readonly DayWindow[], account: string | undefined) => local.daySums(days, account) };
+  const heavy = reader ?? { rowsOf: async (ids: readonly string[]) => local.rowsOf(ids), newestFirst: async (page: NewestFirstPage) => local.newestFirst(page), daySums: async (days: readonly DayWindow[], filter: AccountFilter) => local.daySums(days, filter) };
   const rowOf = (notification: NewCollectionNotification) => pushSummaryValues(toInsertParams(notification), notification);
   const readSize = sizeReader(database);
   return {
@@ -110,7 +110,7 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     // Everything committed is settled.
     committedHead: async () => local.settledHead(),
     positionOfSeq: async (seq) => local.positionOfSeq(seq),
-    daySums: (days, accountNumber) => heavy.daySums(days, accountNumber),
+    daySums: (days, filter) => heavy.daySums(days, filter),
     size: async () => readSize(),
     ping: async () => void ping.get(),
     refusedStatement,

@@ -20,6 +20,8 @@ export type InsertResult =
  */
 export interface SummaryQuery {
   accountNumber?: string | undefined;
+  /** Only notifications of these accounts (none when empty); every account when undefined. */
+  accounts?: readonly string[] | undefined;
   from: Date;
   to: Date;
   /** IANA zone of the bank's calendar (`BANK_TIMEZONE`). */
@@ -57,13 +59,21 @@ export interface NotificationStore {
    */
   listNewestFirst(query: {
     accountNumber?: string | undefined;
+    /** Only notifications of these accounts (none when empty), beside `accountNumber`; every account when undefined. */
+    accounts?: readonly string[] | undefined;
     before?: LogPosition | undefined;
     limit: number;
     from?: Date | undefined;
     to?: Date | undefined;
   }): Promise<CollectionNotificationRecord[]>;
   /** The settled log oldest first: positions after `after`, at most `limit`; live delivery and replays read it. */
-  listAfter(query: { accountNumber?: string | undefined; after: LogPosition; limit: number }): Promise<CollectionNotificationRecord[]>;
+  listAfter(query: {
+    accountNumber?: string | undefined;
+    /** Only notifications of these accounts (none when empty), beside `accountNumber`; every account when undefined. */
+    accounts?: readonly string[] | undefined;
+    after: LogPosition;
+    limit: number;
+  }): Promise<CollectionNotificationRecord[]>;
   /** The position of the newest settled notification (`START_OF_LOG` when none), reading no row. */
   settledHead(): Promise<LogPosition>;
   /**

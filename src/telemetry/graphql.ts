@@ -28,6 +28,14 @@ export function traceGraphQLHandler(handler: RouteHandlerMethod): RouteHandlerMe
   };
 }
 
+/** The span attribute saying whether the caller had a valid token: never who. */
+export const CALLER_AUTHENTICATED_ATTRIBUTE = 'graphql.caller.authenticated';
+
+/** Records on the active span (the request's) whether its caller was authenticated. */
+export function markCallerAuthenticated(authenticated: boolean): void {
+  trace.getActiveSpan()?.setAttribute(CALLER_AUTHENTICATED_ATTRIBUTE, authenticated);
+}
+
 /**
  * Names the active operation span `<type> <name>` (the GraphQL semantic conventions) and records
  * the operation's type, name and root fields, never its variables or document; a response with

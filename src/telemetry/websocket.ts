@@ -1,5 +1,6 @@
 import { SpanKind, context, trace, type Context } from '@opentelemetry/api';
 import { getOperationAST, type ExecutionArgs } from 'graphql';
+import { CALLER_AUTHENTICATED_ATTRIBUTE } from './graphql.ts';
 import { contextFromHeaders, inSpan, markFailed, tracer, tracingOn, type Headers } from './tracer.ts';
 
 /**
@@ -10,13 +11,15 @@ export interface OperationTrace {
   parent: Context;
   readonly type: string;
   readonly name: string | undefined;
+  /** Whether the connection's caller had a valid token: never who. */
+  readonly authenticated: boolean;
 }
 
 /** The trace of an operation on a socket opened with `upgradeHeaders`; undefined while tracing is off. */
-export function operationTrace(upgradeHeaders: Headers, args: ExecutionArgs): OperationTrace | undefined {
+export function operationTrace(upgradeHeaders: Headers, args: ExecutionArgs, authenticated: boolean): OperationTrace | undefined {
   if (!tracingOn()) return undefined;
   const operation = getOperationAST(args.document, args.operationName);
-  return { parent: contextFromHeaders(upgradeHeaders), type: operation?.operation ?? 'unknown', name: args.operationName ?? operation?.name?.value };
+  return { parent: contextFromHeaders(upgradeHeaders), type: operation?.operation ?? 'unknown', name: args.operationName ?? operation?.name?.value, authenticated };
 }
 
 function spanName(operation: OperationTrace): string {
@@ -28,6 +31,7 @@ function attributes(operation: OperationTrace) {
     'graphql.operation.type': operation.type,
     ...(operation.name ? { 'graphql.operation.name': operation.name } : {}),
     'network.protocol.name': 'websocket',
+    [CALLER_AUTHENTICATED_ATTRIBUTE]: operation.authenticated,
   };
 }
 

@@ -29,7 +29,12 @@ export interface TestApp {
  * Starts the real app on a free loopback port with `env` over test defaults (sandbox bank,
  * in-memory SQLite, in-memory pub/sub, silent logs), closed after the test.
  */
-export async function startApp(env: Record<string, string> = {}, overrides: AppOverrides = {}): Promise<TestApp> {
+export async function startApp(
+  env: Record<string, string> = {},
+  overrides: AppOverrides = {},
+  /** Headers every query and WebSocket upgrade carries unless it gives its own (an Authorization, say). */
+  { headers: defaults = {} }: { headers?: Record<string, string> } = {},
+): Promise<TestApp> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ...env });
   const app = await createApp(config, overrides);
   onCleanup(() => app.close());
@@ -42,7 +47,7 @@ export async function startApp(env: Record<string, string> = {}, overrides: AppO
     async query(query, variables, headers = {}) {
       const response = await request(graphqlUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
+        headers: { 'content-type': 'application/json', ...defaults, ...headers },
         body: JSON.stringify({ query, variables }),
       });
       const body = (await response.body.json()) as Omit<GraphQLResponse, 'status'>;
@@ -62,7 +67,7 @@ export async function startApp(env: Record<string, string> = {}, overrides: AppO
         url: graphqlUrl.replace(/^http/, 'ws'),
         webSocketImpl: class extends WebSocket {
           constructor(address: string, protocols?: string | string[]) {
-            super(address, protocols, { headers: options.headers });
+            super(address, protocols, { headers: { ...defaults, ...options.headers } });
           }
         },
         connectionParams: options.connectionParams,

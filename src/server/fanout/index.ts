@@ -1,4 +1,6 @@
 import { subscribe, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { Caller } from '../../auth/caller.ts';
+import type { AuthContext } from '../../auth/enforce.ts';
 import type { Metrics } from '../../metrics.ts';
 import type { OperationTrace } from '../../telemetry/websocket.ts';
 import { webSocketOperation, type ResultPresenter } from '../websocket-context.ts';
@@ -22,14 +24,22 @@ export interface SubscriptionFanout {
  * A shared execution runs under a context of its own (`sharedContext()`), not under any member's:
  * its source's consumer is the execution, which never waits on a socket.
  */
-export function createSubscriptionFanout(options: { metrics: Metrics; present: ResultPresenter; onReturnError(error: unknown): void; sharedContext: () => unknown }): SubscriptionFanout {
+export function createSubscriptionFanout(options: {
+  metrics: Metrics;
+  present: ResultPresenter;
+  onReturnError(error: unknown): void;
+  /** The context a shared execution runs under, for subscribers with `caller`'s grants. */
+  sharedContext: (caller: Caller) => unknown;
+  /** What decides every answer a caller can get: only callers with equal keys share an execution. */
+  accessKey: (caller: Caller) => string;
+}): SubscriptionFanout {
   const executions = new Map<string, Promise<SharedSubscription | ExecutionResult>>();
 
   const start = (key: string, args: ExecutionArgs, trace: OperationTrace | undefined): Promise<SharedSubscription | ExecutionResult> => {
     const forget = () => executions.get(key) === entry && executions.delete(key);
     const entry: Promise<SharedSubscription | ExecutionResult> = (async () => {
       try {
-        const result = await subscribe({ ...args, contextValue: options.sharedContext() });
+        const result = await subscribe({ ...args, contextValue: options.sharedContext(callerOf(args)) });
         if (Symbol.asyncIterator in result) return new SharedSubscription(result, perSubscriberHooks(options, trace, forget));
         // A refusal (BAD_USER_INPUT, say): every subscriber already waiting on it gets the same answer.
         forget();
@@ -46,8 +56,10 @@ export function createSubscriptionFanout(options: { metrics: Metrics; present: R
   return {
     async subscribe(args) {
       const operation = webSocketOperation(args);
-      const key = sharedExecutionKey(args, operation.request);
-      if (key === undefined) return countedAlone(await subscribe(args), options.metrics);
+      const operationKey = sharedExecutionKey(args, operation.request);
+      if (operationKey === undefined) return countedAlone(await subscribe(args), options.metrics);
+      // The same operation, for callers that may see exactly the same accounts with the same scopes.
+      const key = `${options.accessKey(callerOf(args))}\n${operationKey}`;
       for (;;) {
         const execution = await (executions.get(key) ?? start(key, args, operation.trace));
         if (!(execution instanceof SharedSubscription)) return execution;
@@ -57,6 +69,11 @@ export function createSubscriptionFanout(options: { metrics: Metrics; present: R
       }
     },
   };
+}
+
+/** The caller of an operation: graphql-ws runs it with the context built for it (an AuthContext). */
+function callerOf(args: ExecutionArgs): Caller {
+  return (args.contextValue as AuthContext).caller;
 }
 
 /**

@@ -12,7 +12,8 @@ const REPLAY_ARGUMENTS = new Set(['after']);
  * the execution arguments were built from), or undefined when this one must run alone:
  * not a subscription, variables that do not coerce (graphql-js will report them), or a replay
  * argument with a value. Equal keys mean the same text, operation and variables, so the same
- * execution; the context holds nothing personal (no caller identity), so sharing it is safe.
+ * execution. The fanout adds the callers' access key (their scopes and visible accounts), so only
+callers who would get the same answers share it; its context holds no identity.
  */
 export function sharedExecutionKey(args: ExecutionArgs, request: SubscribePayload): string | undefined {
   const operation = getOperationAST(args.document, args.operationName);

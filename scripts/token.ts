@@ -1,0 +1,61 @@
+// `npm run token -- --scope "collections:read accounts:read" --accounts 0123456789,1234567890 [--expires 1h]`:
+// prints a development token signed by the published development key (dev/), for a local subgraph
+// started with AUTH_JWKS_URL=file:dev/auth-jwks.json. A production subgraph refuses this key.
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { importJWK, SignJWT, type JWK } from 'jose';
+import { DEVELOPMENT_ISSUER, DEVELOPMENT_PRIVATE_KEY_PATH } from '../src/auth/development-key.ts';
+
+const USAGE = `usage: npm run token -- [--scope "collections:read accounts:read"] [--accounts 0123456789,1234567890]
+       [--expires 1h] [--issuer ${DEVELOPMENT_ISSUER}] [--audience aud] [--subject developer]
+Scopes: accounts:read, kyc:read, collections:read, collections:read:all, merchant:auth, transactions:authorize.
+--expires takes seconds, or a number with s, m, h or d. The issuer and audience default to AUTH_ISSUER
+and AUTH_AUDIENCE (from the environment or .env), else the development issuer and no audience.
+Send the token as "Authorization: Bearer <token>", or as connectionParams.Authorization over graphql-ws.`;
+
+function fail(message: string): never {
+  console.error(`token: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+if (existsSync('.env')) process.loadEnvFile('.env');
+const options = {
+  scope: { type: 'string', default: '' },
+  accounts: { type: 'string', default: '' },
+  expires: { type: 'string', default: '1h' },
+  issuer: { type: 'string', default: process.env.AUTH_ISSUER || DEVELOPMENT_ISSUER },
+  audience: { type: 'string', default: process.env.AUTH_AUDIENCE || '' },
+  subject: { type: 'string', default: 'developer' },
+  help: { type: 'boolean', default: false },
+} as const;
+
+function readArgs() {
+  try {
+    return parseArgs({ options }).values;
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+}
+const values = readArgs();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+
+const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+const expires = /^(\d+)([smhd]?)$/.exec(values.expires);
+if (!expires) fail(`--expires must be seconds or a number with s, m, h or d, got "${values.expires}"`);
+const lifetimeS = Number(expires[1]) * UNITS[(expires[2] || 's') as keyof typeof UNITS];
+const accounts = values.accounts.split(',').map((account) => account.trim()).filter((account) => account !== '');
+for (const account of accounts) if (!/^\d{10}$/.test(account)) fail(`--accounts: "${account}" is not a 10-digit account number`);
+
+const jwk = JSON.parse(readFileSync(DEVELOPMENT_PRIVATE_KEY_PATH, 'utf8')) as JWK & { kid: string; alg: string };
+const now = Math.floor(Date.now() / 1000);
+const token = new SignJWT({ scope: values.scope.trim().split(/\s+/).filter(Boolean).join(' '), accounts })
+  .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid, typ: 'JWT' })
+  .setIssuer(values.issuer)
+  .setSubject(values.subject)
+  .setIssuedAt(now)
+  .setExpirationTime(now + lifetimeS);
+if (values.audience !== '') token.setAudience(values.audience);
+console.log(await token.sign(await importJWK(jwk, jwk.alg)));

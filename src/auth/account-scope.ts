@@ -1,0 +1,72 @@
+// Money records limited to the caller's accounts: what every read of the store is given, so the
+// database itself leaves other accounts out (pages stay full, totals exact), and what a record read
+// by its id must belong to.
+import type { CollectionNotificationRecord } from '../domain/index.ts';
+import { forbiddenAccount } from '../errors.ts';
+import type { NotificationStore } from '../store/types.ts';
+import type { VisibleAccounts } from './caller.ts';
+
+/** The accounts an operation may read, and the checks every path to a money record goes through. */
+export interface AccountScope {
+  /**
+   * The account filter of a store read: `accountNumber` when the caller asked for one (FORBIDDEN
+   * when it may not see it), else every account it may see; undefined: no filter (every account).
+   */
+  filter(accountNumber: string | undefined): { accountNumber?: string; accounts?: readonly string[] };
+  /** `record`, or FORBIDDEN when it belongs to an account the caller may not see (a record read by id). */
+  visible(record: CollectionNotificationRecord | null): CollectionNotificationRecord | null | Error;
+}
+
+/** The scope of a caller who may see `visible`; `onForbidden` counts each refusal. */
+export function createAccountScope(visible: VisibleAccounts, onForbidden: () => void): AccountScope {
+  if (visible === 'all') return { filter: (accountNumber) => (accountNumber === undefined ? {} : { accountNumber }), visible: (record) => record };
+  const sees = new Set(visible);
+  const forbid = (error: Error) => {
+    onForbidden();
+    return error;
+  };
+  return {
+    filter(accountNumber) {
+      if (accountNumber === undefined) return { accounts: visible };
+      if (!sees.has(accountNumber)) throw forbid(forbiddenAccount(`Account ${accountNumber}`));
+      return { accountNumber };
+    },
+    visible(record) {
+      if (record === null || sees.has(record.accountNumber)) return record;
+      return forbid(forbiddenAccount('The account this notification belongs to'));
+    },
+  };
+}
+
+/**
+ * `store` as one caller reads it: lists, replays and summaries filtered to the accounts `scope`
+ * allows (by the database), an account argument outside them FORBIDDEN. Records read by id are
+ * checked where they are loaded (`scope.visible`), each on its own.
+ */
+export function scopedStore(store: NotificationStore, scope: AccountScope): NotificationStore {
+  return {
+    ...bound(store),
+    listNewestFirst: ({ accountNumber, ...query }) => store.listNewestFirst({ ...query, ...scope.filter(accountNumber) }),
+    listAfter: ({ accountNumber, ...query }) => store.listAfter({ ...query, ...scope.filter(accountNumber) }),
+    summarize: ({ accountNumber, ...query }) => store.summarize({ ...query, ...scope.filter(accountNumber) }),
+  };
+}
+
+/** Every method of `store`, bound to it, so a copy may override some. */
+function bound(store: NotificationStore): NotificationStore {
+  return {
+    kind: store.kind,
+    identity: store.identity,
+    insert: (notification) => store.insert(notification),
+    getMany: (ids) => store.getMany(ids),
+    listNewestFirst: (query) => store.listNewestFirst(query),
+    listAfter: (query) => store.listAfter(query),
+    settledHead: () => store.settledHead(),
+    committedHead: () => store.committedHead(),
+    positionOfSeq: (seq) => store.positionOfSeq(seq),
+    summarize: (query) => store.summarize(query),
+    size: () => store.size(),
+    ping: () => store.ping(),
+    close: () => store.close(),
+  };
+}
