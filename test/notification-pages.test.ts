@@ -53,16 +53,4 @@ describe('collectionNotifications', () => {
     const none = (await query(PAGE, { first: 0 })).data!.collectionNotifications;
     expect(none).toMatchObject({ nodes: [], pageInfo: { hasNextPage: true, startCursor: null, endCursor: null } });
   });
-
-  it('pages on from a cursor of an earlier release, which held only the seq, as from the cursor of today', async () => {
-    const { deliver, query } = await startApp();
-    for (let i = 0; i < 4; i += 1) await deliver(notificationBody());
-    const first = (await query<{ collectionNotifications: Page }>(PAGE, { first: 2 })).data!.collectionNotifications;
-    const seq = /^p:\d+\.(\d+)$/.exec(Buffer.from(first.pageInfo.endCursor!, 'base64url').toString())![1];
-    const legacy = Buffer.from(`n:${seq}`).toString('base64url');
-    const next = (await query<{ collectionNotifications: Page }>(PAGE, { after: first.pageInfo.endCursor })).data!.collectionNotifications;
-    const fromLegacy = (await query<{ collectionNotifications: Page }>(PAGE, { after: legacy })).data!.collectionNotifications;
-    expect(fromLegacy.nodes).toHaveLength(2);
-    expect(fromLegacy).toEqual(next);
-  });
 });

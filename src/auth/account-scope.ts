@@ -63,7 +63,6 @@ function bound(store: NotificationStore): NotificationStore {
     listAfter: (query) => store.listAfter(query),
     settledHead: () => store.settledHead(),
     committedHead: () => store.committedHead(),
-    positionOfSeq: (seq) => store.positionOfSeq(seq),
     summarize: (query) => store.summarize(query),
     size: () => store.size(),
     ping: () => store.ping(),

@@ -41,7 +41,7 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
   }
 
   it('hands out nothing while an older transaction is open, warns once when that lasts, and catches up soon after it ends', async () => {
-    const { store, holder, pubsub, metrics, lines, log, positions } = await heldBack();
+    const { store, holder, metrics, lines, log, positions } = await heldBack();
     const result = await store.insert(newNotification());
     if (result.status !== 'inserted') throw new Error('not inserted');
     const { position } = result.notification;

@@ -1,5 +1,5 @@
 import type { QueryResolvers } from '../__generated__/resolvers-types.ts';
-import { cursorPosition } from '../collection/cursor.ts';
+import { decodeCursor } from '../collection/cursor.ts';
 import * as valid from '../validation.ts';
 
 /** Page size of `collectionNotifications` when `first` is not given, and its ceiling. */
@@ -31,7 +31,7 @@ export const Query: QueryResolvers = {
   collectionNotifications: async (_, args, { store }) => {
     const limit = valid.pageSize(args.first, DEFAULT_PAGE, MAX_PAGE);
     const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
-    const before = args.after == null ? undefined : await cursorPosition(args.after, store);
+    const before = args.after == null ? undefined : decodeCursor(args.after);
     const range = valid.pageRange(args.from, args.to, MAX_RANGE_DAYS);
     // One extra row tells whether another page follows.
     const rows = await store.listNewestFirst({ accountNumber, before, ...range, limit: limit + 1 });

@@ -11,7 +11,6 @@ import { createContext, type Services } from '../context.ts';
 import { badUserInput } from '../errors.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 import type { Logger } from '../logger.ts';
-import type { Metrics } from '../metrics.ts';
 import type { Secret } from '../secret.ts';
 import { inOperationSpan } from '../telemetry/websocket.ts';
 import { createSubscriptionFanout } from './fanout/index.ts';

@@ -57,7 +57,6 @@ export interface StoreBackend {
   settledHead(): Promise<LogPosition | undefined>;
   /** The newest committed position, settled or not, undefined when the log is empty. */
   committedHead(): Promise<LogPosition | undefined>;
-  positionOfSeq(seq: number): Promise<LogPosition | undefined>;
   /** Each day's exact sums, in the order given, all read from one snapshot. */
   daySums(days: readonly DayWindow[], filter: AccountFilter): Promise<DaySums[]>;
   size(): Promise<StoreSize>;
@@ -111,9 +110,6 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
     },
     async committedHead() {
       return (await open().committedHead()) ?? START_OF_LOG;
-    },
-    async positionOfSeq(seq) {
-      return open().positionOfSeq(seq);
     },
     async summarize({ from, to, timezone, ...accounts }) {
       const days = bankDays(from, to, timezone);

@@ -1,9 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
-import { capturingLogger, databaseUrl, queryFile, silent, tempDirectory } from '../../test/helpers/stores.ts';
+import { capturingLogger, databaseUrl, isolatedPostgresUrl, postgresSession, queryFile, silent, tempDirectory } from '../../test/helpers/stores.ts';
 import { createNotificationStore } from './index.ts';
 
 describe('createNotificationStore', () => {
@@ -57,4 +58,27 @@ describe('createNotificationStore', () => {
     expect(String(error)).not.toContain('s3cret-Passw0rd');
     expect(String(error)).not.toContain(url.toString());
   });
+
+  it('refuses a SQLite store made by a pre-release build, saying so and what to do, and leaves it as it was', async () => {
+    const path = join(tempDirectory(), 'collections.db');
+    const database = new DatabaseSync(path);
+    database.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT");
+    database.exec("INSERT INTO schema_migrations VALUES (1, 'collection_notifications', '2026-11-01T00:00:00Z'), (2, 'collection_summaries', '2026-11-02T00:00:00Z')");
+    database.close();
+    const error = await createNotificationStore(`sqlite:${path}`, { logger: silent }).catch((caught: unknown) => caught);
+    expect(String(error)).toMatch(/made by a pre-release build of bank-subgraph/);
+    expect(String(error)).toContain('Point STORE_URL at a new, empty database');
+    expect(queryFile(path, "SELECT name FROM sqlite_master WHERE name = 'collection_notifications'")).toEqual([]);
+  });
+
+  it.runIf(databaseUrl !== undefined)('refuses a PostgreSQL store made by a pre-release build, saying so and what to do', async () => {
+    const url = await isolatedPostgresUrl(databaseUrl!);
+    const client = await postgresSession(url);
+    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
+    await client.query("INSERT INTO schema_migrations (version, name) VALUES (1, 'collection_notifications'), (5, 'identifiers_in_byte_order')");
+    const error = await createNotificationStore(url, { logger: silent }).catch((caught: unknown) => caught);
+    expect(String(error)).toMatch(/Could not open the postgres store: this store was made by a pre-release build/);
+    expect((await client.query("SELECT to_regclass('collection_notifications') AS t")).rows).toEqual([{ t: null }]);
+  });
 });
+

@@ -15,7 +15,8 @@ export interface MigrationTarget {
   withLock<T>(work: () => Promise<T>): Promise<T>;
   /** Creates `schema_migrations` when missing. */
   ensureTable(): Promise<void>;
-  appliedVersions(): Promise<Set<number>>;
+  /** The migrations recorded, by version: each one's name. */
+  applied(): Promise<Map<number, string>>;
   /** Runs the migration and records it in one transaction; false when another process had applied it. */
   apply(migration: Migration): Promise<boolean>;
 }
@@ -38,7 +39,25 @@ export async function loadMigrations(kind: 'sqlite' | 'postgres'): Promise<Migra
   return migrations;
 }
 
-/** Applies, in order and each once, the migrations the database has not recorded; returns those applied. */
+/**
+ * A store whose recorded migrations are not this release's under the same numbers: one made by a
+ * pre-release build, before the schema was gathered into one migration. Nothing upgrades it.
+ */
+export class UnknownStoreSchemaError extends Error {
+  constructor(version: number, recorded: string, expected: string) {
+    super(
+      `this store was made by a pre-release build of bank-subgraph (its schema_migrations records "${recorded}" as version ${version}, ` +
+        `where this release has "${expected}"), and this release cannot upgrade it. Point STORE_URL at a new, empty database ` +
+        '(or SQLite file); to keep the notifications stored there, copy them out first (docs/operations.md, "Archiving old notifications").',
+    );
+    this.name = 'UnknownStoreSchemaError';
+  }
+}
+
+/**
+ * Applies, in order and each once, the migrations the database has not recorded; returns those
+ * applied. Refuses a store whose recorded migrations carry other names than this release's.
+ */
 export async function runMigrations(
   target: MigrationTarget,
   migrations: readonly Migration[],
@@ -46,9 +65,13 @@ export async function runMigrations(
 ): Promise<Migration[]> {
   return target.withLock(async () => {
     await target.ensureTable();
-    const applied = await target.appliedVersions();
+    const applied = await target.applied();
+    for (const migration of migrations) {
+      const recorded = applied.get(migration.version);
+      if (recorded !== undefined && recorded !== migration.name) throw new UnknownStoreSchemaError(migration.version, recorded, migration.name);
+    }
     const known = new Set(migrations.map((migration) => migration.version));
-    const unknown = [...applied].filter((version) => !known.has(version));
+    const unknown = [...applied.keys()].filter((version) => !known.has(version));
     if (unknown.length > 0) {
       // A newer release migrated this database; its changes are additive, so this one can still run.
       logger.warn({ versions: unknown }, 'the store has migrations this release does not know');

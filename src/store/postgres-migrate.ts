@@ -47,9 +47,9 @@ function migrationTarget(client: pg.Client): MigrationTarget {
         'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
       );
     },
-    async appliedVersions() {
-      const result = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
-      return new Set(result.rows.map((row) => row.version));
+    async applied() {
+      const result = await client.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations');
+      return new Map(result.rows.map((row) => [row.version, row.name]));
     },
     async apply(migration: Migration) {
       await client.query('BEGIN');

@@ -63,7 +63,7 @@ const SIZE_SQL = `SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
 const field = (column: (typeof INSERT_COLUMNS)[number]) => `(u.r ->> ${INSERT_COLUMNS.indexOf(column)})`;
 
 /**
- * What summaries and time ranges read (migration 004), computed from the same text as the record:
+ * What summaries and time ranges read, computed from the same text as the record:
  * the notification's time, and each amount as numeric.
  */
 const SUMMARY_VALUES = {
@@ -107,7 +107,6 @@ export const QUERIES = {
     ORDER BY txid, seq LIMIT $4`,
   settledHead: `SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
   committedHead: 'SELECT txid, seq FROM collection_notifications ORDER BY txid DESC, seq DESC LIMIT 1',
-  positionOfSeq: 'SELECT txid, seq FROM collection_notifications WHERE seq = $1',
   // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
   newestInRange: inRange(''),
   newestOfAccountInRange: inRange('account_number = $6 AND '),

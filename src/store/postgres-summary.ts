@@ -1,5 +1,5 @@
-// PostgreSQL's side of collectionSummary and time ranges, over migration 003's numeric and
-// event_time columns: numeric sums are exact, and pg hands them over as text.
+// PostgreSQL's side of collectionSummary and time ranges, over the numeric and event_time columns
+// the insert writes: numeric sums are exact, and pg hands them over as text.
 import { parseDecimal } from './decimal.ts';
 import type { AccountFilter } from './core.ts';
 import type { RunQuery } from './postgres-deadline.ts';

@@ -136,7 +136,7 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
   const query = async <Row extends pg.QueryResultRow>(role: PoolRole, name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
     (await runners[role]<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
   const select = (role: PoolRole, name: Exclude<QueryName, 'insert' | 'size'>, values: unknown[]) => query<NotificationRow>(role, name, values);
-  const position = async (name: 'settledHead' | 'committedHead' | 'positionOfSeq', values: unknown[]) => {
+  const position = async (name: 'settledHead' | 'committedHead', values: unknown[]) => {
     const [row] = await query<{ txid: string; seq: string }>('log', name, values);
     return row && toPosition(row.txid, row.seq);
   };
@@ -162,7 +162,6 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     },
     settledHead: () => position('settledHead', []),
     committedHead: () => position('committedHead', []),
-    positionOfSeq: (seq) => position('positionOfSeq', [seq]),
     daySums: (days, filter) => daySums(runners.read, days, filter),
     async size() {
       const [row] = await query<{ bytes: string; rows: string }>('read', 'size');

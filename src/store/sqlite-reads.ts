@@ -28,7 +28,6 @@ export function createSqliteReads(database: DatabaseSync) {
     newestOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND seq < ? ORDER BY seq DESC LIMIT ?`),
     afterOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND seq > ? ORDER BY seq LIMIT ?`),
     newestSeq: database.prepare('SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1'),
-    hasSeq: database.prepare('SELECT seq FROM collection_notifications WHERE seq = ?'),
     summary: prepareSummaryStatements(database),
   };
   return {
@@ -51,7 +50,6 @@ export function createSqliteReads(database: DatabaseSync) {
       const row = statements.newestSeq.get();
       return row && atSeq(Number(row.seq));
     },
-    positionOfSeq: (seq: number): LogPosition | undefined => (statements.hasSeq.get(seq) ? atSeq(seq) : undefined),
     daySums: (days: readonly DayWindow[], filter: AccountFilter): DaySums[] => daySums(database, statements.summary, days, filter),
   };
 }

@@ -1,5 +1,5 @@
 // SQLite's side of collectionSummary and time ranges: the columns the insert fills beside the text
-// (migration 002 says why they look so) and the queries over them.
+// (the schema's migration says why they look so) and the queries over them.
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { NewCollectionNotification } from '../domain/index.ts';
 import { parseDecimal, type ExactDecimal } from './decimal.ts';
@@ -16,8 +16,7 @@ export const SUMMARY_COLUMNS = [
   'amounts_beyond_kobo',
 ] as const;
 
-// Kobo when the integer part has at most 16 digits and nothing but zeros follows the second decimal:
-// the same test as migration 002's SQL, which fills the rows stored before it.
+// Kobo when the integer part has at most 16 digits and nothing but zeros follows the second decimal.
 const KOBO = /^(\d{1,16})(?:\.(\d{1,2})0*)?$/;
 const LIMB = 1_000_000_000n;
 

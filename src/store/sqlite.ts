@@ -62,9 +62,9 @@ function migrationTarget(database: DatabaseSync): MigrationTarget {
         'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT',
       );
     },
-    async appliedVersions() {
-      const rows = database.prepare('SELECT version FROM schema_migrations').all();
-      return new Set(rows.map((row) => Number(row.version)));
+    async applied() {
+      const rows = database.prepare('SELECT version, name FROM schema_migrations').all();
+      return new Map(rows.map((row) => [Number(row.version), String(row.name)]));
     },
     async apply(migration: Migration) {
       return inTransaction(database, () => {
@@ -109,7 +109,6 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     settledHead: async () => local.settledHead(),
     // Everything committed is settled.
     committedHead: async () => local.settledHead(),
-    positionOfSeq: async (seq) => local.positionOfSeq(seq),
     daySums: (days, filter) => heavy.daySums(days, filter),
     size: async () => readSize(),
     ping: async () => void ping.get(),

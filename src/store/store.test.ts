@@ -176,13 +176,6 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     }
   });
 
-  test('finds the position of a stored seq, and none for a seq not stored', async () => {
-    const { store } = await setup();
-    const stored = positionOf(await store.insert(notification()));
-    expect(await store.positionOfSeq(stored.seq)).toEqual(stored);
-    expect(await store.positionOfSeq(stored.seq + 1_000)).toBeUndefined();
-  });
-
   test('rejects an insert whose commit fails, stores nothing, and works again once the fault is gone', async () => {
     const { database, store } = await setup();
     const retried = notification();
@@ -213,7 +206,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const rows = await database.query('SELECT version, name, applied_at FROM schema_migrations ORDER BY version');
     const migrations = await loadMigrations(store.kind);
     expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name, applied_at: expect.anything() })));
-    expect(rows[0]).toMatchObject({ version: 1, name: 'collection_notifications' });
+    expect(rows[0]).toMatchObject({ version: 1, name: 'store_schema' });
   });
 
   testShared('applies no migration when opened a second time, nor when two open together', async () => {
@@ -239,7 +232,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
       store.listNewestFirst({ limit: 1 }),
       store.listNewestFirst({ limit: 1, ...range }),
       store.settledHead(),
-      store.positionOfSeq(1),
+      store.committedHead(),
       store.summarize({ ...range, timezone: 'Africa/Lagos' }),
       store.size(),
     ];

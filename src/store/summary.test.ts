@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceTotals } from '../../test/helpers/amounts.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
-import type { LogPosition, NewCollectionNotification } from '../domain/index.ts';
+import type { LogPosition } from '../domain/index.ts';
 
 const WAT = 'Africa/Lagos';
 const at = (iso: string) => new Date(iso);

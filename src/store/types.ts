@@ -81,8 +81,6 @@ export interface NotificationStore {
    * a log reader that stopped short of it knows more is coming once older transactions end.
    */
   committedHead(): Promise<LogPosition>;
-  /** The position of the notification stored with this `seq`, undefined when none is: for cursors that held only a seq. */
-  positionOfSeq(seq: number): Promise<LogPosition | undefined>;
   /** Exact totals of the notifications whose time falls in [from, to), and of each bank-local day in it. */
   summarize(query: SummaryQuery): Promise<CollectionSummaryRecord>;
   /**

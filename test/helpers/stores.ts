@@ -13,7 +13,6 @@ import pg from 'pg';
 import { pino } from 'pino';
 import type { Logger } from '../../src/logger.ts';
 import { createNotificationStore } from '../../src/store/index.ts';
-import { loadMigrations } from '../../src/store/migrations.ts';
 import { createSqliteStore } from '../../src/store/sqlite.ts';
 import type { BatchOptions } from '../../src/store/batch.ts';
 import { comparePositions, START_OF_LOG, type LogPosition } from '../../src/domain/index.ts';
@@ -91,20 +90,6 @@ export async function storeAt(url: string, logger: Logger = silent): Promise<Not
   const store = await createNotificationStore(url, { logger });
   onCleanup(() => store.close());
   return store;
-}
-
-/**
- * The PostgreSQL schema as a release whose last migration was `lastVersion` left it: those migrations
- * applied and recorded on `client`, as the store's own migration does, so a store opened next
- * applies only the later ones.
- */
-export async function postgresSchemaUpTo(client: pg.Client, lastVersion: number): Promise<void> {
-  await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-  for (const migration of await loadMigrations('postgres')) {
-    if (migration.version > lastVersion) break;
-    await client.query(migration.sql);
-    await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
-  }
 }
 
 /** Runs SQL (several statements allowed) on its own connection; the rows of the last statement. */
