@@ -20,9 +20,10 @@ const BATCHES_IN_FLIGHT = 4;
 /**
  * Each kind of work has connections of its own: the webhook's writes (one per batch in flight), the
  * log follower's reads (live delivery), and everything a GraphQL caller asks for. A storm of heavy
- * reads then waits for its own connections and never takes one a write needs.
+ * reads then waits for its own connections and never takes one a write needs; and with few of them,
+ * it queues here rather than in the database, where it would take the CPU the writes need.
  */
-const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 5 } as const;
+const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3 } as const;
 type PoolRole = keyof typeof POOL_SIZES;
 
 const POOL_SETTINGS = {
