@@ -51,7 +51,7 @@ export interface LogOutput {
  *
  * JSON lines, the default, are for machines (pipes, files, containers): they are written in batches
  * off the request path (sonic-boom, asynchronously, at most 100 ms late) rather than one blocking
- * write per line, which a busy webhook pays for on every delivery (docs/benchmarks.md). pino flushes
+ * write per line, which a busy webhook pays for on every delivery (docs/benchmarks.md, "What shapes the code"). pino flushes
  * what is buffered when the process exits, even on a crash; only a kill -9 can lose the last 100 ms.
  *
  * Pretty lines are for a terminal, where a person reads them as they come: one line per entry,

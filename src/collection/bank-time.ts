@@ -1,13 +1,13 @@
 // tranDateTime, the bank's local wall-clock time without a zone, read as ISO 8601 with the offset of
 // BANK_TIMEZONE at that instant. Parsed by luxon; the answers are kept, since parsing and asking the
-// zone for its offset were most of the webhook's CPU time.
+// zone for its offset showed in the webhook's profile.
 import { DateTime, FixedOffsetZone } from 'luxon';
 
 // en-US: the meridiem is AM/PM whatever the host's locale.
 const LOCALE = 'en-US';
 /**
  * The bank's forms of `tranDateTime` (luxon tokens; `a` matches AM/PM in any case), each parser
- * built once: building one per call was most of the webhook's CPU time.
+ * built once: building one per call showed in the webhook's profile.
  */
 const BANK_TIME_FORMATS = [
   { tokens: 'yyyy-MM-dd HH:mm:ss', milliseconds: false, twelveHour: false },
@@ -35,7 +35,7 @@ export function readBankTime(text: string | null, timezone: string): string | nu
 
 /**
  * Deliveries that arrive together mostly carry the same second, so each text's answer is kept:
- * parsing showed in the webhook's profile (docs/benchmarks.md).
+ * parsing showed in the webhook's profile (docs/benchmarks.md, "What shapes the code").
  */
 const timesByText = new Map<string, string | null>();
 const TEXT_CACHE_LIMIT = 1_024;

@@ -8,7 +8,7 @@ import { reportTooFarBehind, SubscriberQueue, type SubscriberConnection } from '
 
 /**
  * How many stored notifications a resumed subscription reads per store query. A page is read once
- * the previous one has been taken, so it is also what a stalled replay holds (docs/benchmarks.md).
+ * the previous one has been taken, so it is also what a stalled replay holds (docs/benchmarks.md, "What shapes the code").
  */
 const REPLAY_PAGE_SIZE = 50;
 

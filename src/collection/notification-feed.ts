@@ -13,7 +13,7 @@ export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 const DEFAULT_PAGE_SIZE = 500;
 /**
  * The least time between two `notificationsStored` messages of one replica while commits keep
- * coming: instead of one message per turn waking Redis and every replica (docs/benchmarks.md).
+ * coming: instead of one message per turn waking Redis and every replica (docs/benchmarks.md, "What shapes the code").
  */
 export const DEFAULT_ANNOUNCE_INTERVAL_MS = 10;
 

@@ -1,6 +1,6 @@
 // The collection webhook's HTTP side, answered on the HTTP edge ahead of Fastify's router: the money
 // path is held to a bare node:http receiver, and Fastify's per-request pipeline was the largest
-// cost left between them (docs/benchmarks.md). The edge (server/http-edge.ts) gives it what it gives
+// cost left between them (docs/benchmarks.md, "What shapes the code"). The edge (server/http-edge.ts) gives it what it gives
 // Fastify: the server's timeouts, the drain, the client address and request timing; this route adds
 // the body limit (413) and the log line with a request id. Every other request, and every other
 // method on these paths, goes on to Fastify untouched.

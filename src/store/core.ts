@@ -150,8 +150,8 @@ function narrowed({ accountNumber, accounts }: { accountNumber?: string | undefi
 
 /**
  * Answers given together once the event-loop turn is over (setImmediate), as a batch answers its
- * inserts. Their callers' replies are then written together too: answering each at once measured
- * half the replies/s (docs/benchmarks.md), each write waking the client on its own.
+ * inserts. Their callers' replies are then written together too: answering each at once cost the
+ * webhook much of its throughput (docs/benchmarks.md, "What shapes the code"), each write waking the client on its own.
  */
 function endOfTurnAnswers() {
   let waiting: (() => void)[] = [];
@@ -169,7 +169,7 @@ function endOfTurnAnswers() {
 
 /**
  * How many settlementIds a store remembers as stored, the most recently seen kept: the bank retries a
- * transfer when our reply did not reach it, soon after. About 6 MB of heap when full of ids of some
+ * transfer when our reply did not reach it, soon after. A few megabytes of heap when full of ids of some
  * 30 characters.
  */
 export const KNOWN_STORED_IDS = 50_000;

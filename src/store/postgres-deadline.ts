@@ -42,7 +42,7 @@ export function withDeadline(pool: pg.Pool, timeoutMs: number): RunQuery {
       try {
         // The callback form, as pg-pool's own query uses: with pg's promise form (or its query_timeout,
         // which wraps the callback the same way) each batch's parameters and rows outlived two
-        // scavenges, some 3 MB promoted at every one under webhook load (docs/benchmarks.md).
+        // scavenges, promoted to the old generation under webhook load (docs/benchmarks.md, "What shapes the code").
         client.query<Row>(config, answer);
       } catch (error) {
         // A statement pg refuses before sending it: the connection goes back at once, not at the deadline.

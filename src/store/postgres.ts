@@ -12,7 +12,7 @@ import type { NotificationStore } from './types.ts';
 
 /**
  * Batches written at once, each one statement on a connection of its own: commits in flight together
- * share WAL flushes, so the next batch need not wait for the last one's (docs/benchmarks.md). Any
+ * share WAL flushes, so the next batch need not wait for the last one's (docs/benchmarks.md, "What shapes the code"). Any
  * order of commits is safe: the log is read only where it is settled.
  */
 const BATCHES_IN_FLIGHT = 4;

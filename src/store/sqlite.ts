@@ -31,7 +31,7 @@ export async function openSqliteStore(location: string, options: SqliteStoreOpti
  * A store over an open database: sets its PRAGMAs and migrates it; the store owns and closes it.
  * Inserts are group-committed, batch per tick: every insert that arrives in one turn of the event
  * loop is written in one transaction with one fsync, on this thread: a writer thread, measured
- * against it, cost more in handing rows over than the fsync it took off this thread (docs/benchmarks.md).
+ * against it, cost more in handing rows over than the fsync it took off this thread (docs/benchmarks.md, "What shapes the code").
  * With `readerPath` (a file), the reads a GraphQL caller can make heavy run on a reader thread of
  * their own, so none of them holds the event loop that answers the bank; an in-memory database has
  * no second connection, so there they run here.

@@ -24,7 +24,7 @@ let sdkStarted = false;
 /**
  * Whether this process started the SDK (`startTracing`). Until it does every span is a no-op, and
  * the helpers on a request's path skip making them: even no-op spans and contexts cost throughput
- * on the hot paths (docs/benchmarks.md).
+ * on the hot paths (docs/benchmarks.md, "What shapes the code").
  */
 export function tracingOn(): boolean {
   return sdkStarted;

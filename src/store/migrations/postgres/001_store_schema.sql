@@ -11,7 +11,7 @@
 --
 -- settlement_id and account_number are identifiers, compared for equality and never sorted for
 -- people: collation "C" compares their bytes, where the database's locale would be asked at every
--- comparison their indexes make on each insert (docs/benchmarks.md).
+-- comparison their indexes make on each insert (docs/benchmarks.md, "What shapes the code").
 --
 -- Beside the text, what summaries and time ranges read, written by the store's insert in the same
 -- statement, from the same text: each amount as numeric (whose sums are exact, and which pg hands
