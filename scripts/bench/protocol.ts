@@ -1,6 +1,6 @@
-// What the bench's processes say to each other: the orchestrator (scripts/bench.ts) hands a job to a
-// load process (load.ts), which answers with a result; it asks each server process (app-host.ts, or
-// a floor in floors/) for its own measurements. Plain JSON over the IPC channels, never functions.
+// What the bench's processes say to each other over IPC, as plain JSON: the orchestrator
+// (scripts/bench.ts) hands a job to a load process (load.ts) and asks each server process
+// (app-host.ts, floors/) for its own figures (host.ts).
 import type { ServerSide, MemorySample } from './host.ts';
 
 /** The scenarios measured against a floor, in the order they run. */
@@ -9,15 +9,14 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 /** What `--only` may name: those, and the webhook under a read storm (ours alone). */
 export const SELECTABLE = [...SCENARIOS, 'read-storm'] as const;
 export type Selectable = (typeof SELECTABLE)[number];
-/** Every job a load process runs: the scenarios, and what the read storm and the growth mode add. */
-export type LoadScenario = ScenarioName | 'fill' | 'query' | 'resume' | 'storm-reads';
 
 /** One job for one load process. */
 export interface LoadJob {
-  scenario: LoadScenario;
-  /** The origin that takes webhook posts, e.g. http://127.0.0.1:41234 (no path). */
+  /** The scenarios, and the jobs the read storm and the growth mode add. */
+  scenario: ScenarioName | 'fill' | 'query' | 'resume' | 'storm-reads';
+  /** The origin that takes webhook posts, e.g. http://127.0.0.1:41234. */
   baseUrl: string;
-  /** Every origin the load is spread over (replicas): connections and subscribers go round-robin. */
+  /** Every origin the load is spread over (replicas). */
   baseUrls: string[];
   durationS: number;
   warmupS: number;
@@ -28,13 +27,13 @@ export interface LoadJob {
   headers?: Record<string, string> | undefined;
   /** webhook-00: deliveries per second in all, instead of as fast as the server answers. */
   rate?: number | undefined;
-  /** fill: notifications `first` to `first + count - 1` (bank.ts fillBody), each must be answered 00. */
+  /** fill: notifications `first` to `first + count - 1` (bank.ts fillBody), each answered 00. */
   fill?: { first: number; count: number; startMs: number; stepMs: number } | undefined;
   /** query: the request body, and a path into its data that must hold `equals`. */
   query?: { body: string; path: string; equals: unknown } | undefined;
   /** resume: the cursor to resume after, and the notification that ends the replay. */
   resume?: { after: string; lastSettlementId: string } | undefined;
-  /** storm-reads: concurrent clients looping over [from, to), one of them sending the hostile document. */
+  /** storm-reads: readers of the summary over [from, to). */
   storm?: { clients: number; from: string; to: string } | undefined;
 }
 
@@ -43,40 +42,32 @@ export type LatencySummary = Record<'p50' | 'p90' | 'p99' | 'max', number>;
 
 /** What the load side measured for one job. */
 export interface LoadResult {
-  scenario: LoadScenario;
+  scenario: LoadJob['scenario'];
   /** What drove it, e.g. "100 conn × 5 s" or "1000 subs × 30 events". */
   load: string;
-  /** Replies (HTTP) or deliveries (fan-out) counted. */
+  /** Replies, or deliveries for the fan-out. */
   count: number;
   seconds: number;
   perSecond: number;
   latencyMs: LatencySummary;
-  /** Every outcome but the expected ones: a wrong reply code, a GraphQL error, a missed delivery… */
+  /** Every outcome but the expected one: a wrong reply code, a GraphQL error, a missed delivery… */
   errors: number;
-  /** How often each outcome was seen, e.g. { '00': 51234 } or { ok: 900, 'hostile refused': 3 }. */
+  /** How often each outcome was seen, e.g. { '00': 51234 }. */
   outcomes: Record<string, number>;
-  /** Cores the load process used while measuring: near 1, the generator itself was the limit. */
+  /** Cores the load process used: near 1, the generator itself was the limit. */
   loadCpuCores: number;
 }
-
 export type ScenarioResult = Omit<LoadResult, 'loadCpuCores'>;
 
-/** Load process → orchestrator. */
+/** Load process → orchestrator: the warm-up is over; the fan-out's subscribers are connected; the end. */
 export type ChildMessage =
-  /** The warm-up is over: the servers start their per-job measurements now. */
   | { type: 'measuring' }
-  /** Fan-out: the subscribers are connected; answer once the servers count them live. */
   | { type: 'await-subscribers'; count: number }
   | { type: 'result'; result: LoadResult }
   | { type: 'failed'; message: string };
-
-/** Orchestrator → load process. */
 export type ParentMessage = { type: 'run'; job: LoadJob } | { type: 'subscribers-live'; live: boolean; active: number };
 
-/**
- * What the orchestrator may ask a server process, and what each answers: begin and end bracket a job's
- * measurements, memory is taken after a forced GC, close ends the process after answering.
- */
+/** Orchestrator → server process: begin and end bracket a job; memory is taken after a forced GC. */
 export interface HostCalls {
   begin: null;
   end: ServerSide;

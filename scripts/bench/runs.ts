@@ -22,21 +22,16 @@ export interface Run {
 /** The floors the selected scenarios need. */
 const floorsNeeded = (options: BenchOptions): FloorKind[] => [...new Set(SCENARIOS.filter((s) => options.selected.includes(s)).map((s) => FLOOR_OF[s]))];
 
-/** Starts the targets, runs the suite on them, and stops them whatever happens. */
-async function onTargets(start: (started: Target[]) => Promise<SuiteTargets>, title: string, options: BenchOptions): Promise<ScenarioReport[]> {
+/** Starts the targets (`keep` remembers each), runs the suite on them, and stops them whatever happens. */
+async function onTargets(start: (keep: (target: Promise<Target>) => Promise<Target>) => Promise<SuiteTargets>, title: string, options: BenchOptions) {
   const started: Target[] = [];
+  const keep = async (target: Promise<Target>) => (started.push(await target), started.at(-1)!);
   try {
-    return await runSuite(options, await start(started), title);
+    return await runSuite(options, await start(keep), title);
   } finally {
     await Promise.all(started.map((target) => target.stop()));
     killTargets();
   }
-}
-
-/** Starts a target, remembering it for the stop. */
-async function keep(started: Target[], target: Promise<Target>): Promise<Target> {
-  started.push(await target);
-  return started.at(-1)!;
 }
 
 /** The first run: ours on its embedded default (SQLite file, in-memory pub/sub) beside every floor. */
@@ -44,12 +39,12 @@ export async function sqliteRun(options: BenchOptions, parentDir: string): Promi
   const store = await ownStore('sqlite', parentDir);
   try {
     const reports = await onTargets(
-      async (started) => {
-        const ours = [await keep(started, startTarget('app', 'ours', appEnv(store.storeUrl, 'memory:')))];
+      async (keep) => {
+        const ours = [await keep(startTarget('app', 'ours', appEnv(store.storeUrl, 'memory:')))];
         const floors: SuiteTargets['floors'] = {};
         for (const kind of floorsNeeded(options)) {
           const env: Record<string, string> = kind === 'receiver' ? { FLOOR_SQLITE_FILE: join(store.dir, 'receiver.db') } : {};
-          floors[kind] = await keep(started, startTarget(kind, FLOOR_LABELS[kind], env));
+          floors[kind] = await keep(startTarget(kind, FLOOR_LABELS[kind], env));
         }
         return { ours, floors };
       },
@@ -79,14 +74,14 @@ export async function postgresRun(options: BenchOptions, services: Services, ear
   const measured = new Set(earlier.filter((r) => r.side === 'floor').map((r) => FLOOR_OF[r.scenario as keyof typeof FLOOR_OF]));
   try {
     const reports = await onTargets(
-      async (started) => {
+      async (keep) => {
         // One after the other: the first migrates the schema.
-        const first = await keep(started, startTarget('app', 'ours', appEnv(ours.storeUrl, pubsubUrl)));
-        const replicas = services.redisUrl ? [first, await keep(started, startTarget('app', 'ours #2', appEnv(ours.storeUrl, pubsubUrl)))] : undefined;
+        const first = await keep(startTarget('app', 'ours', appEnv(ours.storeUrl, pubsubUrl)));
+        const replicas = services.redisUrl ? [first, await keep(startTarget('app', 'ours #2', appEnv(ours.storeUrl, pubsubUrl)))] : undefined;
         const floors: SuiteTargets['floors'] = {};
         for (const kind of floorsNeeded(options)) {
-          if (kind === 'receiver') floors.receiver = await keep(started, startTarget('pg-receiver', 'bare receiver (PostgreSQL)', { FLOOR_DATABASE_URL: floorStore.storeUrl }));
-          else if (!measured.has(kind)) floors[kind] = await keep(started, startTarget(kind, FLOOR_LABELS[kind]));
+          if (kind === 'receiver') floors.receiver = await keep(startTarget('pg-receiver', 'bare receiver (PostgreSQL)', { FLOOR_DATABASE_URL: floorStore.storeUrl }));
+          else if (!measured.has(kind)) floors[kind] = await keep(startTarget(kind, FLOOR_LABELS[kind]));
         }
         return { ours: [first], replicas, floors };
       },

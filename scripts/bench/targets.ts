@@ -20,12 +20,10 @@ const CLOSE_TIMEOUT_MS = 15_000;
 export interface Target {
   /** e.g. "ours", "ours #2", "bare receiver". */
   name: string;
-  /** e.g. http://127.0.0.1:41234 */
   baseUrl: string;
   /** From fork to listening, ms: for ours, start-up with the store opened and migrated. */
   startMs: number;
   call<C extends HostCall>(call: C): Promise<HostCalls[C]>;
-  /** Closes the server and waits for the process to leave. */
   stop(): Promise<void>;
 }
 
