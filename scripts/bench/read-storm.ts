@@ -47,7 +47,7 @@ export async function readStorm(options: BenchOptions, kind: StoreKind, parentDi
       say(`webhook 00 at ${size.rate}/s, ${options.durationS} s, alone${of} (load average ${loadavg()[0]!.toFixed(1)})…`);
       quiet.push({ ...(await runOnServers('webhook-00', webhook, [target], 'ours', { rate: size.rate })), target: 'ours, no storm' });
       say(`  ${describe(quiet.at(-1)!)}`);
-      say(`the same under ${size.readers} readers of a year-long summary and a 100-alias document every second${of}…`);
+      say(`the same under ${size.readers} readers of a year-long summary and a 100-alias document every 2 s${of}…`);
       const result = await underStorm(target, webhook, size, new Date(from).toISOString(), new Date(to).toISOString());
       storm.push(result.webhook);
       reads.push(result.reads);
@@ -106,7 +106,7 @@ function stormRows(rate: number, calm: ScenarioReport, stormy: ScenarioReport, r
     row(`${label}: p50 ms`, 'no storm', value(stormy, (r) => r.latencyMs.p50), value(calm, (r) => r.latencyMs.p50), ms),
     row(`${label}: p99 ms`, 'no storm', value(stormy, (r) => r.latencyMs.p99), value(calm, (r) => r.latencyMs.p99), ms),
     row(`${label}: max ms`, 'no storm', value(stormy, (r) => r.latencyMs.max), value(calm, (r) => r.latencyMs.max), ms, below(MAX_MS, 'ms')),
-    row('read storm: year-long summaries answered/s', '-', value(read, (r) => (r.outcomes['summary ok'] ?? 0) / r.seconds), Number.NaN, whole),
+    row('read storm: year-long summaries answered/s', '-', value(read, (r) => (r.outcomes['summary ok'] ?? 0) / r.seconds), Number.NaN, (v) => v.toFixed(1)),
     {
       figure: 'read storm: 100-alias documents answered / refused',
       floor: '-',
