@@ -26,23 +26,17 @@ function machine(): string {
 /** The file system under the SQLite files, and one fsync of a 4 KiB write there: what a durable commit waits for. */
 function disk(parentDir: string): string {
   const dir = mkdtempSync(join(parentDir, 'bench-disk-'));
-  const latency = createLatencyRecorder();
-  const fd = openSync(join(dir, 'probe'), 'w');
-  try {
-    for (let i = 0; i < 50; i += 1) {
-      const started = performance.now();
-      writeSync(fd, Buffer.alloc(4096, 1), 0, 4096, i * 4096);
-      fsyncSync(fd);
-      latency.record(performance.now() - started);
-    }
-    const kinds: Record<number, string> = { 0x01021994: 'tmpfs (fsync is free there)', 0xef53: 'ext4', 0x58465342: 'xfs', 0x9123683e: 'btrfs', 0x794c7630: 'overlayfs' };
-    const type = statfsSync(dir).type;
-    const { p50, p99 } = latency.summary();
-    return `${kinds[type] ?? `file system 0x${type.toString(16)}`}, one fsync of 4 KiB p50 ${ms(p50)} ms, p99 ${ms(p99)} ms`;
-  } finally {
-    closeSync(fd);
-    rmSync(dir, { recursive: true, force: true });
+  const [latency, fd] = [createLatencyRecorder(), openSync(join(dir, 'probe'), 'w')];
+  for (let i = 0, at = performance.now(); i < 50; i += 1, at = performance.now()) {
+    writeSync(fd, Buffer.alloc(4096, 1), 0, 4096, i * 4096);
+    fsyncSync(fd);
+    latency.record(performance.now() - at);
   }
+  const type = statfsSync(dir).type;
+  closeSync(fd);
+  rmSync(dir, { recursive: true, force: true });
+  const kinds: Record<number, string> = { 0x01021994: 'tmpfs (fsync is free there)', 0xef53: 'ext4', 0x58465342: 'xfs', 0x9123683e: 'btrfs', 0x794c7630: 'overlayfs' };
+  return `${kinds[type] ?? `file system 0x${type.toString(16)}`}, one fsync of 4 KiB p50 ${ms(latency.summary().p50)} ms, p99 ${ms(latency.summary().p99)} ms`;
 }
 
 /** DATABASE_URL and REDIS_URL; exits 2 when --store postgres has no DATABASE_URL. */

@@ -44,7 +44,6 @@ const apollo = new ApolloServer({ schema, logger: quiet });
 await apollo.start();
 const fastify = Fastify();
 fastify.route({ url: '/graphql', method: ['GET', 'POST'], handler: fastifyApolloHandler(apollo) });
-fastify.get('/health/ready', async () => ({ status: 'ready' }));
 
 await hostForBench({
   async listen(port) {

@@ -57,7 +57,6 @@ export async function serveWebhookFloor(store: FloorStore): Promise<void> {
     store.commit(batch);
   };
   const server = createServer((request, response) => {
-    if (request.method === 'GET' && request.url === '/health/ready') return void response.end('{"status":"ready"}');
     if (request.method !== 'POST' || request.url !== '/webhooks/collection') return void response.writeHead(404).end();
     if (!signed(request.headers)) {
       request.resume();
