@@ -64,7 +64,7 @@ const STORM = [
   'webhook 00 at 100/s under a read storm: p99 ms',
   'webhook 00 at 100/s under a read storm: max ms',
   'read storm: year-long summaries answered/s',
-  'read storm: 100-alias documents answered / refused',
+  'read storm: 100-alias documents answered / refused / failed',
 ];
 
 function expectMeasured(rows: Row[], figures: string[], withFloor: string[]): void {

@@ -100,7 +100,8 @@ function stormRows(rate: number, calm: ScenarioReport, stormy: ScenarioReport, r
   const label = `webhook 00 at ${rate}/s under a read storm`;
   const value = (r: ScenarioReport, pick: (r: ScenarioReport) => number) => (r.failure ? Number.NaN : pick(r));
   const sum = (key: string) => reads.reduce((total, r) => total + (r.outcomes[key] ?? 0), 0);
-  const refused = Object.keys(Object.assign({}, ...reads.map((r) => r.outcomes))).filter((key) => key.startsWith('hostile refused'));
+  const keys = Object.keys(Object.assign({}, ...reads.map((r) => r.outcomes)));
+  const count = (which: (key: string) => boolean) => keys.filter(which).reduce((total, key) => total + sum(key), 0);
   return [
     row(`${label}: acks/s`, 'no storm', value(stormy, (r) => r.perSecond), value(calm, (r) => r.perSecond), whole),
     row(`${label}: p50 ms`, 'no storm', value(stormy, (r) => r.latencyMs.p50), value(calm, (r) => r.latencyMs.p50), ms),
@@ -108,9 +109,9 @@ function stormRows(rate: number, calm: ScenarioReport, stormy: ScenarioReport, r
     row(`${label}: max ms`, 'no storm', value(stormy, (r) => r.latencyMs.max), value(calm, (r) => r.latencyMs.max), ms, below(MAX_MS, 'ms')),
     row('read storm: year-long summaries answered/s', '-', value(read, (r) => (r.outcomes['summary ok'] ?? 0) / r.seconds), Number.NaN, (v) => v.toFixed(1)),
     {
-      figure: 'read storm: 100-alias documents answered / refused',
+      figure: 'read storm: 100-alias documents answered / refused / failed',
       floor: '-',
-      ours: `${sum('hostile ok')} / ${refused.reduce((total, key) => total + sum(key), 0)}`,
+      ours: `${sum('hostile ok')} / ${count((key) => key.startsWith('hostile refused'))} / ${count((key) => key.startsWith('hostile') && key !== 'hostile ok' && !key.startsWith('hostile refused'))}`,
       floorValue: '-',
       ratio: '',
       target: '',
