@@ -62,9 +62,11 @@ async function growthRun(kind: StoreKind, options: BenchOptions, parentDir: stri
     };
     const fills = [await fill(1, depth + 1)];
     const baseline = await measureStage(server, env, depth + 1, depth, options, say);
-    fills.push(await fill(depth + 2, n - depth - 1));
-    const middle = span.startMs + (n / 2) * span.stepMs;
-    const grown = await measureStage(server, env, n, depth, options, say, (target, say) => summaries(target, middle, options, say));
+    // On to N in all: the baseline's webhook run stored some too. Never fewer than the resume reaches back.
+    const more = Math.max(n - (await metric(server.target.baseUrl, 'collection_store_notifications')), depth + 1);
+    fills.push(await fill(depth + 2, more));
+    const middle = span.startMs + ((depth + 1 + more) / 2) * span.stepMs;
+    const grown = await measureStage(server, env, depth + 1 + more, depth, options, say, (target, say) => summaries(target, middle, options, say));
     const reports = [...fills, ...[baseline, grown].flatMap((s) => [s.page, s.resume, ...s.summaries, s.webhook])];
     return { name: kind, title: `Growth on ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: a store of ${(depth + 1).toLocaleString('en')} notifications against one of ${n.toLocaleString('en')}`, rows: growthRows(baseline, grown, depth), reports };
   } finally {

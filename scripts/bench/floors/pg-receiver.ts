@@ -1,12 +1,12 @@
 // Floor for the webhook on PostgreSQL: the least a durable receiver must do to store the row ours
 // stores there, with the bank's rules and reply of floors/webhook-floor.ts. The table made by our
-// migrations; each turn's deliveries in ONE statement, its own transaction with synchronous_commit on,
-// answered only after it: `INSERT … SELECT … FROM jsonb_array_elements($1) ON CONFLICT DO NOTHING
+// migrations; each turn's deliveries in ONE statement, its own transaction with synchronous_commit
+// on, answered only after it: `INSERT … SELECT … FROM jsonb_array_elements($1) ON CONFLICT DO NOTHING
 // RETURNING settlement_id`, the rows as one JSON parameter (the cheapest shape measured, see
-// docs/benchmarks.md, "The floors"), in settlementId order so concurrent batches lock alike. Beside
-// the notification's columns it writes what summaries read: the time as timestamptz and each amount
-// as numeric. A few batches are in flight at once on connections of their own, so one batch does not
-// wait for the last one's WAL flush; while all are busy, deliveries gather into the next.
+// docs/benchmarks.md, "What shapes the code") in settlementId order, so concurrent batches lock
+// alike. Beside the notification's columns it writes what summaries read: the time as timestamptz
+// and each amount as numeric. A few batches are in flight at once on connections of their own, so
+// one batch does not wait for the last one's WAL flush; while all are busy, deliveries gather.
 import pg from 'pg';
 import { answer, serveWebhookFloor, type Delivery } from './webhook-floor.ts';
 import { COLUMNS, migrationsOf, values } from './row.ts';
