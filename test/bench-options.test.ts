@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readOptions } from '../scripts/bench/options.ts';
 
-describe('the bench options for stores and growth', () => {
+describe('the bench options', () => {
   it('runs on SQLite by default, takes --store postgres, and refuses any other store by name', () => {
     expect(readOptions([]).store).toBe('sqlite');
     expect(readOptions(['--store', 'postgres']).store).toBe('postgres');
@@ -16,25 +16,13 @@ describe('the bench options for stores and growth', () => {
     expect(() => readOptions(['--rows', '5000', '--only', 'webhook-00'])).toThrow(/--rows runs the growth mode alone/);
   });
 
-  it('keeps --tracing to the SQLite run', () => {
-    expect(() => readOptions(['--tracing', '--store', 'postgres'])).toThrow(/--tracing measures the SQLite run/);
+  it('selects scenarios with --only, the read storm among them, and names an unknown one', () => {
+    expect(readOptions(['--only', 'read-storm,webhook-00']).selected).toEqual(['webhook-00', 'read-storm']);
+    expect(() => readOptions(['--only', 'cold-start'])).toThrow(/--only must name scenarios among .*read-storm; got "cold-start"/);
   });
 
-  it('takes --insert-cost alone, with fewer rows under --quick', () => {
-    expect(readOptions([]).insertCost).toBe(false);
-    expect(readOptions(['--insert-cost'])).toMatchObject({ insertCost: true, insertCostRows: 50_000 });
-    expect(readOptions(['--insert-cost', '--quick', '--store', 'postgres'])).toMatchObject({ insertCost: true, insertCostRows: 500, store: 'postgres' });
-    for (const other of [['--rows', '5000'], ['--only', 'webhook-00'], ['--tracing']]) {
-      expect(() => readOptions(['--insert-cost', ...other])).toThrow(/--insert-cost runs alone/);
-    }
-  });
-
-  it('takes --floor-row floor (the default) or ours, and not with the modes that have no floor', () => {
-    expect(readOptions([]).floorRow).toBe('floor');
-    expect(readOptions(['--floor-row', 'ours', '--only', 'webhook-00']).floorRow).toBe('ours');
-    expect(() => readOptions(['--floor-row', 'theirs'])).toThrow(/--floor-row must be floor or ours, got "theirs"/);
-    for (const other of [['--rows', '5000'], ['--insert-cost']]) {
-      expect(() => readOptions(['--floor-row', 'ours', ...other])).toThrow(/--floor-row changes the webhook's floors/);
-    }
+  it('makes --quick short, and lets the options given win over it', () => {
+    expect(readOptions(['--quick'])).toMatchObject({ durationS: 0.5, warmupS: 0, connections: 10, rounds: 1, subscribers: [50], events: 5 });
+    expect(readOptions(['--quick', '--subscribers', '100,200']).subscribers).toEqual([100, 200]);
   });
 });

@@ -10,7 +10,6 @@ function run(perSecond: number, errors = 0, failure?: string): ScenarioReport {
     seconds: 5,
     perSecond,
     latencyMs: { p50: 1000 / perSecond, p90: 0, p99: 0, max: 0 },
-    non2xx: 0,
     errors,
     outcomes: { '00': perSecond * 5 },
     loadCpuCores: 0.5,

@@ -1,7 +1,6 @@
-// The fan-out scenario: N graphql-ws subscribers on incomingTransfer (spread over the replicas),
-// M notifications posted one after another, and the time from each webhook's 00 reply to the
-// notification's arrival at every subscriber, each subscriber's deliveries counted (none missed,
-// none doubled).
+// The fan-out: N graphql-ws subscribers on incomingTransfer (spread over the replicas), M notifications
+// posted one after another, each timed from the webhook's 00 reply to its arrival at every
+// subscriber; each subscriber's deliveries counted (none missed, none doubled, no stranger).
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { createNotificationBodies, deliver } from './bank.ts';
@@ -11,218 +10,145 @@ import { tally, type LoadJob, type ScenarioResult } from './protocol.ts';
 
 /** Sockets opened at once: a burst of thousands would only measure the accept backlog. */
 const CONNECT_BATCH = 100;
-/** A progress line per this many subscribers connected, for the large runs. */
-const PROGRESS_EVERY = 2_000;
-/** How long one event may take to reach every subscriber before the next is posted anyway. */
+/** How long one event may take to reach everyone before the next is posted anyway. */
 const EVENT_TIMEOUT_MS = 10_000;
 /** A pause after the last event, so a late duplicate is still seen. */
 const SETTLE_MS = 250;
-/** Events posted before measuring (when --warmup is not 0), so the JIT has seen the delivery path. */
+/** Unmeasured events first (when --warmup is not 0), so the delivery path is warm. */
 const WARMUP_EVENTS = 5;
 
 interface Subscriber {
   client: Client;
   /** settlementId → how many times it arrived. */
   seen: Map<string, number>;
-  /** What went wrong with this subscription, if anything (an error, an early end). */
+  /** What went wrong with its subscription (an error, an early end). */
   problem: string | undefined;
 }
 
-interface PostedEvent {
-  /** When the webhook's 00 reply was read; undefined until then. */
+interface Posted {
+  /** When the webhook's 00 was read; arrivals before it count as 0 ms. */
   repliedAt: number | undefined;
-  /** Measured first arrivals seen before the reply was read (a delivery can beat it): counted as 0 ms. */
-  early: number;
-  /** False for warm-up events: checked for exactly-once delivery, left out of the figures. */
   measured: boolean;
-  /** Subscribers it has reached (each counted once). */
   reached: number;
-  /** Called when it has reached every subscriber. */
-  done: () => void;
+  early: number;
+  done(): void;
 }
 
-type Tracker = ReturnType<typeof createTracker>;
-
-/** What was posted and what arrived where; times the first arrival of each measured event at each subscriber. */
-function createTracker(subscriberCount: number) {
-  const posted = new Map<string, PostedEvent>();
+/** Runs the fan-out; `awaitLive` asks the orchestrator to wait until the servers count the subscribers live. */
+export async function runFanout(job: LoadJob, awaitLive: (count: number) => Promise<{ live: boolean; active: number }>, onMeasuring: () => void): Promise<ScenarioResult> {
+  const posted = new Map<string, Posted>();
   const latency = createLatencyRecorder();
-  let lastArrival = 0;
-  let early = 0;
-  return {
-    posted,
-    latency,
-    lastArrival: () => lastArrival,
-    early: () => early,
-    /** Registers an event before its POST (a delivery may beat the webhook's reply); resolves once it reached everyone. */
-    expect(settlementId: string, measured: boolean): Promise<void> {
-      return new Promise((done) => posted.set(settlementId, { repliedAt: undefined, early: 0, measured, reached: 0, done }));
-    },
-    /** The webhook answered 00 for the event: arrivals from now are timed from here. */
-    onReply(settlementId: string): void {
-      const event = posted.get(settlementId);
-      if (!event) return;
-      event.repliedAt = performance.now();
-      for (let i = 0; i < event.early; i += 1) latency.record(0);
-      early += event.early;
-    },
-    onDelivery(subscriber: Subscriber, settlementId: string): void {
-      const at = performance.now();
-      const times = (subscriber.seen.get(settlementId) ?? 0) + 1;
-      subscriber.seen.set(settlementId, times);
-      const event = posted.get(settlementId);
-      // Duplicates and strangers are counted at the end, from `seen`; only first arrivals count here.
-      if (!event || times > 1) return;
-      event.reached += 1;
-      if (event.measured) {
-        if (event.repliedAt === undefined) event.early += 1;
-        else latency.record(at - event.repliedAt);
-        lastArrival = at;
-      }
-      if (event.reached === subscriberCount) event.done();
-    },
-  };
-}
-
-/** Runs the fan-out; `awaitLive` asks the server side to wait for its subscription gauge. */
-export async function runFanout(
-  job: LoadJob,
-  awaitLive: (count: number) => Promise<{ live: boolean; active: number }>,
-  onMeasuring: () => void,
-): Promise<ScenarioResult> {
-  const tracker = createTracker(job.subscribers);
   const outcomes: Record<string, number> = {};
-  const wsUrls = job.baseUrls.map((baseUrl) => `${baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`);
+  let lastArrival = 0;
+  const onDelivery = (subscriber: Subscriber, settlementId: string) => {
+    const times = (subscriber.seen.get(settlementId) ?? 0) + 1;
+    subscriber.seen.set(settlementId, times);
+    const event = posted.get(settlementId);
+    // Duplicates and strangers are counted at the end, from `seen`.
+    if (!event || times > 1) return;
+    event.reached += 1;
+    if (event.measured) {
+      if (event.repliedAt === undefined) event.early += 1;
+      else latency.record(performance.now() - event.repliedAt);
+      lastArrival = performance.now();
+    }
+    if (event.reached === job.subscribers) event.done();
+  };
   const account = fanoutAccount();
-  const subscribers = await openSubscribers(wsUrls, job.subscribers, account, tracker.onDelivery);
+  const subscribers = await openSubscribers(job, account, onDelivery);
   try {
     const { live, active } = await awaitLive(job.subscribers);
     if (!live) throw new Error(`only ${active} of ${job.subscribers} subscriptions became live`);
-    const post = postEvents(job.baseUrl, account, tracker, outcomes);
-    const warmupEvents = job.warmupS > 0 ? WARMUP_EVENTS : 0;
-    await post(warmupEvents, false);
+    const next = createNotificationBodies(account);
+    const post = async (count: number, measured: boolean) => {
+      for (let i = 0; i < count; i += 1) {
+        const { settlementId, body } = next();
+        const reached = new Promise<void>((done) => posted.set(settlementId, { repliedAt: undefined, measured, reached: 0, early: 0, done }));
+        const outcome = await deliver(job.baseUrl, body).catch((error: Error) => `failed (${error.message})`);
+        tally(outcomes, `post ${outcome}`);
+        // Only a 00 is published: anything else is an error already and expects no delivery.
+        if (outcome !== '00') posted.delete(settlementId);
+        const event = posted.get(settlementId);
+        if (!event) continue;
+        event.repliedAt = performance.now();
+        for (let e = 0; e < event.early; e += 1) latency.record(0);
+        if (event.early > 0) tally(outcomes, 'arrived before the reply (0 ms)', event.early);
+        let timer: NodeJS.Timeout | undefined;
+        // A missed delivery is counted at the end; after the time-out the next event goes anyway.
+        await Promise.race([reached, new Promise((resolve) => (timer = setTimeout(resolve, EVENT_TIMEOUT_MS)))]);
+        clearTimeout(timer);
+      }
+    };
+    const warmup = job.warmupS > 0 ? WARMUP_EVENTS : 0;
+    await post(warmup, false);
     onMeasuring();
-    const firstStart = performance.now();
+    const started = performance.now();
     await post(job.events, true);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-
-    const errors = countDeliveries(subscribers, tracker.posted, outcomes);
-    if (tracker.early() > 0) tally(outcomes, 'arrived before the reply (0 ms)', tracker.early());
-    const seconds = Math.max(tracker.lastArrival() - firstStart, 1) / 1000;
-    const postsNot2xx = Object.entries(outcomes).filter(([key]) => key.startsWith('post http'));
+    const seconds = Math.max(lastArrival - started, 1) / 1000;
     return {
       scenario: 'fanout',
-      load: `${job.subscribers} subs × ${job.events} events${warmupEvents ? ` (+${warmupEvents})` : ''}${job.baseUrls.length > 1 ? ` on ${job.baseUrls.length}` : ''}`,
-      count: tracker.latency.count,
+      load: `${job.subscribers} subs × ${job.events} events${job.baseUrls.length > 1 ? ` on ${job.baseUrls.length}` : ''}`,
+      count: latency.count,
       seconds,
-      perSecond: tracker.latency.count / seconds,
-      latencyMs: tracker.latency.summary(),
-      non2xx: postsNot2xx.reduce((sum, [, n]) => sum + n, 0),
-      errors,
+      perSecond: latency.count / seconds,
+      latencyMs: latency.summary(),
+      errors: countDeliveries(subscribers, [...posted.keys()], outcomes),
       outcomes,
     };
   } finally {
-    await closeSubscribers(subscribers);
+    // Problems while closing are ours, not the server's.
+    for (const subscriber of subscribers) subscriber.problem ??= '';
+    await Promise.all(subscribers.map((subscriber) => subscriber.client.dispose()));
   }
 }
 
-/** A poster of `count` events, one after another, each waiting until it has reached every subscriber. */
-function postEvents(baseUrl: string, account: string, tracker: Tracker, outcomes: Record<string, number>) {
-  const nextNotification = createNotificationBodies(account);
-  return async (count: number, measured: boolean): Promise<void> => {
-    for (let i = 0; i < count; i += 1) {
-      const { settlementId, body } = nextNotification();
-      const reachedAll = tracker.expect(settlementId, measured);
-      const outcome = await deliver(baseUrl, body).catch((error: Error) => `failed (${error.message})`);
-      tally(outcomes, `post ${outcome}`);
-      // Only a 00 is published; anything else is already an error and expects no delivery.
-      if (outcome !== '00') {
-        tracker.posted.delete(settlementId);
-        continue;
-      }
-      tracker.onReply(settlementId);
-      let timer: NodeJS.Timeout | undefined;
-      // Missing deliveries are counted at the end; after the time-out the next event goes anyway.
-      await Promise.race([reachedAll, new Promise((resolve) => (timer = setTimeout(resolve, EVENT_TIMEOUT_MS)))]);
-      clearTimeout(timer);
-    }
-  };
-}
-
-/**
- * Checks that every subscriber got every posted event exactly once; tallies delivered, missing,
- * duplicate and unexpected deliveries, and subscribers that failed. Returns the number of errors.
- */
-function countDeliveries(subscribers: Subscriber[], posted: Map<string, PostedEvent>, outcomes: Record<string, number>): number {
-  let delivered = 0;
-  let missing = 0;
-  let duplicate = 0;
-  let unexpected = 0;
+/** Tallies delivered, missing, duplicate and unexpected deliveries and failed subscribers; answers the errors. */
+function countDeliveries(subscribers: Subscriber[], posted: string[], outcomes: Record<string, number>): number {
+  const ids = new Set(posted);
   for (const subscriber of subscribers) {
-    for (const settlementId of posted.keys()) {
+    for (const settlementId of posted) {
       const times = subscriber.seen.get(settlementId) ?? 0;
-      if (times === 0) missing += 1;
-      else delivered += 1;
-      duplicate += Math.max(times - 1, 0);
+      tally(outcomes, times === 0 ? 'missing' : 'delivered');
+      if (times > 1) tally(outcomes, 'duplicate', times - 1);
     }
-    for (const [settlementId, times] of subscriber.seen) if (!posted.has(settlementId)) unexpected += times;
+    for (const [settlementId, times] of subscriber.seen) if (!ids.has(settlementId)) tally(outcomes, 'unexpected', times);
     if (subscriber.problem) tally(outcomes, `subscriber ${subscriber.problem}`);
   }
-  tally(outcomes, 'delivered', delivered);
-  if (missing) tally(outcomes, 'missing', missing);
-  if (duplicate) tally(outcomes, 'duplicate', duplicate);
-  if (unexpected) tally(outcomes, 'unexpected', unexpected);
-  const failedPosts = Object.entries(outcomes).filter(([key]) => key.startsWith('post ') && key !== 'post 00');
-  const failedSubscribers = subscribers.filter((subscriber) => subscriber.problem).length;
-  return missing + duplicate + unexpected + failedSubscribers + failedPosts.reduce((sum, [, n]) => sum + n, 0);
+  return Object.entries(outcomes).reduce((sum, [key, n]) => (key === 'delivered' || key === 'post 00' || key.startsWith('arrived') ? sum : sum + n), 0);
 }
 
-/**
- * Opens `count` subscribers, CONNECT_BATCH at a time, round-robin over `wsUrls`; resolves once every
- * socket is acknowledged. Large runs print a progress line now and then.
- */
-async function openSubscribers(wsUrls: string[], count: number, account: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void) {
+/** Opens the subscribers, CONNECT_BATCH at a time, round-robin over the servers; each resolved once acknowledged. */
+async function openSubscribers(job: LoadJob, account: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void): Promise<Subscriber[]> {
+  const urls = job.baseUrls.map((baseUrl) => `${baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`);
   const subscribers: Subscriber[] = [];
-  const started = performance.now();
   try {
-    while (subscribers.length < count) {
-      const batch = Math.min(CONNECT_BATCH, count - subscribers.length);
+    while (subscribers.length < job.subscribers) {
       const first = subscribers.length;
-      const opened = await Promise.allSettled(
-        Array.from({ length: batch }, (_, i) => openSubscriber(wsUrls[(first + i) % wsUrls.length]!, account, onDelivery)),
-      );
+      const batch = Array.from({ length: Math.min(CONNECT_BATCH, job.subscribers - first) }, (_, i) => openSubscriber(urls[(first + i) % urls.length]!, account, onDelivery));
+      const opened = await Promise.allSettled(batch);
       for (const result of opened) if (result.status === 'fulfilled') subscribers.push(result.value);
       const failed = opened.find((result) => result.status === 'rejected');
       if (failed) throw new Error(`a subscriber could not connect: ${String(failed.reason)}`);
-      if (count >= PROGRESS_EVERY * 2 && (subscribers.length % PROGRESS_EVERY === 0 || subscribers.length === count)) {
-        process.stderr.write(`    ${subscribers.length} of ${count} subscribers connected (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
-      }
     }
     return subscribers;
   } catch (error) {
-    await closeSubscribers(subscribers);
+    await Promise.all(subscribers.map((subscriber) => subscriber.client.dispose()));
     throw error;
   }
 }
 
-/** One graphql-ws client with one incomingTransfer subscription; resolves once the server acknowledged it. */
-function openSubscriber(wsUrl: string, account: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void): Promise<Subscriber> {
+function openSubscriber(url: string, account: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void): Promise<Subscriber> {
   return new Promise((resolve, reject) => {
-    let connected = false;
     const client = createClient({
-      url: wsUrl,
+      url,
       webSocketImpl: WebSocket,
       lazy: false,
       retryAttempts: 0,
       connectionAckWaitTimeout: 10_000,
       on: {
-        connected: () => {
-          connected = true;
-          resolve(subscriber);
-        },
-        closed: (event) => {
-          if (!connected) reject(new Error(`closed before acknowledgement (${(event as { code?: number }).code ?? 'no code'})`));
-        },
+        connected: () => resolve(subscriber),
+        closed: (event) => reject(new Error(`closed before acknowledgement (${(event as { code?: number }).code ?? 'no code'})`)),
       },
     });
     const subscriber: Subscriber = { client, seen: new Map(), problem: undefined };
@@ -234,19 +160,9 @@ function openSubscriber(wsUrl: string, account: string, onDelivery: (subscriber:
           if (typeof settlementId === 'string') onDelivery(subscriber, settlementId);
           else subscriber.problem ??= `got ${result.errors?.[0]?.message ?? 'a delivery without data'}`;
         },
-        error: (error) => {
-          subscriber.problem ??= `failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`;
-        },
-        complete: () => {
-          subscriber.problem ??= 'ended early';
-        },
+        error: (error) => void (subscriber.problem ??= `failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`),
+        complete: () => void (subscriber.problem ??= 'ended early'),
       },
     );
   });
-}
-
-async function closeSubscribers(subscribers: Subscriber[]): Promise<void> {
-  // Problems reported while closing are ours, not the server's: stop recording first.
-  for (const subscriber of subscribers) subscriber.problem ??= '';
-  await Promise.all(subscribers.map((subscriber) => subscriber.client.dispose()));
 }

@@ -1,222 +1,160 @@
 // `npm run bench -- --rows N`: how the figures move as the log grows. On each store (SQLite; then
-// PostgreSQL when DATABASE_URL is set; --store postgres: PostgreSQL alone) the store is filled
-// (scripts/bench/fill-store.ts) to a baseline just big enough for the figures, measured, filled on to N
-// notifications, and measured again, in the same run:
-// - start-up: `node src/main.ts` on the store, to its first 200 from /health/ready (median of the tries);
-// - a page deep in a busy account's history: collectionNotifications(accountNumber:, first: 20,
-//   after: <the cursor of its 21st-oldest notification>), as load, like the other queries;
-// - a resume: incomingTransfer(after:) over graphql-ws from min(50,000, N/4) notifications back,
-//   events/s, and the server's memory peak meanwhile;
-// - at N rows only, collectionSummary for a day of one account and a month of all, against a plain
-//   indexed SUM in the same database (scripts/bench/summaries.ts);
-// - webhook 00, as load (after the others: it adds notifications).
+// PostgreSQL with DATABASE_URL; --store postgres: PostgreSQL alone) ours gets a store of its own,
+// filled through the webhook to a baseline (the resume's notifications and one more), measured,
+// filled on to N notifications, and measured again: start-up, a page deep in a busy account, a resume
+// from far back, the webhook; and at N, collectionSummary for a day of one account and a month of all.
 // Cursors are asked of the API (collectionNotification(settlementId:) { cursor }), never built here.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { request } from 'undici';
-import { measureStartup } from './cold-start.ts';
-import { BUSY_ACCOUNTS, fillAccount, fillSettlementId, fillStore } from './fill-store.ts';
-import { query } from './graphql.ts';
-import type { BenchOptions, StoreChoice } from './options.ts';
-import { isolatedSchema } from './replicas.ts';
-import { ms, table } from './report.ts';
-import { appEnv, type PostgresServices } from './runs.ts';
-import { runOnServers, type ScenarioReport } from './suite.ts';
-import { measureSummaries, SUMMARIES_LEGEND, summaryTable, type SummaryRow } from './summaries.ts';
-import { killTargets, startTarget, type Target } from './targets.ts';
+import { BUSY_ACCOUNTS, fillAccount, fillSettlementId } from './bank.ts';
+import { metric, query } from './graphql.ts';
+import type { BenchOptions } from './options.ts';
+import { atLeast, atMost, below, ms, row, whole, type Row } from './report.ts';
+import type { Run } from './runs.ts';
+import { appEnv, ownStore, type Services, type StoreKind } from './stores.ts';
+import { describe, runOnServers, type ScenarioReport } from './suite.ts';
+import { startTarget, type Target } from './targets.ts';
 
-/** The resume goes back this far at most (the issue's figure). */
+/** The resume goes back this far at most. */
 const RESUME_DEPTH = 50_000;
-/** The busy account the deep page reads, and how deep: its 21st-oldest notification, so 20 older ones follow. */
+/** The deep page: in this busy account, after its 41st-oldest notification, so 20 older ones follow. */
 const PAGE_ACCOUNT = BUSY_ACCOUNTS[0];
-const PAGE_DEPTH = 21;
-/** A figure may move this much between the baseline and N rows (the issue's target). */
+const PAGE_DEPTH = 41;
+/** A figure may move this much between the baseline and N rows. */
 const WITHIN = 1.2;
+const SUMMARY_MS = 50;
+const DAY_MS = 86_400_000;
+const WAT_MS = 3_600_000;
+const SUMMARY = `query Summary($accountNumber: String, $from: DateTime!, $to: DateTime!) {
+  collectionSummary(accountNumber: $accountNumber, from: $from, to: $to) { count transactionAmount days { date count transactionAmount } } }`;
 
-/** One stage's figures: the store at one size. */
 interface Stage {
   rows: number;
   bytes: number;
   startupMs: number;
   page: ScenarioReport;
   resume: ScenarioReport;
-  /** The server's peaks during the resume, MiB. */
-  resumePeak: { rss: number; heap: number };
   webhook: ScenarioReport;
-  /** At N rows only: the summaries against the plain SUM. */
-  summaries?: { rows: SummaryRow[]; reports: ScenarioReport[] } | undefined;
+  summaries: ScenarioReport[];
 }
 
-/** One row of a growth table, as printed and as given in --json. */
-export interface GrowthRow {
-  figure: string;
-  baseline: string;
-  grown: string;
-  /** grown / baseline. */
-  ratio: string;
-  target: string;
-  met: string;
-}
-
-export interface GrowthRun {
-  name: string;
-  reports: ScenarioReport[];
-  growth: GrowthRow[];
-  /** The summaries at N rows, ours against the plain SUM. */
-  summaries: SummaryRow[];
-}
-
-/** Runs the growth mode on each store it covers, printing a table per store. */
-export async function growthRuns(options: BenchOptions, parentDir: string, services: PostgresServices | undefined): Promise<GrowthRun[]> {
-  const kinds: StoreChoice[] = options.store === 'postgres' ? ['postgres'] : services ? ['sqlite', 'postgres'] : ['sqlite'];
-  const runs: GrowthRun[] = [];
+/** Runs the growth mode on each store it covers. */
+export async function growthRuns(options: BenchOptions, parentDir: string, services: Services | undefined): Promise<Run[]> {
+  const kinds: StoreKind[] = options.store === 'postgres' ? ['postgres'] : services ? ['sqlite', 'postgres'] : ['sqlite'];
+  const runs: Run[] = [];
   for (const kind of kinds) runs.push(await growthRun(kind, options, parentDir, services?.databaseUrl));
   return runs;
 }
 
-/** A store of `kind` of its own: a SQLite file in a temp dir, or a PostgreSQL schema; removed by `drop`. */
-async function ownStore(kind: StoreChoice, parentDir: string, databaseUrl: string | undefined) {
-  if (kind === 'postgres') {
-    const schema = await isolatedSchema(databaseUrl!);
-    return { storeUrl: schema.url, drop: schema.drop };
-  }
-  const dir = mkdtempSync(join(parentDir, 'bank-subgraph-growth-'));
-  return { storeUrl: `sqlite:${join(dir, 'collections.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-async function growthRun(kind: StoreChoice, options: BenchOptions, parentDir: string, databaseUrl: string | undefined): Promise<GrowthRun> {
-  const rows = options.rows!;
-  const depth = Math.min(RESUME_DEPTH, Math.floor(rows / 4));
+async function growthRun(kind: StoreKind, options: BenchOptions, parentDir: string, databaseUrl: string | undefined): Promise<Run> {
+  const n = options.rows!;
+  const depth = Math.min(RESUME_DEPTH, Math.floor(n / 4));
+  const say = (line: string) => process.stderr.write(`[growth ${kind}] ${line}\n`);
   const store = await ownStore(kind, parentDir, databaseUrl);
-  const started = performance.now();
+  const env = appEnv(store.storeUrl, 'memory:');
+  // Bank times over the past year, in fill order.
+  const span = { startMs: Date.now() - 365 * DAY_MS, stepMs: (365 * DAY_MS) / n };
+  const server = { target: await startTarget('app', 'ours', env) };
   try {
-    const say = (line: string) => process.stderr.write(`[growth ${kind}] ${line}\n`);
-    say(`filling a baseline of ${(depth + 1).toLocaleString('en')} notifications…`);
-    const first = await fillStore(store.storeUrl, { rows: depth + 1, from: 1 });
-    const baseline = await measureStage(store.storeUrl, { resumeAfter: first.from, last: first.to }, options, parentDir, say);
-    say(`filling on to ${rows.toLocaleString('en')} notifications…`);
-    const fillStarted = performance.now();
-    // Up to N in all (the baseline's webhook stored some), and always past the resume's depth.
-    const second = await fillStore(store.storeUrl, { rows: depth + 1, upTo: rows });
-    const fillSeconds = (performance.now() - fillStarted) / 1000;
-    const grown = await measureStage(store.storeUrl, { resumeAfter: second.to - depth, last: second.to }, options, parentDir, say, (target) =>
-      measureSummaries(target, store.storeUrl, second.to, options, say),
-    );
-    const growth = growthRows(baseline, grown, depth);
-    const minutes = ((performance.now() - started) / 60_000).toFixed(1);
-    const storeName = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
-    console.log(`\nGROWTH on ${storeName}: the baseline against ${rows.toLocaleString('en')} notifications (filled at ${Math.round((second.to - second.from + 1) / second.seconds).toLocaleString('en')} rows/s, ${fillSeconds.toFixed(0)} s with the settling; ${minutes} min for this store)\n\n${growthTable(growth)}`);
-    const summaries = grown.summaries?.rows ?? [];
-    console.log(`\nSUMMARIES on ${storeName} at ${grown.rows.toLocaleString('en')} notifications: ours against a plain indexed SUM in the same database\n\n${summaryTable(summaries)}`);
-    const reports = [baseline, grown].flatMap((s) => [s.page, s.resume, ...(s.summaries?.reports ?? []), s.webhook]);
-    return { name: `growth-${kind}`, reports, growth, summaries };
+    const fill = async (first: number, count: number) => {
+      say(`filling notifications ${first.toLocaleString('en')} to ${(first + count - 1).toLocaleString('en')} through the webhook…`);
+      const report = await runOnServers('fill', { ...options, warmupS: 0 }, [server.target], 'ours', { fill: { first, count, ...span } });
+      if (report.failure || report.errors > 0) throw new Error(`the fill failed: ${describe(report)}`);
+      return report;
+    };
+    const fills = [await fill(1, depth + 1)];
+    const baseline = await measureStage(server, env, depth + 1, depth, options, say);
+    // On to N in all: the baseline's webhook run stored some too. Never fewer than the resume reaches back.
+    const more = Math.max(n - (await metric(server.target.baseUrl, 'collection_store_notifications')), depth + 1);
+    fills.push(await fill(depth + 2, more));
+    const middle = span.startMs + ((depth + 1 + more) / 2) * span.stepMs;
+    const grown = await measureStage(server, env, depth + 1 + more, depth, options, say, (target, say) => summaries(target, middle, options, say));
+    const reports = [...fills, ...[baseline, grown].flatMap((s) => [s.page, s.resume, ...s.summaries, s.webhook])];
+    return { name: kind, title: `Growth on ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: a store of ${(depth + 1).toLocaleString('en')} notifications against one of ${n.toLocaleString('en')}`, rows: growthRows(baseline, grown, depth), reports };
   } finally {
+    await server.target.stop();
     await store.drop();
   }
-}
-
-/** The fill index of the account's `nth` oldest filled notification. */
-function nthOfAccount(account: string, nth: number): number {
-  let seen = 0;
-  for (let index = 1; ; index += 1) if (fillAccount(index) === account && (seen += 1) === nth) return index;
 }
 
 /** The cursor the API gives the filled notification `index`. */
 async function cursorOf(baseUrl: string, index: number): Promise<string> {
   const data = await query(baseUrl, `{ collectionNotification(settlementId: "${fillSettlementId(index)}") { cursor } }`);
-  const cursor = data.collectionNotification?.cursor;
-  if (typeof cursor !== 'string') throw new Error(`notification ${fillSettlementId(index)} is not stored`);
-  return cursor;
+  if (typeof data.collectionNotification?.cursor !== 'string') throw new Error(`notification ${fillSettlementId(index)} is not stored`);
+  return data.collectionNotification.cursor;
 }
 
-/** Every figure of one stage, on the store as it is. */
+/** Every figure of one stage, on the store as it is; ours is started afresh for the start-up. */
 async function measureStage(
-  storeUrl: string,
-  resume: { resumeAfter: number; last: number },
+  server: { target: Target },
+  env: Record<string, string>,
+  last: number,
+  depth: number,
   options: BenchOptions,
-  parentDir: string,
   say: (line: string) => void,
-  summarize?: (target: Target) => Promise<Stage['summaries']>,
+  summarize?: (target: Target, say: (line: string) => void) => Promise<ScenarioReport[]>,
 ): Promise<Stage> {
-  say(`start-up: node src/main.ts on the store, ${options.coldStarts} ×…`);
-  const startupMs = await measureStartup(storeUrl, options.coldStarts, parentDir);
-  const target = await startTarget('app', 'ours', appEnv(storeUrl, 'memory:'));
-  try {
-    const size = await storeSize(target);
-    say(`${size.rows.toLocaleString('en')} notifications stored (${(size.bytes / 1024 / 1024).toFixed(0)} MiB); start-up ${startupMs.toFixed(0)} ms`);
-    const run = (scenario: 'query-deep-page' | 'resume' | 'webhook-00', job = {}) =>
-      runOnServers({ scenario, options, subscribers: options.subscribers[0]!, side: 'ours', name: 'ours', servers: [target], job });
-    const pageCursor = await cursorOf(target.baseUrl, nthOfAccount(PAGE_ACCOUNT, PAGE_DEPTH));
-    const pageQuery = `{ collectionNotifications(accountNumber: "${PAGE_ACCOUNT}", first: 20, after: "${pageCursor}") { edges { cursor node { settlementId transactionAmount } } } }`;
-    const page = await run('query-deep-page', { query: pageQuery });
-    say(`page deep in ${PAGE_ACCOUNT}: ${describe(page, 'queries/s')}`);
-    const after = await cursorOf(target.baseUrl, resume.resumeAfter);
-    await target.call('memory');
-    const replay = await run('resume', { resume: { after, lastSettlementId: fillSettlementId(resume.last) } });
-    const peak = replay.servers[0]?.side.peak ?? { rss: Number.NaN, heapUsed: Number.NaN };
-    say(`resume of ${(resume.last - resume.resumeAfter).toLocaleString('en')}: ${describe(replay, 'events/s')}, server peaks rss ${peak.rss.toFixed(0)} MiB, heap ${peak.heapUsed.toFixed(0)} MiB`);
-    // Before the webhook, which adds notifications.
-    const summaries = await summarize?.(target);
-    const webhook = await run('webhook-00');
-    say(`webhook 00: ${describe(webhook, 'acks/s')}`);
-    return { ...size, startupMs, page, resume: replay, resumePeak: { rss: peak.rss, heap: peak.heapUsed }, webhook, summaries };
-  } finally {
-    await target.stop();
-    killTargets();
+  const starts: number[] = [];
+  for (let i = 0; i < (options.quick ? 1 : 3); i += 1) {
+    await server.target.stop();
+    server.target = await startTarget('app', 'ours', env);
+    starts.push(server.target.startMs);
   }
+  const target = server.target;
+  const startupMs = starts.sort((a, b) => a - b)[Math.floor((starts.length - 1) / 2)]!;
+  const [rows, bytes] = [await metric(target.baseUrl, 'collection_store_notifications'), await metric(target.baseUrl, 'collection_store_bytes')];
+  say(`${rows.toLocaleString('en')} notifications stored; start-up ${startupMs.toFixed(0)} ms`);
+  const run = async (what: string, scenario: 'query' | 'resume' | 'webhook-00', extra = {}, connections = options.connections) => {
+    const report = await runOnServers(scenario, { ...options, connections }, [target], 'ours', extra);
+    say(`${what}: ${describe(report)}`);
+    return { ...report, target: what };
+  };
+  let [nth, seen] = [0, 0];
+  while (seen < PAGE_DEPTH) if (fillAccount((nth += 1)) === PAGE_ACCOUNT) seen += 1;
+  const pageQuery = 'query Page($after: String) { collectionNotifications(accountNumber: "0123456789", first: 20, after: $after) { edges { cursor node { settlementId transactionAmount } } } }';
+  const body = JSON.stringify({ query: pageQuery, variables: { after: await cursorOf(target.baseUrl, nth) } });
+  const page = await run('a page deep in an account', 'query', { query: { body, path: 'collectionNotifications.edges.length', equals: 20 } });
+  const newest = await query(target.baseUrl, '{ collectionNotifications(first: 1) { edges { node { settlementId } } } }');
+  const resume = { after: await cursorOf(target.baseUrl, last - depth), lastSettlementId: newest.collectionNotifications.edges[0].node.settlementId };
+  const replay = await run(`a resume ${depth.toLocaleString('en')} back`, 'resume', { resume });
+  // Before the webhook, which adds notifications.
+  const summaryReports = (await summarize?.(target, say)) ?? [];
+  const webhook = await run('webhook 00', 'webhook-00');
+  return { rows, bytes, startupMs, page, resume: replay, webhook, summaries: summaryReports };
 }
 
-function describe(report: ScenarioReport, unit: string): string {
-  if (report.failure) return `failed: ${report.failure}`;
-  return `${report.perSecond.toFixed(0)} ${unit}, p50 ${ms(report.latencyMs.p50)} ms, p99 ${ms(report.latencyMs.p99)} ms, ${report.errors} errors`;
+/** Lone requests (one connection) of a day of a busy account and of a month of every account, around `middleMs`. */
+async function summaries(target: Target, middleMs: number, options: BenchOptions, say: (line: string) => void): Promise<ScenarioReport[]> {
+  const day = Math.floor((middleMs + WAT_MS) / DAY_MS) * DAY_MS - WAT_MS;
+  const questions = [
+    { what: 'summary of a day of one busy account', accountNumber: PAGE_ACCOUNT, from: day, to: day + DAY_MS },
+    { what: 'summary of a month of every account', accountNumber: null, from: day - 15 * DAY_MS, to: day + 15 * DAY_MS },
+  ];
+  const reports: ScenarioReport[] = [];
+  for (const { what, accountNumber, from, to } of questions) {
+    const variables = { accountNumber, from: new Date(from).toISOString(), to: new Date(to).toISOString() };
+    const { collectionSummary } = await query(target.baseUrl, SUMMARY, variables);
+    const body = JSON.stringify({ query: SUMMARY, variables });
+    const report = await runOnServers('query', { ...options, connections: 1 }, [target], 'ours', { query: { body, path: 'collectionSummary.count', equals: collectionSummary.count } });
+    say(`${what} (${collectionSummary.count.toLocaleString('en')} notifications), alone: ${describe(report)}`);
+    reports.push({ ...report, target: what });
+  }
+  return reports;
 }
 
-/** The store's size as ours reports it on /metrics (collection_store_notifications, collection_store_bytes). */
-async function storeSize(target: Target): Promise<{ rows: number; bytes: number }> {
-  const text = await (await request(`${target.baseUrl}/metrics`)).body.text();
-  const value = (name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').find((line) => line.startsWith(`${name} `)) ?? '')?.[2] ?? Number.NaN);
-  return { rows: value('collection_store_notifications'), bytes: value('collection_store_bytes') };
-}
-
-type Direction = 'higher' | 'lower';
-
-/** The table's rows: each figure at the baseline and at N rows, with the target "within 1.2×". */
-function growthRows(a: Stage, b: Stage, depth: number): GrowthRow[] {
+function growthRows(a: Stage, b: Stage, depth: number): Row[] {
   const rate = (r: ScenarioReport) => (r.failure ? Number.NaN : r.perSecond);
   const p99 = (r: ScenarioReport) => (r.failure ? Number.NaN : r.latencyMs.p99);
-  const whole = (v: number) => v.toFixed(0);
-  const row = (figure: string, x: number, y: number, format: (v: number) => string, better?: Direction): GrowthRow => {
-    const ratio = y / x;
-    const holds = better === 'higher' ? ratio >= 1 / WITHIN : ratio <= WITHIN;
-    const target = better ? (better === 'higher' ? `≥ ${(1 / WITHIN).toFixed(2)}× baseline` : `≤ ${WITHIN}× baseline`) : '';
-    const met = !better ? '' : !Number.isFinite(ratio) ? 'not measured' : holds ? 'yes' : `NO: ${ratio.toFixed(2)}×`;
-    return { figure, baseline: format(x), grown: format(y), ratio: Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : '-', target, met };
-  };
+  const rss = (r: ScenarioReport) => r.servers[0]?.side.peak.rss ?? Number.NaN;
+  const [higher, lower] = [atLeast(Number((1 / WITHIN).toFixed(2)), 'baseline'), atMost(WITHIN, 'baseline')];
   return [
-    row('notifications stored (collection_store_notifications)', a.rows, b.rows, (v) => v.toLocaleString('en')),
-    row('store bytes per notification (collection_store_bytes)', a.bytes / a.rows, b.bytes / b.rows, whole),
-    row('start-up to /health/ready, ms', a.startupMs, b.startupMs, whole, 'lower'),
-    row('page deep in an account: queries/s', rate(a.page), rate(b.page), whole, 'higher'),
-    row('page deep in an account: p99 ms', p99(a.page), p99(b.page), ms, 'lower'),
-    row(`resume ${depth.toLocaleString('en')} back: events/s`, rate(a.resume), rate(b.resume), whole, 'higher'),
-    row('resume: server rss peak MiB', a.resumePeak.rss, b.resumePeak.rss, whole, 'lower'),
-    row('resume: server heap peak MiB', a.resumePeak.heap, b.resumePeak.heap, whole),
-    row('webhook 00: acks/s', rate(a.webhook), rate(b.webhook), whole, 'higher'),
-    row('webhook 00: p99 ms', p99(a.webhook), p99(b.webhook), ms, 'lower'),
+    row('notifications stored (collection_store_notifications)', 'baseline', b.rows, a.rows, (v) => v.toLocaleString('en')),
+    row('store bytes per notification (collection_store_bytes)', 'baseline', b.bytes / b.rows, a.bytes / a.rows, whole),
+    row('start-up to listening, ms', 'baseline', b.startupMs, a.startupMs, whole, lower),
+    row('page deep in an account: queries/s', 'baseline', rate(b.page), rate(a.page), whole, higher),
+    row('page deep in an account: p99 ms', 'baseline', p99(b.page), p99(a.page), ms, lower),
+    row(`resume ${depth.toLocaleString('en')} back: events/s`, 'baseline', rate(b.resume), rate(a.resume), whole, higher),
+    row('resume: server rss peak MiB', 'baseline', rss(b.resume), rss(a.resume), whole, lower),
+    row('webhook 00: acks/s', 'baseline', rate(b.webhook), rate(a.webhook), whole, higher),
+    row('webhook 00: p99 ms', 'baseline', p99(b.webhook), p99(a.webhook), ms, lower),
+    ...b.summaries.map((r) => row(`${r.target}, alone: p50 ms`, 'baseline', r.failure ? Number.NaN : r.latencyMs.p50, Number.NaN, ms, below(SUMMARY_MS, 'ms'))),
   ];
 }
-
-function growthTable(rows: GrowthRow[]): string {
-  return table(['figure', 'baseline', 'N rows', 'N/baseline', 'target', 'met'], rows.map((r) => [r.figure, r.baseline, r.grown, r.ratio, r.target, r.met]));
-}
-
-export const GROWTH_LEGEND = `\
-baseline: the store filled with just what the figures need (the resume's notifications and one more);
-  N rows: filled on to --rows notifications in all (filled rows: scripts/bench/fill-store.ts).
-start-up: node src/main.ts on the store to its first 200 from /health/ready, the median of the tries.
-page deep: collectionNotifications(accountNumber: <a busy account>, first: 20, after: <the cursor of
-  its 21st-oldest notification>) as HTTP load; at N rows the same cursor lies deeper in its history.
-resume: one graphql-ws client on incomingTransfer(after: <cursor>) reading the replay as it comes;
-  events/s over the whole replay; the server's rss and heap peaks (sampled every 100 ms) meanwhile.
-webhook 00: as in the main runs, after the others (it adds notifications).
-${SUMMARIES_LEGEND}`;

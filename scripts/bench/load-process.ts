@@ -1,31 +1,28 @@
-// The load processes the orchestrator forks: one per scenario run (scripts/bench/load.ts).
+// The load processes the orchestrator forks, one per job (load.ts); the read storm runs two at once.
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { ChildMessage, LoadJob, LoadResult, ParentMessage } from './protocol.ts';
 
 export interface LoadHooks {
   /** The load process finished its warm-up. */
   onMeasuring(): void;
   /** Fan-out: `count` subscribers are connected; resolve once the servers count them live. */
-  awaitSubscribers(count: number): Promise<{ live: boolean; active: number }>;
+  awaitSubscribers?(count: number): Promise<{ live: boolean; active: number }>;
 }
 
-let current: ChildProcess | undefined;
+const running = new Set<ChildProcess>();
 
-/**
- * Runs one scenario in a forked load process and resolves with its result once that process has
- * exited, so the next scenario starts on a quiet CPU.
- */
+/** Runs one job in a forked load process; resolves once that process has exited, so the next job starts on a quiet CPU. */
 export function runInLoadProcess(job: LoadJob, hooks: LoadHooks): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(new URL('./load.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    current = child;
+    const child = fork(new URL('./load.ts', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    running.add(child);
     let outcome: { result: LoadResult } | { error: Error } | undefined;
     const send = (message: ParentMessage) => child.connected && child.send(message);
     child.on('message', (message: ChildMessage) => {
       if (message.type === 'measuring') hooks.onMeasuring();
       else if (message.type === 'await-subscribers') {
-        hooks.awaitSubscribers(message.count).then(
+        const live = hooks.awaitSubscribers?.(message.count) ?? Promise.reject(new Error('no subscribers expected'));
+        live.then(
           (reply) => send({ type: 'subscribers-live', ...reply }),
           () => send({ type: 'subscribers-live', live: false, active: 0 }),
         );
@@ -34,7 +31,7 @@ export function runInLoadProcess(job: LoadJob, hooks: LoadHooks): Promise<LoadRe
     });
     child.on('error', (error) => (outcome ??= { error }));
     child.on('exit', (code, signal) => {
-      current = undefined;
+      running.delete(child);
       if (outcome && 'result' in outcome) resolve(outcome.result);
       else reject(outcome?.error ?? new Error(`the load process exited (${signal ?? `code ${code}`}) without a result`));
     });
@@ -42,7 +39,7 @@ export function runInLoadProcess(job: LoadJob, hooks: LoadHooks): Promise<LoadRe
   });
 }
 
-/** Stops the running load process, if any (on Ctrl-C). */
-export function killLoadProcess(): void {
-  current?.kill();
+/** Stops every running load process (on Ctrl-C). */
+export function killLoadProcesses(): void {
+  for (const child of running) child.kill();
 }

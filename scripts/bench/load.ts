@@ -1,16 +1,15 @@
-// The load process: forked by scripts/bench.ts for one scenario, so the load generator has its own
-// event loop and heap and does not steal turns from the server's. It waits for its job, runs it,
-// sends the result back and exits.
+// A load process: forked by the orchestrator for one job, so the load generator has an event loop
+// and heap of its own and takes no turns from the server's. It waits for its job, runs it, sends
+// the result back and exits.
 import { runFanout } from './fanout.ts';
-import { runHttpScenario } from './http-load.ts';
-import { runResume } from './resume.ts';
+import { runHttpJob } from './http-load.ts';
 import type { ChildMessage, LoadJob, ParentMessage } from './protocol.ts';
+import { runResume } from './resume.ts';
+import { runStormReads } from './storm.ts';
 
-function send(message: ChildMessage): Promise<void> {
-  return new Promise((resolve) => process.send!(message, undefined, {}, () => resolve()));
-}
+const send = (message: ChildMessage) => new Promise<void>((resolve) => process.send!(message, undefined, {}, () => resolve()));
 
-/** The next message of `type` from the server side. */
+/** The next message of `type` from the orchestrator. */
 function receive<T extends ParentMessage['type']>(type: T): Promise<Extract<ParentMessage, { type: T }>> {
   return new Promise((resolve) => {
     const listener = (message: ParentMessage) => {
@@ -28,21 +27,24 @@ async function run(job: LoadJob): Promise<void> {
     measuring = { cpu: process.cpuUsage(), at: performance.now() };
     void send({ type: 'measuring' });
   };
+  const awaitLive = async (count: number) => {
+    // Listening before asking, so even an instant answer is heard.
+    const answer = receive('subscribers-live');
+    await send({ type: 'await-subscribers', count });
+    return answer;
+  };
   try {
-    const scenarioResult =
+    const result =
       job.scenario === 'fanout'
-        ? await runFanout(job, async (count) => {
-            // Listening before asking, so even an instant answer is heard.
-            const answer = receive('subscribers-live');
-            await send({ type: 'await-subscribers', count });
-            return answer;
-          }, onMeasuring)
+        ? await runFanout(job, awaitLive, onMeasuring)
         : job.scenario === 'resume'
           ? await runResume(job, onMeasuring)
-          : await runHttpScenario(job, onMeasuring);
+          : job.scenario === 'storm-reads'
+            ? await runStormReads(job, onMeasuring)
+            : await runHttpJob(job, onMeasuring);
     const cpu = process.cpuUsage(measuring.cpu);
     const loadCpuCores = (cpu.user + cpu.system) / 1000 / (performance.now() - measuring.at);
-    await send({ type: 'result', result: { ...scenarioResult, loadCpuCores } });
+    await send({ type: 'result', result: { ...result, loadCpuCores } });
   } catch (error) {
     await send({ type: 'failed', message: error instanceof Error ? error.message : String(error) });
   }
@@ -56,5 +58,4 @@ if (!process.send) {
 }
 // The bench was stopped (Ctrl-C, a crash): nothing is left to report to.
 process.on('disconnect', () => process.exit(1));
-const { job } = await receive('run');
-await run(job);
+await run((await receive('run')).job);

@@ -4,7 +4,7 @@
 // bank's 00 at once and then writes ONE pre-serialised `next` frame to every subscription: the
 // payload is serialised once, only the id is spliced in per subscriber. That is the least any
 // server can do to hand one notification to N sockets, so the ratio shows our execution's cost.
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { hostHttpServer } from '../host.ts';
 
@@ -37,19 +37,9 @@ function broadcast(notification: { settlementId?: unknown; transactionAmount?: u
   }
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    request.on('error', reject);
-  });
-}
-
 const server = createServer(async (request, response) => {
-  if (request.method === 'GET' && request.url === '/health/ready') return void response.end('{"status":"ready"}');
   if (request.method !== 'POST' || request.url !== '/webhooks/collection') return void response.writeHead(404).end();
-  const notification = JSON.parse(await readBody(request));
+  const notification = JSON.parse(Buffer.concat(await request.toArray()).toString('utf8'));
   const body = JSON.stringify({ requestSuccessful: true, sessionId: notification.sessionId, responseMessage: 'success', responseCode: '00' });
   response.writeHead(200, { 'content-type': 'application/json' }).end(body);
   // After the reply, as a server that answers 00 once stored and then delivers would.

@@ -1,51 +1,55 @@
-// Floor for the webhook on PostgreSQL: the least a durable receiver must do there, with the same rules
-// and reply as the SQLite one (floors/webhook-floor.ts). Every delivery of one event-loop turn goes to
-// the database as ONE statement, `INSERT … SELECT FROM unnest(…) ON CONFLICT (settlement_id) DO NOTHING
-// RETURNING settlement_id`, in an implicit transaction with synchronous_commit on: one round trip per
-// batch, and nothing is answered before its commit. Up to IN_FLIGHT batches run at once on their own
-// connections, so a turn's batch does not wait for the previous one's WAL flush; while all are busy,
-// deliveries gather into the next. The table, in a schema the orchestrator made for it
-// (FLOOR_DATABASE_URL selects it), holds what the SQLite floor holds: settlement_id, session_id, body.
-// With FLOOR_ROW=ours it stores our row instead (floors/our-row.ts).
+// Floor for the webhook on PostgreSQL: the least a durable receiver must do to store the row ours
+// stores there, with the bank's rules and reply of floors/webhook-floor.ts. The table made by our
+// migrations; each turn's deliveries in ONE statement, its own transaction with synchronous_commit
+// on, answered only after it: `INSERT … SELECT … FROM jsonb_array_elements($1) ON CONFLICT DO NOTHING
+// RETURNING settlement_id`, the rows as one JSON parameter (the cheapest shape measured, see
+// docs/benchmarks.md, "What shapes the code") in settlementId order, so concurrent batches lock
+// alike. Beside the notification's columns it writes what summaries read: the time as timestamptz
+// and each amount as numeric. A few batches are in flight at once on connections of their own, so
+// one batch does not wait for the last one's WAL flush; while all are busy, deliveries gather.
 import pg from 'pg';
-import { POSTGRES_FLOOR } from './floor-tables.ts';
-import { postgresOurRow, STORES_OUR_ROW } from './our-row.ts';
-import { codesFor, reply, serveWebhookFloor, type Code, type Delivery } from './webhook-floor.ts';
+import { answer, serveWebhookFloor, type Delivery } from './webhook-floor.ts';
+import { COLUMNS, migrationsOf, values } from './row.ts';
 
-/** Batches written at once; measured against 1 (docs/benchmarks.md), the floor's best. */
 const IN_FLIGHT = 4;
+const SUMS = {
+  event_time: `(r ->> ${COLUMNS.length})::timestamptz`,
+  transaction_amount_numeric: `(r ->> ${COLUMNS.indexOf('transaction_amount')})::numeric`,
+  settled_amount_numeric: `(r ->> ${COLUMNS.indexOf('settled_amount')})::numeric`,
+  fee_amount_numeric: `(r ->> ${COLUMNS.indexOf('fee_amount')})::numeric`,
+  vat_amount_numeric: `(r ->> ${COLUMNS.indexOf('vat_amount')})::numeric`,
+};
+const INSERT = `INSERT INTO collection_notifications (${[...COLUMNS, ...Object.keys(SUMS)].join(', ')})
+  SELECT ${[...COLUMNS.map((_, i) => `r ->> ${i}`), ...Object.values(SUMS)].join(', ')} FROM jsonb_array_elements($1::jsonb) AS u(r)
+  ON CONFLICT (settlement_id) DO NOTHING RETURNING settlement_id`;
 
 if (!process.env.FLOOR_DATABASE_URL) throw new Error('floors/pg-receiver.ts needs FLOOR_DATABASE_URL (the bench sets it)');
 const url = new URL(process.env.FLOOR_DATABASE_URL);
-// synchronous_commit on whatever the server's default: a 00 must survive a crash.
+// On whatever the server's default: a 00 must survive a crash.
 url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c synchronous_commit=on`.trim());
 const pool = new pg.Pool({ connectionString: url.toString(), max: IN_FLIGHT });
-const statement = STORES_OUR_ROW ? await postgresOurRow(url.toString()) : await floorRow();
-
-/** The receiver's own row: settlement_id, session_id and the body, as three arrays. */
-async function floorRow() {
-  await pool.query(POSTGRES_FLOOR.table);
-  return {
-    text: POSTGRES_FLOOR.insert,
-    values: (batch: readonly Delivery[]) => [batch.map((d) => d.settlementId), batch.map((d) => d.sessionId), batch.map((d) => d.body)],
-  };
-}
+// A connection that fails between statements is replaced; its batch has already answered 03.
+pool.on('error', () => undefined);
+for (const sql of await migrationsOf('postgres')) await pool.query(sql);
 
 let inFlight = 0;
 let waiting: Delivery[] = [];
 
 async function write(batch: Delivery[]): Promise<void> {
   inFlight += 1;
-  let codes: Code[];
+  const receivedAt = new Date().toISOString();
+  const rows = batch
+    .map((delivery) => [...values(delivery.row, receivedAt), delivery.row.transactionTime ?? receivedAt])
+    .sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0));
+  let stored: string[] | undefined;
   try {
-    const values = statement.values(batch);
-    const { rows } = await pool.query<{ settlement_id: string }>({ name: 'insert', text: statement.text, values });
-    codes = codesFor(batch, rows.map((row) => row.settlement_id));
+    const result = await pool.query<{ settlement_id: string }>({ name: 'insert', text: INSERT, values: [JSON.stringify(rows)] });
+    stored = result.rows.map((row) => row.settlement_id);
   } catch {
-    codes = batch.map(() => '03');
+    stored = undefined;
   }
   inFlight -= 1;
-  batch.forEach((item, i) => reply(item.response, item.sessionId, codes[i]!));
+  answer(batch, stored);
   if (waiting.length > 0) {
     const next = waiting;
     waiting = [];

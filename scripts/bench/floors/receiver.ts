@@ -1,47 +1,79 @@
-// Floor for the webhook on SQLite: the least a durable receiver must do. node:http + node:sqlite (WAL,
-// synchronous=FULL): checks Client-Id and X-Auth-Signature, parses the JSON, inserts under a unique
-// settlement_id (ON CONFLICT DO NOTHING), and answers in the bank's shape only after the commit that
-// holds the delivery. Deliveries that arrive together share one commit: they are queued and the
-// queue is written in one transaction per event-loop turn (group commit, batch per tick). With
-// FLOOR_ROW=ours it stores our row instead of its own three columns (floors/our-row.ts).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
-import { SQLITE_FLOOR } from './floor-tables.ts';
-import { sqliteOurRow, STORES_OUR_ROW } from './our-row.ts';
-import { reply, serveWebhookFloor, type Code, type Delivery } from './webhook-floor.ts';
+// Floor for the webhook on SQLite: the least a durable receiver must do to store the row ours stores.
+// node:http + node:sqlite in WAL with synchronous=FULL, as ours; the table made by our migrations;
+// each turn's deliveries written by ONE statement (INSERT … VALUES (…), (…) ON CONFLICT DO NOTHING
+// RETURNING), its own commit, before any of them is answered. Beside the notification's columns it
+// computes what summaries read, as migration files describe them: the time in epoch ms and each
+// amount in kobo as two integer limbs (hi × 10^9 + lo), or a flag where an amount is finer than kobo.
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import { answer, serveWebhookFloor, type Delivery } from './webhook-floor.ts';
+import { COLUMNS, migrationsOf, values } from './row.ts';
 
-const dir = mkdtempSync(join(process.env.BENCH_DIR || tmpdir(), 'bench-receiver-'));
-const { db, insert } = STORES_OUR_ROW ? await sqliteOurRow(join(dir, 'receiver.db')) : floorRow();
+const AMOUNTS = ['transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount'];
+const ALL_COLUMNS = [...COLUMNS, 'event_ms', ...AMOUNTS.flatMap((a) => [`${a}_kobo_hi`, `${a}_kobo_lo`]), 'amounts_beyond_kobo'];
+/** Rows per statement: SQLite takes at most 32,766 values in one. */
+const MOST_ROWS = 1_000;
+const KOBO = /^(\d{1,16})(?:\.(\d{1,2})0*)?$/;
 
-/** The receiver's own row: settlement_id, session_id and the body. */
-function floorRow() {
-  const database = new DatabaseSync(join(dir, 'receiver.db'));
-  database.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;');
-  database.exec(SQLITE_FLOOR.table);
-  const statement = database.prepare(SQLITE_FLOOR.insert);
-  return { db: database, insert: (item: Delivery) => statement.run(item.settlementId, item.sessionId, item.body) };
+const path = process.env.FLOOR_SQLITE_FILE;
+if (!path) throw new Error('floors/receiver.ts needs FLOOR_SQLITE_FILE (the bench sets it)');
+const db = new DatabaseSync(path);
+db.exec('PRAGMA busy_timeout = 5000');
+db.exec('PRAGMA journal_mode = WAL');
+db.exec('PRAGMA synchronous = FULL');
+for (const sql of await migrationsOf('sqlite')) {
+  db.exec('BEGIN');
+  db.exec(sql);
+  db.exec('COMMIT');
 }
 
-/** Writes every queued delivery in one transaction; a duplicate (stored or in the batch) changes nothing: 01. */
+/** One prepared statement per batch size. */
+const statements = new Map<number, StatementSync>();
+function insertOf(rows: number): StatementSync {
+  let statement = statements.get(rows);
+  if (!statement) {
+    const row = `(${ALL_COLUMNS.map(() => '?').join(', ')})`;
+    statement = db.prepare(`INSERT INTO collection_notifications (${ALL_COLUMNS.join(', ')}) VALUES ${Array(rows).fill(row).join(', ')}
+      ON CONFLICT (settlement_id) DO NOTHING RETURNING settlement_id`);
+    statements.set(rows, statement);
+  }
+  return statement;
+}
+
+/** Appends the row's columns and its summary columns to `out`. */
+function push(out: SQLInputValue[], delivery: Delivery, receivedAt: string): void {
+  const row = values(delivery.row, receivedAt);
+  out.push(...row, Date.parse(delivery.row.transactionTime ?? receivedAt));
+  let beyond = false;
+  for (const amount of [delivery.row.transactionAmount, ...delivery.row.amounts]) {
+    const match = amount === null ? null : KOBO.exec(amount);
+    if (!match) {
+      beyond ||= amount !== null;
+      out.push(null, null);
+      continue;
+    }
+    const digits = match[1]! + (match[2] ?? '').padEnd(2, '0');
+    out.push(digits.length > 9 ? Number(digits.slice(0, -9)) : 0, Number(digits.slice(-9)));
+  }
+  out.push(beyond ? 1 : null);
+}
+
 function commit(batch: Delivery[]): void {
-  let codes: Code[];
+  const receivedAt = new Date().toISOString();
+  const stored: string[] = [];
   try {
-    db.exec('BEGIN');
-    codes = batch.map((item) => (insert(item).changes === 1 ? '00' : '01'));
-    db.exec('COMMIT');
+    if (batch.length > MOST_ROWS) db.exec('BEGIN IMMEDIATE');
+    for (let start = 0; start < batch.length; start += MOST_ROWS) {
+      const chunk = batch.slice(start, start + MOST_ROWS);
+      const params: SQLInputValue[] = [];
+      for (const delivery of chunk) push(params, delivery, receivedAt);
+      for (const row of insertOf(chunk.length).all(...params)) stored.push(row.settlement_id as string);
+    }
+    if (db.isTransaction) db.exec('COMMIT');
   } catch {
     if (db.isTransaction) db.exec('ROLLBACK');
-    codes = batch.map(() => '03');
+    return answer(batch, undefined);
   }
-  batch.forEach((item, i) => reply(item.response, item.sessionId, codes[i]!));
+  answer(batch, stored);
 }
 
-await serveWebhookFloor({
-  commit,
-  async close() {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  },
-});
+await serveWebhookFloor({ commit, close: async () => db.close() });

@@ -1,9 +1,8 @@
 // Floor for the queries: a bare Federation 2 subgraph served the way ours is (Fastify, Apollo Server
 // through @as-integrations/fastify, buildSubgraphSchema), Apollo's defaults and nothing of ours.
-// It answers the bench's three queries from memory, with the same shapes and sizes as ours: the
-// sandbox's bank list, a static account with its bank, and a static page of 20 notifications. So
-// each ratio is what our work behind the same query costs: plugins and the bank-list cache for
-// `banks`, the sandbox bank call for `account`, the store read for `collectionNotifications`.
+// It answers the bench's queries from memory, with the same shapes and sizes as ours: the sandbox's
+// bank list, and a static account with its bank. So each ratio is what our work behind the same
+// query costs: plugins and the bank-list cache for `banks`, the sandbox bank call for `account`.
 import { ApolloServer } from '@apollo/server';
 import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
@@ -17,13 +16,9 @@ const typeDefs = parse(`
   type Query {
     banks: [Bank!]!
     account(accountNumber: String!, bankCode: String): Account
-    collectionNotifications(first: Int): CollectionNotificationConnection!
   }
   type Bank @key(fields: "code") { code: String! name: String! }
   type Account @key(fields: "accountNumber bankCode") { accountNumber: String! bankCode: String! accountName: String! bank: Bank }
-  type CollectionNotificationConnection { edges: [CollectionNotificationEdge!]! }
-  type CollectionNotificationEdge { cursor: String! node: CollectionNotification! }
-  type CollectionNotification @key(fields: "settlementId") { settlementId: ID! transactionAmount: String! }
 `);
 
 interface Bank {
@@ -33,18 +28,11 @@ interface Bank {
 const banks: Bank[] = sandboxBanks.map((bank) => ({ code: bank.bankCode, name: bank.bankName }));
 const bankByCode = new Map(banks.map((bank) => [bank.code, bank]));
 const account = sandboxAccounts[0]!;
-const page = {
-  edges: Array.from({ length: 20 }, (_, i) => ({
-    cursor: Buffer.from(`position:${1000 - i}`).toString('base64url'),
-    node: { settlementId: `17${String(1000 - i).padStart(16, '0')}`, transactionAmount: '1500.00' },
-  })),
-};
 
 const resolvers: GraphQLResolverMap<unknown> = {
   Query: {
     banks: () => banks,
     account: () => account,
-    collectionNotifications: () => page,
   },
   Account: { bank: (parent: { bankCode: string }) => bankByCode.get(parent.bankCode) ?? null },
 };
@@ -56,7 +44,6 @@ const apollo = new ApolloServer({ schema, logger: quiet });
 await apollo.start();
 const fastify = Fastify();
 fastify.route({ url: '/graphql', method: ['GET', 'POST'], handler: fastifyApolloHandler(apollo) });
-fastify.get('/health/ready', async () => ({ status: 'ready' }));
 
 await hostForBench({
   async listen(port) {

@@ -1,0 +1,84 @@
+// The webhook floors' row: the table our migrations make (whatever migrations the store's folder
+// holds, applied in order), filled by the floor's own code, never the store's: its own JSON parse,
+// the bank's rules for what is refused, and the same normalised fields ours stores. Each receiver
+// adds the columns its database sums (floors/receiver.ts, floors/pg-receiver.ts).
+// test/bench-floors.test.ts checks the row, column by column, against what ours stores.
+import { loadMigrations } from '../../../src/store/migrations.ts';
+
+/** The notification's columns as received, in the order `values` gives them. */
+export const COLUMNS = [
+  'settlement_id', 'session_id', 'account_number', 'transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount',
+  'currency', 'narration', 'initiation_tran_ref', 'source_account_number', 'source_account_name', 'source_bank_name',
+  'channel_id', 'transaction_time', 'received_at', 'raw_body',
+] as const;
+
+/** A delivery that passed the checks: its columns, `received_at` still to come (the batch's time). */
+export interface FloorRow {
+  settlementId: string;
+  sessionId: string;
+  accountNumber: string;
+  transactionAmount: string;
+  /** settled, fee and VAT amounts. */
+  amounts: [string | null, string | null, string | null];
+  /** currency, narration … channel id, in COLUMNS order. */
+  texts: (string | null)[];
+  transactionTime: string | null;
+  rawBody: string;
+}
+
+const PLAIN_DECIMAL = /^\d{1,18}(\.\d+)?$/;
+const BANK_TIME = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d{3})?)$/;
+const TEXT_FIELDS = ['currency', 'tranRemarks', 'initiationTranRef', 'sourceAccountNumber', 'sourceAccountName', 'sourceBankName', 'channelId'];
+
+/** Trimmed text, or null when absent, blank or the text "null". */
+function text(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const trimmed = value.trim();
+  return trimmed === '' || trimmed.toLowerCase() === 'null' ? null : trimmed;
+}
+
+const amount = (value: unknown) => (typeof value === 'string' && PLAIN_DECIMAL.test(value) ? value : null);
+
+/**
+ * Reads one body: the row, or the sessionId to echo with 02 (not a JSON object, or an account,
+ * settlementId or amount the contract refuses). The bank's time is read in its usual form, in West
+ * Africa Time (UTC+1 all year), as ours writes it; the bench sends no other form.
+ */
+export function readDelivery(body: string): { row: FloorRow } | { refused: string } {
+  let fields: Record<string, unknown>;
+  try {
+    fields = JSON.parse(body);
+  } catch {
+    return { refused: '' };
+  }
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return { refused: '' };
+  const sessionId = typeof fields.sessionId === 'string' ? fields.sessionId : '';
+  const accountNumber = text(fields.accountNumber);
+  const settlementId = text(fields.settlementId);
+  const transactionAmount = fields.transactionAmount;
+  if (!accountNumber || !/^\d{10}$/.test(accountNumber) || !settlementId || settlementId.length > 64) return { refused: sessionId };
+  if (typeof transactionAmount !== 'string' || !PLAIN_DECIMAL.test(transactionAmount)) return { refused: sessionId };
+  const time = BANK_TIME.exec(text(fields.tranDateTime) ?? '');
+  return {
+    row: {
+      settlementId,
+      sessionId,
+      accountNumber,
+      transactionAmount,
+      amounts: [amount(fields.settledAmount), amount(fields.feeAmount), amount(fields.vatAmount)],
+      texts: TEXT_FIELDS.map((name) => text(fields[name])),
+      transactionTime: time ? `${time[1]}T${time[2]}+01:00` : null,
+      rawBody: body,
+    },
+  };
+}
+
+/** The row's values in COLUMNS order. */
+export function values(row: FloorRow, receivedAt: string): (string | null)[] {
+  return [row.settlementId, row.sessionId, row.accountNumber, row.transactionAmount, ...row.amounts, ...row.texts, row.transactionTime, receivedAt, row.rawBody];
+}
+
+/** The SQL of every migration of `kind`, in order: the floor's schema is ours. */
+export async function migrationsOf(kind: 'sqlite' | 'postgres'): Promise<string[]> {
+  return (await loadMigrations(kind)).map((migration) => migration.sql);
+}
