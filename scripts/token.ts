@@ -1,10 +1,10 @@
 // `npm run token -- --scope "collections:read accounts:read" --accounts 0123456789,1234567890 [--expires 1h]`:
 // prints a development token signed by the published development key (dev/), for a local subgraph
 // started with AUTH_JWKS_URL=file:dev/auth-jwks.json. A production subgraph refuses this key.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { importJWK, SignJWT, type JWK } from 'jose';
-import { DEVELOPMENT_ISSUER, DEVELOPMENT_PRIVATE_KEY_PATH } from '../src/auth/development-key.ts';
+import { DEVELOPMENT_ISSUER } from '../src/auth/development-key.ts';
+import { signDevelopmentToken } from './development-token.ts';
 
 const USAGE = `usage: npm run token -- [--scope "collections:read accounts:read"] [--accounts 0123456789,1234567890]
        [--expires 1h] [--issuer ${DEVELOPMENT_ISSUER}] [--audience aud] [--subject developer]
@@ -49,13 +49,6 @@ const lifetimeS = Number(expires[1]) * UNITS[(expires[2] || 's') as keyof typeof
 const accounts = values.accounts.split(',').map((account) => account.trim()).filter((account) => account !== '');
 for (const account of accounts) if (!/^\d{10}$/.test(account)) fail(`--accounts: "${account}" is not a 10-digit account number`);
 
-const jwk = JSON.parse(readFileSync(DEVELOPMENT_PRIVATE_KEY_PATH, 'utf8')) as JWK & { kid: string; alg: string };
-const now = Math.floor(Date.now() / 1000);
-const token = new SignJWT({ scope: values.scope.trim().split(/\s+/).filter(Boolean).join(' '), accounts })
-  .setProtectedHeader({ alg: jwk.alg, kid: jwk.kid, typ: 'JWT' })
-  .setIssuer(values.issuer)
-  .setSubject(values.subject)
-  .setIssuedAt(now)
-  .setExpirationTime(now + lifetimeS);
-if (values.audience !== '') token.setAudience(values.audience);
-console.log(await token.sign(await importJWK(jwk, jwk.alg)));
+console.log(
+  await signDevelopmentToken({ scope: values.scope, accounts, lifetimeS, issuer: values.issuer, audience: values.audience, subject: values.subject }),
+);

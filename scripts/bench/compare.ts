@@ -26,8 +26,14 @@ const p99: Pick = (r) => r.latencyMs.p99;
 const rss: Pick = (r) => r.perSubscriberKB?.rss ?? Number.NaN;
 const heap: Pick = (r) => r.perSubscriberKB?.heap ?? Number.NaN;
 
-/** The rows of one run: ours (and two replicas, when `two` has them) against the floors' reports. */
-export function comparisonRows(ours: ScenarioReport[], floors: ScenarioReport[], two: ScenarioReport[] = []): Row[] {
+/** Queries with a token may cost this much of their rate without one (the token verified once, then remembered). */
+const WITH_TOKEN = atLeast(0.9, 'ours without');
+
+/**
+ * The rows of one run: ours (and two replicas, when `two` has them) against the floors' reports, and
+ * the queries with a token (`token`) against ours without one.
+ */
+export function comparisonRows(ours: ScenarioReport[], floors: ScenarioReport[], two: ScenarioReport[] = [], token: ScenarioReport[] = []): Row[] {
   const find = (reports: ScenarioReport[], scenario: ScenarioName, subscribers?: number) =>
     reports.find((r) => r.scenario === scenario && (subscribers === undefined || r.subscribers === subscribers));
   const rows: Row[] = [];
@@ -42,6 +48,11 @@ export function comparisonRows(ours: ScenarioReport[], floors: ScenarioReport[],
     add(`${label}: ${unit}`, scenario, rate, whole, throughput);
     if (scenario === 'webhook-00') add(`${label}: p50 ms`, scenario, p50, ms);
     add(`${label}: p99 ms`, scenario, p99, ms, latency);
+  }
+  for (const withToken of token) {
+    const without = find(ours, withToken.scenario as ScenarioName);
+    const label = HTTP_ROWS.find(([scenario]) => scenario === withToken.scenario)?.[1] ?? withToken.scenario;
+    rows.push(row(`${label} with a token: queries/s`, 'ours without a token', valueOf(withToken, rate), valueOf(without, rate), whole, WITH_TOKEN));
   }
   for (const mine of ours.filter((r) => r.scenario === 'fanout')) {
     const n = mine.subscribers!;

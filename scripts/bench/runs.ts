@@ -9,7 +9,9 @@ import { SCENARIOS } from './protocol.ts';
 import { readStorm } from './read-storm.ts';
 import type { Row } from './report.ts';
 import { appEnv, ownStore, type Services, type StoreKind } from './stores.ts';
-import { FLOOR_OF, runSuite, type FloorKind, type ScenarioReport, type SuiteTargets } from './suite.ts';
+import { FLOOR_OF, runSuite, TOKEN_SCENARIOS, type FloorKind, type ScenarioReport, type SuiteTargets } from './suite.ts';
+import { DEVELOPMENT_ISSUER, DEVELOPMENT_JWKS_PATH } from '../../src/auth/development-key.ts';
+import { signDevelopmentToken } from '../development-token.ts';
 import { killTargets, startTarget, type Target } from './targets.ts';
 
 export interface Run {
@@ -46,18 +48,30 @@ export async function sqliteRun(options: BenchOptions, parentDir: string): Promi
           const env: Record<string, string> = kind === 'receiver' ? { FLOOR_SQLITE_FILE: join(store.dir, 'receiver.db') } : {};
           floors[kind] = await keep(startTarget(kind, FLOOR_LABELS[kind], env));
         }
-        return { ours, floors };
+        const queries = TOKEN_SCENARIOS.some((scenario) => options.selected.includes(scenario));
+        return { ours, floors, withToken: queries ? await withToken(keep, join(store.dir, 'authenticated.db')) : undefined };
       },
       '[sqlite]',
       options,
     );
-    const rows = comparisonRows(reports.filter((r) => r.side === 'ours'), reports.filter((r) => r.side === 'floor'));
+    const rows = comparisonRows(reports.filter((r) => r.side === 'ours'), reports.filter((r) => r.side === 'floor'), [], reports.filter((r) => r.side === 'token'));
     const storm = options.selected.includes('read-storm') ? await readStorm(options, 'sqlite', parentDir) : undefined;
     const title = 'SQLite file + in-memory pub/sub (the embedded default), one process';
     return { name: 'sqlite', title, rows: [...rows, ...(storm?.rows ?? [])], reports: [...reports, ...(storm?.reports ?? [])] };
   } finally {
     await store.drop();
   }
+}
+
+/**
+ * Ours with authentication on (the development key, as the README's local try-out starts it), and a
+ * token it accepts for the query scenarios: what verifying callers costs, against ours without it.
+ */
+async function withToken(keep: (target: Promise<Target>) => Promise<Target>, sqliteFile: string): Promise<SuiteTargets['withToken']> {
+  const env = { ...appEnv(`sqlite:${sqliteFile}`, 'memory:'), AUTH_JWKS_URL: `file:${DEVELOPMENT_JWKS_PATH}`, AUTH_ISSUER: DEVELOPMENT_ISSUER };
+  const target = await keep(startTarget('app', 'ours with a token', env));
+  const token = await signDevelopmentToken({ scope: 'accounts:read', accounts: [], lifetimeS: 3_600 });
+  return { target, headers: { authorization: `Bearer ${token}` } };
 }
 
 export const FLOOR_LABELS: Record<FloorKind, string> = { receiver: 'bare receiver', subgraph: 'bare Apollo', broadcaster: 'broadcaster' };

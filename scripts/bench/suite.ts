@@ -21,10 +21,15 @@ export type FloorKind = (typeof FLOOR_OF)[ScenarioName];
 export interface SuiteTargets {
   ours: Target[];
   replicas?: Target[] | undefined;
+  /** Ours with authentication on, and the Authorization header its queries carry. */
+  withToken?: { target: Target; headers: Record<string, string> } | undefined;
   floors: Partial<Record<FloorKind, Target>>;
 }
 
-export type Side = 'ours' | 'replicas' | 'floor';
+/** The scenarios that also run with a token, against ours with authentication on. */
+export const TOKEN_SCENARIOS: readonly ScenarioName[] = ['query-banks', 'query-account'];
+
+export type Side = 'ours' | 'replicas' | 'token' | 'floor';
 
 /** One job on one side: what the load side measured, what the servers saw, or why it failed. */
 export interface ScenarioReport extends LoadResult {
@@ -58,6 +63,7 @@ export async function runSuite(options: BenchOptions, targets: SuiteTargets, tit
       const floor = targets.floors[FLOOR_OF[scenario]];
       const sides: [Side, Target[]][] = [['ours', targets.ours]];
       if (targets.replicas) sides.push(['replicas', targets.replicas]);
+      if (targets.withToken && TOKEN_SCENARIOS.includes(scenario)) sides.push(['token', [targets.withToken.target]]);
       if (floor) sides.push(['floor', [floor]]);
       const rounds = scenario === 'fanout' || sides.length === 1 ? 1 : options.rounds;
       const runs = sides.map(() => [] as ScenarioReport[]);
@@ -67,7 +73,8 @@ export async function runSuite(options: BenchOptions, targets: SuiteTargets, tit
           const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
           // The load average says when other processes competed for the cores meanwhile.
           process.stderr.write(`${title} ${what} against ${nameOf(servers)}${of} (load average ${loadavg()[0]!.toFixed(1)})…\n`);
-          const report = await runOnServers(scenario, options, servers, side, { subscribers, events: eventsFor(subscribers, options.events) });
+          const headers = side === 'token' ? targets.withToken?.headers : undefined;
+          const report = await runOnServers(scenario, options, servers, side, { subscribers, events: eventsFor(subscribers, options.events), headers });
           process.stderr.write(`  ${describe(report)}\n`);
           runs[index]!.push(report);
         }
