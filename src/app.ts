@@ -2,7 +2,7 @@ import { createAuthenticator } from './auth/authenticator.ts';
 import { enforceAccessRules } from './auth/enforce.ts';
 import type { KeySetOptions } from './auth/key-set.ts';
 import { describeUrl, type Config } from './config/index.ts';
-import { startNotificationFeed, type NotificationFeedOptions } from './collection/notification-feed.ts';
+import { startNotificationFeed } from './collection/notification-feed.ts';
 import type { Services } from './context.ts';
 import { createReferenceData } from './loaders/reference-data.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -19,20 +19,17 @@ import type { NotificationStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
 import type { BankClients, BankUrls } from './upstream/types.ts';
 
-/** Replacements for tests and tooling: anything given is used instead of what the config would build. */
+/** Test doubles: anything given is used instead of what the config would build. */
 export interface AppOverrides {
   logger?: Logger;
   /**
-   * The metrics to record into (one app's, never shared), for a host that reads them in process:
-   * the bench's host counts live subscriptions, and a test reads them while the server drains and
-   * /metrics answers 503. Anyone else reads GET /metrics.
+   * The metrics to record into (one app's, never shared), for a test that reads them while the
+   * server drains and /metrics answers 503. Anyone else reads GET /metrics.
    */
   metrics?: Metrics;
   bank?: BankClients;
   store?: NotificationStore;
   pubsub?: PubSub;
-  /** Timing of the notification feed (its safety-net interval), for tests. */
-  notificationFeed?: NotificationFeedOptions;
   /** Timing of the WebSocket keep-alive, for tests. */
   subscriptions?: SubscriptionServerOptions;
   /** How soon a token naming an unknown key may prompt another read of the JWKS, for tests. */
@@ -94,7 +91,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const referenceData = createReferenceData(bank, { freshMs, staleMs, logger, metrics });
     // One follower per replica, closed after the server (its subscriptions end first) and before
     // the store and pub/sub it reads.
-    const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger }, overrides.notificationFeed);
+    const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger });
     started.push(() => notificationFeed.close());
     const services: Services = {
       maxOperationCost: config.maxOperationCost,
