@@ -58,6 +58,8 @@ const FIGURES = [
   'fan-out 50 subs: KB heap per subscriber',
   'fan-out 50 subs: missed / doubled',
 ];
+/** The SQLite run's queries again, with a caller's token, against ours without authentication. */
+const WITH_TOKEN = ['banks with a token: queries/s', 'account with its bank with a token: queries/s'];
 const STORM = [
   'webhook 00 at 100/s under a read storm: acks/s',
   'webhook 00 at 100/s under a read storm: p50 ms',
@@ -91,7 +93,12 @@ describe('npm run bench', () => {
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/\|\s*figure\s*\|\s*against\s*\|\s*ours\s*(\|\s*ours ×2\s*)?\|\s*floor\s*\|\s*ours\/floor\s*\|\s*target\s*\|\s*met\s*\|/);
     const [sqlite, postgres] = json().runs;
-    expectMeasured(sqlite!.rows, [...FIGURES, ...STORM], FIGURES);
+    const [queries, fanout] = [FIGURES.slice(0, 9), FIGURES.slice(9)];
+    expectMeasured(sqlite!.rows, [...queries, ...WITH_TOKEN, ...fanout, ...STORM], [...FIGURES, ...WITH_TOKEN]);
+    expect(sqlite!.rows.find((row) => row.figure === WITH_TOKEN[0])).toMatchObject({ floor: 'ours without a token', target: '≥ 0.9× ours without' });
+    expect(new Set(sqlite!.reports.filter((r) => r.side === 'token').map((r) => `${r.scenario} on ${r.target}`))).toEqual(
+      new Set(['query-banks on ours with a token', 'query-account on ours with a token']),
+    );
     const floors = new Set(sqlite!.reports.filter((r) => r.side === 'floor').map((r) => r.target));
     expect(floors).toEqual(new Set(['bare receiver', 'bare Apollo', 'broadcaster']));
     expectNoErrors(sqlite!.reports);
