@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 import suite, { BENCH_RUNS } from './vitest.config.ts';
 
-// `npm run test:bench`: only the bench's end-to-end runs (see BENCH_RUNS), one file at a time, since
+// `npm run test:bench`: only the runs under load (see BENCH_RUNS), one file at a time, since
 // each measures under load and a second run beside it would only slow both.
 export default defineConfig({
   ...suite,

@@ -2,11 +2,13 @@ import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * The bench's end-to-end runs (`npm run bench -- --quick`, the growth mode): minutes of load that
- * prove the bench works, not the subgraph. CI runs them in a step of their own, `npm run test:bench`
- * (vitest.bench.config.ts), after `npm test`.
+ * Runs under load, each needing the machine to itself: the bench's end-to-end runs (`npm run bench
+ * -- --quick`, the growth mode), minutes that prove the bench works, and the read storm, which times
+ * the webhook while heavy reads run and would time the other suites' load too beside them. CI runs
+ * them in a step of their own, `npm run test:bench` (vitest.bench.config.ts, one file at a time),
+ * after `npm test`.
  */
-export const BENCH_RUNS = ['test/bench.test.ts'];
+export const BENCH_RUNS = ['test/bench.test.ts', 'test/read-storm.test.ts'];
 
 export default defineConfig({
   resolve: {
