@@ -3,22 +3,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import type { HostCall, HostCalls, HostMessage } from './protocol.ts';
-
-/** MiB. */
-export type MemorySample = Record<'rss' | 'heapUsed', number>;
-
-/** The server process during one job. */
-export interface ServerSide {
-  /** How late the event loop ran a timer, ms: a stall shows here. */
-  loopDelayMs: { p99: number; max: number };
-  /** Share of the time the event loop was busy, 0 to 1. */
-  loopUtilization: number;
-  /** Cores used; well below loopUtilization, other processes had the CPU. */
-  cpuCores: number;
-  /** Highest memory sampled (every 100 ms). */
-  peak: MemorySample;
-}
+import type { HostCall, HostCalls, HostMessage, MemorySample } from './protocol.ts';
 
 export interface HostedServer {
   /** Listens on `port` (0: any) on loopback; resolves to its origin. */

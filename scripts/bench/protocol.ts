@@ -1,7 +1,21 @@
 // What the bench's processes say to each other over IPC, as plain JSON: the orchestrator
 // (scripts/bench.ts) hands a job to a load process (load.ts) and asks each server process
 // (app-host.ts, floors/) for its own figures (host.ts).
-import type { ServerSide, MemorySample } from './host.ts';
+
+/** MiB. */
+export type MemorySample = Record<'rss' | 'heapUsed', number>;
+
+/** The server process during one job. */
+export interface ServerSide {
+  /** How late the event loop ran a timer, ms: a stall shows here. */
+  loopDelayMs: { p99: number; max: number };
+  /** Share of the time the event loop was busy, 0 to 1. */
+  loopUtilization: number;
+  /** Cores used; well below loopUtilization, other processes had the CPU. */
+  cpuCores: number;
+  /** Highest memory sampled (every 100 ms). */
+  peak: MemorySample;
+}
 
 /** The scenarios measured against a floor, in the order they run. */
 export const SCENARIOS = ['webhook-00', 'webhook-01', 'query-banks', 'query-account', 'fanout'] as const;

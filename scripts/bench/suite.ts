@@ -1,10 +1,9 @@
 // One run of the scenarios: each against ours (one replica, then two when there are) and against its
 // floor, rounds taking turns, every run driven by a load process of its own.
 import { loadavg } from 'node:os';
-import type { MemorySample, ServerSide } from './host.ts';
 import { runInLoadProcess } from './load-process.ts';
 import type { BenchOptions } from './options.ts';
-import { SCENARIOS, type LoadJob, type LoadResult, type ScenarioName } from './protocol.ts';
+import { SCENARIOS, type LoadJob, type LoadResult, type MemorySample, type ScenarioName, type ServerSide } from './protocol.ts';
 import type { Target } from './targets.ts';
 
 /** The floor each scenario is measured against. */
