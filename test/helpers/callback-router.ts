@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { TestApp } from './app.ts';
-import { onCleanup } from './cleanup.ts';
+import { listenOnLoopback } from './loopback.ts';
 
 /** A message of Apollo Router's HTTP callback protocol, as the subgraph POSTs it to the router. */
 export interface CallbackMessage {
@@ -41,16 +40,9 @@ export async function startCallbackRouter() {
       settle();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onCleanup(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
+  const origin = await listenOnLoopback(server);
   return {
-    callbackUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback/${randomUUID()}`,
+    callbackUrl: `${origin}/callback/${randomUUID()}`,
     messages,
     nth(action: CallbackMessage['action'], count = 1): Promise<CallbackMessage> {
       return new Promise((resolve) => {

@@ -1,10 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { onCleanup } from './cleanup.ts';
+import { listenOnLoopback } from './loopback.ts';
 
 /** The issuer every test token names unless told otherwise. */
 export const TEST_ISSUER = 'https://issuer.test.invalid';
@@ -112,15 +111,7 @@ export async function serveJwks(issuer: TestIssuer): Promise<{ url: string; fetc
     fetches += 1;
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(issuer.jwks()));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onCleanup(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`, fetches: () => fetches };
+  return { url: `${await listenOnLoopback(server)}/.well-known/jwks.json`, fetches: () => fetches };
 }
 
 /** Writes `issuer`'s JWKS to a fresh temporary file; resolves to its `file:` location. */
