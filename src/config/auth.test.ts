@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './index.ts';
+import { problemsOf } from '../../test/helpers/config.ts';
+import { loadConfig } from './index.ts';
 
 const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test' };
 const PRODUCTION = { NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-1' };
-
-function problemsOf(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 describe('authorization settings', () => {
   it('are off outside production without AUTH_JWKS_URL, and read every AUTH_* variable when it is set', () => {

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_MAX_OPERATION_COST, describeUrl, loadConfig } from './index.ts';
+import { problemsOf } from '../../test/helpers/config.ts';
+import { DEFAULT_MAX_OPERATION_COST, describeUrl, loadConfig } from './index.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 
@@ -25,16 +26,6 @@ const LIVE = {
   WEBHOOK_CLIENT_ID: 'collector',
   WEBHOOK_CLIENT_SECRET: 'hook-secret-1',
 };
-
-function problemsOf(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
 
 describe('loadConfig', () => {
   it('needs nothing for the embedded default: sandbox, SQLite under ./data, in-process pub/sub', () => {
