@@ -37,8 +37,6 @@ export interface AppOverrides {
 }
 
 export interface App {
-  /** The in-process bank, when UPSTREAM_MODE=sandbox. */
-  sandbox: BankSandbox | undefined;
   /** Listens on the configured port (0 picks a free one); resolves to the GraphQL URL. */
   listen(): Promise<string>;
   /**
@@ -125,7 +123,6 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
     let closing: Promise<void> | undefined;
     return {
-      sandbox,
       async listen() {
         const { graphqlUrl: url, webhookUrl } = await server.listen(config.port, config.host);
         if (webhookUrl !== undefined) logger.info({ webhookUrl }, `collection webhook and health listening at ${webhookUrl} (WEBHOOK_PORT)`);

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { createPubSub, type PubSub } from '../src/pubsub/index.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
+import { SANDBOX_PREFIXES } from '../src/sandbox/index.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
 import { scrape } from './helpers/metrics.ts';
@@ -162,8 +163,7 @@ describe('/metrics', () => {
   });
 
   it('never shows a configured secret, an account number or a URL of the bank', async () => {
-    const { app, metrics } = await exercisedApp();
-    const bankUrls = Object.values(app.app.sandbox!.urls);
+    const { metrics } = await exercisedApp();
     const forbidden = [
       ROUTER_SECRET,
       WEBHOOK_SECRET,
@@ -175,8 +175,10 @@ describe('/metrics', () => {
       '0123456789',
       '0011223344',
       '22212345678',
-      ...bankUrls,
-      ...bankUrls.map((url) => new URL(url).host),
+      // What any URL of the embedded sandbox holds, whatever port it was given: its loopback
+      // address and its areas' paths.
+      '127.0.0.1',
+      ...Object.values(SANDBOX_PREFIXES),
     ];
     // Report which kind leaked, never the value itself.
     const leaked = forbidden.map((value, index) => (metrics.text.includes(value) ? `forbidden[${index}]` : undefined)).filter(Boolean);

@@ -34,6 +34,15 @@ export async function scrapeSum(app: MetricsSource, metric: string, labels: Reco
   return sum;
 }
 
+/**
+ * Calls the app made to the bank (`bank_upstream_request_duration_seconds_count`), those of one
+ * area, operation or outcome when `labels` say so; 0 when there were none. A read that joined an
+ * identical call in flight is not a call of its own.
+ */
+export function bankCalls(app: MetricsSource, labels: Record<string, string> = {}): Promise<number> {
+  return scrapeSum(app, 'bank_upstream_request_duration_seconds_count', labels);
+}
+
 /** Resolves once `count` incomingTransfer subscriptions are live on the app (`graphql_active_subscriptions`). */
 export async function subscribersLive(app: MetricsSource, count: number, expireMs?: number): Promise<void> {
   await waitFor(async () => ((await scrape(app, 'graphql_active_subscriptions')) === count ? true : undefined), expireMs);
