@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { ReceivedRequest } from '../src/sandbox/index.ts';
 import { startApp } from './helpers/app.ts';
-import { startSandbox } from './helpers/sandbox.ts';
+import type { ReceivedRequest } from './helpers/request-log.ts';
+import { startRecordedSandbox } from './helpers/sandbox.ts';
 
 // UPSTREAM_MODE=live pointed at a separately started sandbox, every URL and credential given
-// explicitly as in production: what the bank receives, request by request, for the sitting a new
-// user would try.
+// explicitly as in production: what the bank receives (recorded by a proxy in front of it), request
+// by request, for the sitting a new user would try.
 const CREDENTIALS = {
   BANK_API_TOKEN: 'sandbox-api-token',
   BANK_USERNAME: 'sandbox-user',
@@ -21,7 +21,7 @@ const CREDENTIALS = {
 };
 
 async function startLive() {
-  const bank = await startSandbox();
+  const bank = await startRecordedSandbox();
   const app = await startApp({
     UPSTREAM_MODE: 'live',
     BANK_BASE_URL: bank.urls.base,

@@ -47,7 +47,6 @@ export function nameEnquiry(accountNumber: string, bankCode: string | undefined,
 export function accountRoutes(deps: SandboxDeps): FastifyPluginAsync {
   return async (scope) => {
     scope.setErrorHandler(areaErrorHandler(deps, (status) => failure(status)));
-    // preHandler, not onRequest: the body has been read by then, so the received log holds it.
     scope.addHook('preHandler', async (request, reply) => {
       if (!accountHeadersValid(request)) return reply.code(401).send(failure(401));
     });

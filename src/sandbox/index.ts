@@ -6,11 +6,8 @@ import { accountRoutes } from './account.ts';
 import { billingRoutes } from './billing.ts';
 import { headerValue, type SandboxDeps } from './http.ts';
 import { postingRoutes } from './posting.ts';
-import { recordRequests, type ReceivedRequest } from './received.ts';
 import { authorizeRoutes, createOAuthState, tokenRoutes } from './transaction.ts';
 import { walletRoutes } from './wallet.ts';
-
-export type { ReceivedRequest };
 
 /** Where each area of the sandbox answers: the spec's placeholders, as a live deployment configures them. */
 export interface SandboxUrls {
@@ -23,13 +20,6 @@ export interface SandboxUrls {
 
 export interface BankSandbox {
   urls: SandboxUrls;
-  /**
-   * Every request received, oldest first (bounded: the last `receivedLimit`), with each password,
-   * token, code and credential header replaced by its `fingerprint`.
-   */
-  received: ReceivedRequest[];
-  /** What `received` shows in place of a secret `value`; compare with it to check which credential was sent. */
-  fingerprint(value: string): string;
   close(): Promise<void>;
 }
 
@@ -42,8 +32,6 @@ export interface BankSandboxOptions {
   logger?: Logger;
   /** The clock of code and token expiry, in ms since the epoch; default Date.now. */
   now?: () => number;
-  /** How many requests `received` keeps; default 1000. */
-  receivedLimit?: number;
 }
 
 /** Each area under its own path prefix, so clients that drop a prefix fail here as they would live. */
@@ -65,7 +53,6 @@ export async function startBankSandbox(options: BankSandboxOptions = {}): Promis
   const app = fastify({ logger: false, bodyLimit: BODY_LIMIT });
 
   keepBodiesAsText(app);
-  const { received, fingerprint } = recordRequests(app, options.receivedLimit ?? 1000);
   logRequests(app, deps.logger);
 
   const oauth = createOAuthState(deps);
@@ -91,7 +78,7 @@ export async function startBankSandbox(options: BankSandboxOptions = {}): Promis
     wallet: origin + SANDBOX_PREFIXES.wallet,
   };
   deps.logger?.debug({ urls }, 'bank sandbox listening');
-  return { urls, received, fingerprint, close: () => app.close() };
+  return { urls, close: () => app.close() };
 }
 
 /** A host to put in a URL: a wildcard bind is reached over loopback; IPv6 goes in brackets. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
+import { lastReceived, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 import {
@@ -54,7 +54,7 @@ describe('account client, odd answers', () => {
 });
 
 describe('account client against the sandbox (ops 1-3)', () => {
-  const sandbox = useSandbox();
+  const sandbox = useRecordedSandbox();
   const clientsFor = () => createTestClients(sandbox().urls, { credentials: sandboxBankCredentials }).clients;
 
   it('op 1: sends the token headers and the query, and maps the account record', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { basic, lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
+import { basic, lastReceived, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 import {
@@ -41,7 +41,7 @@ describe('billing client, odd answers', () => {
 });
 
 describe('billing client against the sandbox (ops 6-7)', () => {
-  const sandbox = useSandbox();
+  const sandbox = useRecordedSandbox();
   const clientsFor = () => createTestClients(sandbox().urls, { credentials: sandboxBankCredentials }).clients;
 
   it('op 6: lists the categories with Basic auth under the /provipay/webapi prefix', async () => {

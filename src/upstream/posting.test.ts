@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
+import { lastReceived, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 import {
@@ -30,7 +30,7 @@ describe('posting client, odd answers', () => {
 });
 
 describe('posting client against the sandbox (op 13)', () => {
-  const sandbox = useSandbox();
+  const sandbox = useRecordedSandbox();
 
   it('sends the credentials in the JSON body only, and maps the account record', async () => {
     const { clients } = createTestClients(sandbox().urls, { credentials: sandboxBankCredentials });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { basic, lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
+import { basic, lastReceived, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import {
   createTestClients,
@@ -98,7 +98,7 @@ describe('transaction client, odd answers', () => {
 });
 
 describe('transaction client against the sandbox (ops 4-5)', () => {
-  const sandbox = useSandbox();
+  const sandbox = useRecordedSandbox();
   const clientsFor = () => createTestClients(sandbox().urls, { credentials: sandboxBankCredentials }).clients;
 
   it('op 4: asks for a code with the URL-encoded query and a form Content-Type', async () => {

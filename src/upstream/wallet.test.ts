@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { b64, lastReceived, useSandbox } from '../../test/helpers/sandbox.ts';
+import { b64, lastReceived, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import { createTestClients, expectUpstreamError, sandboxBankCredentials, urlsAt } from '../../test/helpers/bank-clients.ts';
 
 const MERCHANT = { email: 'merchant@sandbox.ng', password: 'Sandbox#2026' };
@@ -75,7 +75,7 @@ describe('wallet client, odd answers', () => {
 });
 
 describe('wallet client against the sandbox (ops 8-12)', () => {
-  const sandbox = useSandbox();
+  const sandbox = useRecordedSandbox();
   const clientsFor = () => createTestClients(sandbox().urls, { credentials: sandboxBankCredentials }).clients;
 
   it('op 8: sends base64 email and password as JSON and maps the session', async () => {

@@ -1,9 +1,13 @@
-/** The sandbox bank in tests: one per test, closed after it, and real HTTP through undici. */
+/**
+ * The sandbox bank in tests: one per test, closed after it, and real HTTP through undici. Tests of
+ * the wire format reach it through a recording proxy (`useRecordedSandbox`): the sandbox keeps no log.
+ */
 import { request } from 'undici';
 import { beforeEach } from 'vitest';
 import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
-import { startBankSandbox, type BankSandbox, type BankSandboxOptions, type ReceivedRequest } from '../../src/sandbox/index.ts';
+import { startBankSandbox, type BankSandbox, type BankSandboxOptions, type SandboxUrls } from '../../src/sandbox/index.ts';
 import { onCleanup } from './cleanup.ts';
+import { startRecordingProxy, type ReceivedRequest, type RecordingProxy } from './recording-proxy.ts';
 
 /** Starts a sandbox bank on a free port, closed when the current test finishes. */
 export async function startSandbox(options: BankSandboxOptions = {}): Promise<BankSandbox> {
@@ -14,20 +18,48 @@ export async function startSandbox(options: BankSandboxOptions = {}): Promise<Ba
 
 /** Starts a fresh sandbox before each test (closed after it); call the getter inside tests. */
 export function useSandbox(options: BankSandboxOptions = {}): () => BankSandbox {
-  let sandbox: BankSandbox | undefined;
-  beforeEach(async () => {
-    sandbox = await startSandbox(options);
-  });
-  return () => {
-    if (sandbox === undefined) throw new Error('useSandbox() getter called outside a test');
-    return sandbox;
+  return eachTest(() => startSandbox(options));
+}
+
+/** A sandbox bank behind a recording proxy: every area's URL leads through the proxy, which keeps what it was sent. */
+export interface RecordedSandbox extends Pick<RecordingProxy, 'received' | 'fingerprint'> {
+  urls: SandboxUrls;
+}
+
+/** Starts a sandbox bank and a recording proxy in front of it, both closed when the current test finishes. */
+export async function startRecordedSandbox(options: BankSandboxOptions = {}): Promise<RecordedSandbox> {
+  const sandbox = await startSandbox(options);
+  const origin = new URL(sandbox.urls.base).origin;
+  const proxy = await startRecordingProxy(origin);
+  const through = (url: string) => proxy.url + url.slice(origin.length);
+  const { base, gateway, billing, posting, wallet } = sandbox.urls;
+  return {
+    urls: { base: through(base), gateway: through(gateway), billing: through(billing), posting: through(posting), wallet: through(wallet) },
+    received: proxy.received,
+    fingerprint: proxy.fingerprint,
   };
 }
 
-/** What the sandbox received for the last request to a path ending in `pathEnd` (secrets as `sandbox.fingerprint` shows them). */
-export function lastReceived(sandbox: BankSandbox, pathEnd: string): ReceivedRequest {
-  const found = sandbox.received.findLast((request) => request.path.endsWith(pathEnd));
-  if (found === undefined) throw new Error(`the sandbox received nothing at …${pathEnd}`);
+/** Starts a fresh recorded sandbox before each test (closed after it); call the getter inside tests. */
+export function useRecordedSandbox(options: BankSandboxOptions = {}): () => RecordedSandbox {
+  return eachTest(() => startRecordedSandbox(options));
+}
+
+function eachTest<T>(start: () => Promise<T>): () => T {
+  let started: T | undefined;
+  beforeEach(async () => {
+    started = await start();
+  });
+  return () => {
+    if (started === undefined) throw new Error('the getter was called outside a test');
+    return started;
+  };
+}
+
+/** The last request recorded to a path ending in `pathEnd` (secrets as `fingerprint` shows them). */
+export function lastReceived(recorded: Pick<RecordingProxy, 'received'>, pathEnd: string): ReceivedRequest {
+  const found = recorded.received.findLast((entry) => entry.path.endsWith(pathEnd));
+  if (found === undefined) throw new Error(`the bank received nothing at …${pathEnd}`);
   return found;
 }
 

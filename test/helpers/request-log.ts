@@ -1,12 +1,11 @@
-// What the sandbox bank keeps of each request, for tests of the wire format: everything a client
+// What the recording proxy keeps of each request, for tests of the wire format: everything a client
 // chose (method, path, query, headers, body, and which credentials it sent) but no credential's value.
-// The sandbox is handed real-looking passwords, tokens and codes (the caller's own, in wallet and
-// OAuth calls), and a test failure or a debugger prints whatever `received` holds.
+// The clients send real-looking passwords, tokens and codes (the caller's own, in wallet and OAuth
+// calls), and a test failure or a debugger prints whatever `received` holds.
 import { createHmac, randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { headerValue } from './http.ts';
+import type { IncomingHttpHeaders } from 'node:http';
 
-/** One request as the sandbox bank received it, each secret's value replaced by its fingerprint. */
+/** One request as the client sent it, each secret's value replaced by its fingerprint. */
 export interface ReceivedRequest {
   method: string;
   /** The path as sent, without the query string. */
@@ -22,14 +21,24 @@ export interface ReceivedRequest {
   body: string;
 }
 
+/** A request as it came off the wire: the request target (path and query) as sent, the body read whole. */
+export interface WireRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
 export interface RequestLog {
-  /** Every request received, oldest first (the last `limit`). */
+  /** Every request recorded, oldest first. */
   received: ReceivedRequest[];
   /**
    * What `received` shows in place of `value` when it is a secret: a keyed hash, so a test proves the
    * right credential was sent while a dump of `received` cannot be matched against guesses.
    */
   fingerprint(value: string): string;
+  /** Redacts `request` and appends it to `received`. */
+  record(request: WireRequest): ReceivedRequest;
 }
 
 /** Names (lower case, letters and digits only) that hold a credential in a header, a query or a body. */
@@ -38,45 +47,49 @@ const SECRET_NAMES = new Set(['authorization', 'proxyauthorization', 'cookie', '
 const SECRET_ENDINGS = ['password', 'secret', 'token', 'resetcode', 'apikey', 'signature'];
 
 /** Whether a header, query or body field of this name carries a secret. */
-export function isSecretName(name: string): boolean {
+function isSecretName(name: string): boolean {
   const plain = name.toLowerCase().replace(/[^a-z0-9]/g, '');
   return SECRET_NAMES.has(plain) || SECRET_ENDINGS.some((ending) => plain.endsWith(ending));
 }
 
-/**
- * Records every request on `app` in arrival order, redacted as it is recorded; the body is filled
- * in once read (before any route runs).
- */
-export function recordRequests(app: FastifyInstance, limit: number): RequestLog {
-  // A fresh key per sandbox: fingerprints mean nothing outside the instance that made them.
+/** An empty log with a key of its own: its fingerprints mean nothing outside the log that made them. */
+export function createRequestLog(): RequestLog {
   const key = randomBytes(32);
   const fingerprint = (value: string) => `[redacted ${createHmac('sha256', key).update(value).digest('hex').slice(0, 16)}]`;
   const received: ReceivedRequest[] = [];
-  const entries = new WeakMap<FastifyRequest, ReceivedRequest>();
+  return {
+    received,
+    fingerprint,
+    record({ method, url, headers: sent, body }) {
+      const at = url.indexOf('?');
+      const headers: Record<string, string | undefined> = {};
+      for (const name of Object.keys(sent)) headers[name] = redactField(name, headerValue(sent, name), fingerprint);
+      const query: Record<string, string> = {};
+      for (const [name, value] of new URLSearchParams(at === -1 ? '' : url.slice(at + 1))) query[name] = redactField(name, value, fingerprint);
+      const entry: ReceivedRequest = {
+        method,
+        path: at === -1 ? url : url.slice(0, at),
+        query,
+        headers,
+        body: redactBody(body, headerValue(sent, 'content-type'), fingerprint),
+      };
+      received.push(entry);
+      return entry;
+    },
+  };
+}
 
-  app.addHook('onRequest', async (request) => {
-    const at = request.url.indexOf('?');
-    const headers: Record<string, string | undefined> = {};
-    for (const name of Object.keys(request.headers)) headers[name] = redactField(name, headerValue(request, name), fingerprint);
-    const query: Record<string, string> = {};
-    for (const [name, value] of new URLSearchParams(at === -1 ? '' : request.url.slice(at + 1))) query[name] = redactField(name, value, fingerprint);
-    const entry: ReceivedRequest = { method: request.method, path: at === -1 ? request.url : request.url.slice(0, at), query, headers, body: '' };
-    entries.set(request, entry);
-    received.push(entry);
-    if (received.length > limit) received.splice(0, received.length - limit);
-  });
-  app.addHook('preValidation', async (request) => {
-    const entry = entries.get(request);
-    if (entry !== undefined && typeof request.body === 'string') entry.body = redactBody(request.body, headerValue(request, 'content-type'), fingerprint);
-  });
-  return { received, fingerprint };
+/** One header's value; a repeated header joined the way Node prints it. */
+function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 function redactField<T extends string | undefined>(name: string, value: T, fingerprint: (value: string) => string): T | string {
   return value !== undefined && isSecretName(name) ? fingerprint(value) : value;
 }
 
-/** The body with each secret's value replaced, read the way the sandbox's routes read it (http.ts `bodyFields`). */
+/** The body with each secret's value replaced, read the way the sandbox's routes read it (src/sandbox/http.ts `bodyFields`). */
 function redactBody(text: string, contentType: string | undefined, fingerprint: (value: string) => string): string {
   if (text.trim() === '') return text;
   const type = (contentType ?? '').toLowerCase();
