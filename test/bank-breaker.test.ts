@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { liveBankEnv, startCountingBank } from './helpers/counting-bank.ts';
+import { startCountingBank, startLiveApp } from './helpers/counting-bank.ts';
 import { scrape, scrapeSum } from './helpers/metrics.ts';
 
 // Each bank area's circuit breaker opens on an outage, never on a handful of failed user calls: it
@@ -17,7 +17,7 @@ async function startAccountArea() {
       return true;
     },
   });
-  const app = await startApp(liveBankEnv(bank.url));
+  const app = await startLiveApp(bank.url);
   return { bank, app, state };
 }
 

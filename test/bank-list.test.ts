@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { liveBankEnv, startCountingBank, type BankOperation } from './helpers/counting-bank.ts';
+import { startCountingBank, startLiveApp, type BankOperation } from './helpers/counting-bank.ts';
 import type { FakeBankReply } from './helpers/fake-bank.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { bankCalls, scrapeSum } from './helpers/metrics.ts';
@@ -64,7 +64,7 @@ async function startReferenceBank(env: Record<string, string>) {
     },
   });
   const { logger, logs } = captureLogs();
-  const app = await startApp({ ...liveBankEnv(bank.url), ...env }, { logger });
+  const app = await startLiveApp(bank.url, env, { logger });
   const refreshes = (list: string, outcome: string) => scrapeSum(app, 'bank_list_refreshes_total', { list, outcome });
   const staleLines = (list: string) => logs.filter((line) => line.msg === STALE_LINE && line.list === list);
   return { bank, app, faults, refreshes, staleLines };

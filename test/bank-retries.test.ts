@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startApp } from './helpers/app.ts';
-import { liveBankEnv, startCountingBank, type BankOperation } from './helpers/counting-bank.ts';
+import { startCountingBank, startLiveApp, type BankOperation } from './helpers/counting-bank.ts';
 import { scrape } from './helpers/metrics.ts';
 
 // Idempotent reads are retried on a transient fault, inside BANK_TIMEOUT_MS and a retry budget;
@@ -18,7 +18,7 @@ async function startFlakyBank(operation: BankOperation, failures: number) {
       return true;
     },
   });
-  const app = await startApp(liveBankEnv(bank.url));
+  const app = await startLiveApp(bank.url);
   return { bank, app };
 }
 

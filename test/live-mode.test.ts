@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startApp } from './helpers/app.ts';
+import { productionHeaders, TEST_AUTH } from './helpers/production.ts';
 import type { ReceivedRequest } from './helpers/request-log.ts';
 import { startRecordedSandbox } from './helpers/sandbox.ts';
 
@@ -16,8 +17,9 @@ const CREDENTIALS = {
   POSTING_PASSWORD: 'sandbox-posting-password',
   OAUTH_CLIENT_ID: 'sandbox-oauth-client',
   OAUTH_CLIENT_SECRET: 'sandbox-oauth-secret',
-  WEBHOOK_CLIENT_ID: 'sandbox-collection',
-  WEBHOOK_CLIENT_SECRET: 'sandbox-webhook-secret',
+  // Not the sandbox's published webhook values: a live bank refuses those.
+  WEBHOOK_CLIENT_ID: 'live-collection',
+  WEBHOOK_CLIENT_SECRET: 'live-webhook-secret',
 };
 
 async function startLive() {
@@ -30,7 +32,8 @@ async function startLive() {
     BANK_POSTING_URL: bank.urls.posting,
     BANK_WALLET_URL: bank.urls.wallet,
     ...CREDENTIALS,
-  });
+    ...TEST_AUTH,
+  }, {}, { headers: await productionHeaders() });
   /** The one request the bank received on this path since the last call. */
   let seen = 0;
   const lastTo = (path: string): ReceivedRequest => {

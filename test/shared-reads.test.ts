@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { liveBankEnv, startCountingBank, type BankOperation } from './helpers/counting-bank.ts';
+import { startCountingBank, startLiveApp, type BankOperation } from './helpers/counting-bank.ts';
 import { scrapeSum } from './helpers/metrics.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -20,7 +20,7 @@ async function startHoldingBank(held: BankOperation) {
       return false;
     },
   });
-  const app = await startApp(liveBankEnv(bank.url));
+  const app = await startLiveApp(bank.url);
   return {
     bank,
     app,
@@ -56,7 +56,7 @@ describe('identical reads in flight', () => {
   it('shares BVN, posting lookup and bills, and keeps different arguments apart', async () => {
     const release = Promise.withResolvers<void>();
     const bank = await startCountingBank({ intercept: () => release.promise.then(() => false) });
-    const app = await startApp(liveBankEnv(bank.url));
+    const app = await startLiveApp(bank.url);
     const query = `{ bvn(number: "22212345678") { bvn } postingAccount(accountNumber: "0123456789", beneficiaryBank: "000013") { accountName }
       billCategories { id } bills(categoryId: 3) { id } }`;
     const other = '{ bvn(number: "22298765432") { bvn } bills(categoryId: 4) { id } }';
@@ -88,7 +88,7 @@ describe('identical reads in flight', () => {
         return true;
       },
     });
-    const app = await startApp(liveBankEnv(bank.url));
+    const app = await startLiveApp(bank.url);
     const responses = Array.from({ length: 5 }, () => app.query(ENQUIRY));
     await waitFor(async () => ((await sharedReads(app, 'lookupAccount')) === 4 ? true : undefined));
     release.resolve();
@@ -103,7 +103,7 @@ describe('identical reads in flight', () => {
 
   it('never shares a wallet sign-in: each carries its caller\'s credentials', async () => {
     const bank = await startCountingBank();
-    const app = await startApp(liveBankEnv(bank.url));
+    const app = await startLiveApp(bank.url);
     const login = 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "wrong") { accessToken } }';
     await Promise.all([app.query(login), app.query(login)]);
     expect(bank.calls('wallet')).toBe(2);

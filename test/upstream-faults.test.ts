@@ -7,7 +7,7 @@ import { startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
-import { PRODUCTION_SANDBOX, productionHeaders } from './helpers/production.ts';
+import { PRODUCTION_SANDBOX, productionHeaders, TEST_AUTH } from './helpers/production.ts';
 import { withMethod } from './helpers/proxy.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
@@ -75,8 +75,9 @@ const FAULTS: { name: string; handler: FakeBankHandler; code: string; transient?
 ];
 
 const MODES: { mode: string; env: Record<string, string>; headers: () => Promise<Record<string, string>> }[] = [
-  { mode: 'development', env: {}, headers: async () => ({}) },
-  // Production checks tokens: the caller's may read everything, so only the bank can fail.
+  // A live bank gets the production rules whatever NODE_ENV says: tokens are checked in both. The
+  // caller's may read everything, so only the bank can fail.
+  { mode: 'NODE_ENV unset', env: { ...TEST_AUTH }, headers: productionHeaders },
   { mode: 'production', env: { ...PRODUCTION_SANDBOX }, headers: productionHeaders },
 ];
 

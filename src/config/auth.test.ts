@@ -2,15 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { problemsOf } from '../../test/helpers/config.ts';
 import { loadConfig } from './index.ts';
 
-const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test' };
+const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test', AUTH_AUDIENCE: 'bank-subgraph' };
+/** What the settings come to beside the variables: the JWKS's default max age, and the development key allowed. */
+const SANDBOX_DEFAULTS = { keysMaxAgeMs: 300_000, refuseDevelopmentKey: false };
 const PRODUCTION = { NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-1' };
 
 describe('authorization settings', () => {
   it('are off outside production without AUTH_JWKS_URL, and read every AUTH_* variable when it is set', () => {
     expect(loadConfig({}).auth).toBeUndefined();
-    expect(loadConfig({ ...ISSUER }).auth).toEqual({ ...{ jwksUrl: ISSUER.AUTH_JWKS_URL, issuer: ISSUER.AUTH_ISSUER }, audience: undefined, accountsClaim: 'accounts' });
-    const file = loadConfig({ AUTH_JWKS_URL: 'file:keys/jwks.json', AUTH_ISSUER: 'https://i', AUTH_AUDIENCE: 'bank', AUTH_ACCOUNTS_CLAIM: 'https://bank/accounts' });
-    expect(file.auth).toEqual({ jwksUrl: 'file:keys/jwks.json', issuer: 'https://i', audience: 'bank', accountsClaim: 'https://bank/accounts' });
+    expect(loadConfig({ AUTH_JWKS_URL: ISSUER.AUTH_JWKS_URL, AUTH_ISSUER: ISSUER.AUTH_ISSUER }).auth).toEqual({
+      ...{ jwksUrl: ISSUER.AUTH_JWKS_URL, issuer: ISSUER.AUTH_ISSUER },
+      audience: undefined,
+      accountsClaim: 'accounts',
+      ...SANDBOX_DEFAULTS,
+    });
+    const file = loadConfig({ AUTH_JWKS_URL: 'file:keys/jwks.json', AUTH_ISSUER: 'https://i', AUTH_AUDIENCE: 'bank', AUTH_ACCOUNTS_CLAIM: 'https://bank/accounts', AUTH_JWKS_MAX_AGE_S: '60' });
+    expect(file.auth).toEqual({ jwksUrl: 'file:keys/jwks.json', issuer: 'https://i', audience: 'bank', accountsClaim: 'https://bank/accounts', keysMaxAgeMs: 60_000, refuseDevelopmentKey: false });
+    expect(problemsOf({ ...ISSUER, AUTH_JWKS_MAX_AGE_S: '0' })).toEqual(['AUTH_JWKS_MAX_AGE_S must be a whole number from 1 to 86400, got "0"']);
   });
 
   it('require AUTH_ISSUER with AUTH_JWKS_URL, and a JWKS location that is a URL or a file', () => {
@@ -24,29 +32,30 @@ describe('authorization settings', () => {
     ]);
   });
 
-  it('fail closed in production: both required, reported together with every other problem', () => {
+  it('fail closed in production: all three required, reported together with every other problem', () => {
     expect(problemsOf({ ...PRODUCTION })).toEqual([
       'AUTH_JWKS_URL is required when NODE_ENV=production: where the token issuer publishes its keys (https://…/.well-known/jwks.json)',
       'AUTH_ISSUER is required when NODE_ENV=production: the `iss` every token must carry',
+      'AUTH_AUDIENCE is required when NODE_ENV=production: the `aud` every token must carry (without it, tokens the issuer mints for other APIs would be accepted)',
     ]);
-    expect(problemsOf({ ...PRODUCTION, AUTH_ISSUER: 'https://issuer.test', PORT: 'x' })).toEqual([
+    expect(problemsOf({ ...PRODUCTION, AUTH_ISSUER: 'https://issuer.test', AUTH_AUDIENCE: 'bank', PORT: 'x' })).toEqual([
       'PORT must be a whole number from 0 to 65535, got "x"',
       'AUTH_JWKS_URL is required when NODE_ENV=production: where the token issuer publishes its keys (https://…/.well-known/jwks.json)',
     ]);
-    expect(loadConfig({ ...PRODUCTION, ...ISSUER }).auth?.issuer).toBe('https://issuer.test');
+    expect(loadConfig({ ...PRODUCTION, ...ISSUER }).auth).toMatchObject({ issuer: 'https://issuer.test', audience: 'bank-subgraph', refuseDevelopmentKey: true });
   });
 
   it('refuse the published development keys in production, however the path is written', () => {
     const refusal = "AUTH_JWKS_URL names the repository's published development keys, refused when NODE_ENV=production: point it at your token issuer's JWKS";
     for (const url of ['file:dev/auth-jwks.json', 'file:./dev/../dev/auth-jwks.json', `file://${process.cwd()}/dev/auth-jwks.json`]) {
-      expect(problemsOf({ ...PRODUCTION, AUTH_JWKS_URL: url, AUTH_ISSUER: 'https://bank-subgraph.dev.invalid' })).toEqual([refusal]);
+      expect(problemsOf({ ...PRODUCTION, AUTH_JWKS_URL: url, AUTH_ISSUER: 'https://bank-subgraph.dev.invalid', AUTH_AUDIENCE: 'bank' })).toEqual([refusal]);
     }
     expect(loadConfig({ AUTH_JWKS_URL: 'file:dev/auth-jwks.json', AUTH_ISSUER: 'https://bank-subgraph.dev.invalid' }).auth).toBeDefined();
   });
 });
 
 describe('SUBSCRIPTION_CALLBACK_URLS', () => {
-  it('allows any URL outside production and none in production when unset', () => {
+  it('allows any URL under the sandbox rules and none elsewhere when unset', () => {
     expect(loadConfig({}).callbackUrls).toBe('any');
     expect(loadConfig({ ...PRODUCTION, ...ISSUER }).callbackUrls).toEqual([]);
   });

@@ -46,7 +46,7 @@ export function readBank(source: Source): { upstream: UpstreamConfig; webhook: W
   }
   const live = mode === 'live';
   const credentials = readBankCredentials(source, live);
-  const webhook = readWebhookCredentials(source, live);
+  const webhook = readWebhookCredentials(source);
   const urls = live ? readBankUrls(source) : undefined;
 
   const timezone = source.read('BANK_TIMEZONE') ?? 'Africa/Lagos';
@@ -90,18 +90,18 @@ function readBankCredentials(source: Source, live: boolean): BankCredentials {
 }
 
 /**
- * What the bank signs its deliveries with. A `00` means we own the transfer, so in production (and
- * in live mode) these must be given, and the sandbox's published values, which anyone can read in
- * the README, are refused there: with them, anyone could sign a forged notification.
+ * What the bank signs its deliveries with. A `00` means we own the transfer, so wherever the sandbox
+ * rules do not apply these must be given, and the sandbox's published values, which anyone can read
+ * in the README, are refused there: with them, anyone could sign a forged notification.
  */
-function readWebhookCredentials(source: Source, live: boolean): WebhookCredentials {
+function readWebhookCredentials(source: Source): WebhookCredentials {
   const published = new Set<string>([sandboxCredentials.webhookClientId, sandboxCredentials.webhookClientSecret]);
   const read = (name: string, sandboxValue: string | undefined): string | undefined => {
     const value = source.read(name);
-    if (value === undefined && sandboxValue !== undefined && (live || source.production)) {
-      source.problems.push(`${name} is required when ${live ? 'UPSTREAM_MODE=live' : 'NODE_ENV=production'}`);
-    } else if (value !== undefined && source.production && published.has(value)) {
-      source.problems.push(`${name} is the sandbox's published value, refused when NODE_ENV=production: set the one agreed with the bank`);
+    if (value === undefined && sandboxValue !== undefined && source.closedBy !== undefined) {
+      source.problems.push(`${name} is required when ${source.closedBy}`);
+    } else if (value !== undefined && source.closedBy !== undefined && published.has(value)) {
+      source.problems.push(`${name} is the sandbox's published value, refused when ${source.closedBy}: set the one agreed with the bank`);
     }
     return value ?? sandboxValue;
   };

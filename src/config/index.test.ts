@@ -5,10 +5,11 @@ import { DEFAULT_MAX_OPERATION_COST, describeUrl, loadConfig } from './index.ts'
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 
-/** A token issuer's settings, which production requires. */
-const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test' };
+/** A token issuer's settings, which the production rules require. */
+const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test', AUTH_AUDIENCE: 'bank-subgraph' };
 
-const LIVE = {
+/** The live bank's URLs and credentials. */
+const LIVE_BANK = {
   UPSTREAM_MODE: 'live',
   BANK_BASE_URL: 'https://api.bank.test/gw/',
   BANK_BILLING_URL: 'https://bills.bank.test/provipay/webapi',
@@ -26,6 +27,9 @@ const LIVE = {
   WEBHOOK_CLIENT_ID: 'collector',
   WEBHOOK_CLIENT_SECRET: 'hook-secret-1',
 };
+
+/** Every setting a live start needs: the bank's, and the token issuer's. */
+const LIVE = { ...LIVE_BANK, ...ISSUER };
 
 describe('loadConfig', () => {
   it('needs nothing for the embedded default: sandbox, SQLite under ./data, in-process pub/sub', () => {
@@ -141,7 +145,7 @@ describe('loadConfig', () => {
   it('refuses TRUST_PROXY=true beside WEBHOOK_ALLOWED_IPS, saying what to give instead', () => {
     const problems = problemsOf({ TRUST_PROXY: 'true', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' });
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^TRUST_PROXY=true cannot be used with WEBHOOK_ALLOWED_IPS/);
+    expect(problems[0]).toMatch(/^TRUST_PROXY=true trusts every hop, refused with WEBHOOK_ALLOWED_IPS/);
     expect(problems[0]).toContain('TRUST_PROXY=1');
     // A hop count or named proxies stay allowed with an allow-list.
     expect(problemsOf({ TRUST_PROXY: '1', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' })).toEqual([]);
@@ -164,16 +168,20 @@ describe('loadConfig', () => {
     expect(describeUrl(new Secret('redis://:pw@cache:6379'))).toBe('redis://:***@cache:6379');
   });
 
-  describe('in production (NODE_ENV=production), fail closed', () => {
+  describe('outside the sandbox rules (a live bank, or NODE_ENV=production), fail closed', () => {
     const OWN_WEBHOOK = { WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-1' };
+    const AUTH_REQUIRED = (why: string) => [
+      `AUTH_JWKS_URL is required when ${why}: where the token issuer publishes its keys (https://…/.well-known/jwks.json)`,
+      `AUTH_ISSUER is required when ${why}: the \`iss\` every token must carry`,
+      `AUTH_AUDIENCE is required when ${why}: the \`aud\` every token must carry (without it, tokens the issuer mints for other APIs would be accepted)`,
+    ];
 
     it('refuses to start with only NODE_ENV set, naming every missing setting at once', () => {
       expect(problemsOf({ NODE_ENV: 'production' })).toEqual([
         'UPSTREAM_MODE is required when NODE_ENV=production: "live" (or "sandbox" for a demo deployment)',
         'WEBHOOK_CLIENT_ID is required when NODE_ENV=production',
         'WEBHOOK_CLIENT_SECRET is required when NODE_ENV=production',
-        'AUTH_JWKS_URL is required when NODE_ENV=production: where the token issuer publishes its keys (https://…/.well-known/jwks.json)',
-        'AUTH_ISSUER is required when NODE_ENV=production: the `iss` every token must carry',
+        ...AUTH_REQUIRED('NODE_ENV=production'),
       ]);
     });
 
@@ -183,21 +191,22 @@ describe('loadConfig', () => {
         'WEBHOOK_CLIENT_SECRET is required when NODE_ENV=production',
       ]);
       const config = loadConfig({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', ...OWN_WEBHOOK, ...ISSUER });
-      expect(config.production).toBe(true);
+      expect(config.sandboxRules).toBe(false);
       expect(config.upstream.mode).toBe('sandbox');
       expect(config.webhook.clientSecret.reveal()).toBe('hook-secret-1');
     });
 
     it('refuses the sandbox’s published webhook values, without printing them', () => {
-      const problems = problemsOf({
-        NODE_ENV: 'production',
-        UPSTREAM_MODE: 'sandbox',
-        WEBHOOK_CLIENT_ID: sandboxCredentials.webhookClientId,
-        WEBHOOK_CLIENT_SECRET: sandboxCredentials.webhookClientSecret,
-        WEBHOOK_CLIENT_SECRET_PREVIOUS: sandboxCredentials.webhookClientSecret,
-      });
-      expect(problems.filter((p) => p.includes('published value'))).toHaveLength(3);
-      expect(problems.join('\n')).not.toContain(sandboxCredentials.webhookClientSecret);
+      for (const closed of [{ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox' } as Record<string, string>, LIVE]) {
+        const problems = problemsOf({
+          ...closed,
+          WEBHOOK_CLIENT_ID: sandboxCredentials.webhookClientId,
+          WEBHOOK_CLIENT_SECRET: sandboxCredentials.webhookClientSecret,
+          WEBHOOK_CLIENT_SECRET_PREVIOUS: sandboxCredentials.webhookClientSecret,
+        });
+        expect(problems.filter((p) => p.includes('published value'))).toHaveLength(3);
+        expect(problems.join('\n')).not.toContain(sandboxCredentials.webhookClientSecret);
+      }
     });
 
     it('starts live with every live setting, and reports production and live problems together', () => {
@@ -210,11 +219,64 @@ describe('loadConfig', () => {
       ]);
     });
 
-    it('changes nothing outside production: no setting at all still runs the sandbox', () => {
+    it.each([['staging'], ['development'], ['prod'], [undefined]])('gives a live bank the production rules with NODE_ENV=%s', (nodeEnv) => {
+      const env: Record<string, string> = { ...LIVE_BANK, ...(nodeEnv === undefined ? {} : { NODE_ENV: nodeEnv }) };
+      expect(problemsOf(env)).toEqual(AUTH_REQUIRED('UPSTREAM_MODE=live'));
+      const config = loadConfig({ ...env, ...ISSUER });
+      expect(config.sandboxRules).toBe(false);
+      expect(config.corsOrigins).toEqual([]);
+      expect(config.callbackUrls).toEqual([]);
+      expect(config.auth).toMatchObject({ audience: 'bank-subgraph', refuseDevelopmentKey: true });
+    });
+
+    it('treats a mode that is not "sandbox" as closed too, besides refusing it', () => {
+      const problems = problemsOf({ UPSTREAM_MODE: 'sandbx' });
+      expect(problems[0]).toBe('UPSTREAM_MODE must be "sandbox" or "live"');
+      expect(problems).toContain('WEBHOOK_CLIENT_ID is required when UPSTREAM_MODE=sandbx');
+      expect(problems).toContain(AUTH_REQUIRED('UPSTREAM_MODE=sandbx')[0]);
+    });
+
+    it.each([
+      ['a memory store', { STORE_URL: 'sqlite::memory:' }, 'STORE_URL=sqlite::memory: is refused when UPSTREAM_MODE=live: every stored notification would be lost on a restart; use sqlite:<path> on a volume or postgres://…'],
+      ['a JWKS over plain http to another host', { AUTH_JWKS_URL: 'http://issuer.test/jwks.json' }, 'AUTH_JWKS_URL must be https:// (or file:, or http:// to a loopback address) when UPSTREAM_MODE=live'],
+      ['the published development keys', { AUTH_JWKS_URL: 'file:dev/auth-jwks.json' }, "AUTH_JWKS_URL names the repository's published development keys, refused when UPSTREAM_MODE=live: point it at your token issuer's JWKS"],
+      ['TRUST_PROXY=true', { TRUST_PROXY: 'true' }, 'TRUST_PROXY=true trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['TRUST_PROXY=0.0.0.0/0', { TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY=0.0.0.0/0 trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['TRUST_PROXY=::/0', { TRUST_PROXY: '::/0' }, 'TRUST_PROXY=::/0 trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['two halves of IPv4', { TRUST_PROXY: '0.0.0.0/1, 128.0.0.0/1' }, 'TRUST_PROXY=0.0.0.0/1, 128.0.0.0/1 trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['every IPv4-mapped address', { TRUST_PROXY: '::ffff:0:0/96' }, 'TRUST_PROXY=::ffff:0:0/96 trusts every hop, refused when UPSTREAM_MODE=live'],
+    ])('refuses %s, naming the variable, with every other problem', (_what, setting, problem) => {
+      const problems = problemsOf({ ...LIVE, ...setting, PORT: 'x' });
+      expect(problems).toHaveLength(2);
+      expect(problems).toContainEqual(expect.stringContaining(problem));
+      expect(problems).toContain('PORT must be a whole number from 0 to 65535, got "x"');
+    });
+
+    it('takes the JWKS over https, from a file, or over http to a loopback address', () => {
+      for (const url of ['https://issuer.test/jwks.json', 'file:keys/jwks.json', 'http://127.0.0.1:8080/jwks.json', 'http://localhost/jwks.json', 'http://[::1]:9/jwks.json']) {
+        expect(problemsOf({ ...LIVE, ...ISSUER, AUTH_JWKS_URL: url })).toEqual([]);
+      }
+      expect(loadConfig({ AUTH_JWKS_URL: 'http://issuer.test/jwks.json', AUTH_ISSUER: 'x' }).auth?.jwksUrl).toBe('http://issuer.test/jwks.json');
+    });
+
+    it('keeps a proxy list that is not every hop, and reports a list proxy-addr would refuse by name, not as a crash', () => {
+      expect(loadConfig({ ...LIVE, ...ISSUER, TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toEqual(['10.0.0.0/8', '::1']);
+      expect(loadConfig({ TRUST_PROXY: '0.0.0.0/0' }).trustProxy).toBe(true);
+      expect(problemsOf({ TRUST_PROXY: '0.0.0.0/0', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' })).toEqual([
+        expect.stringMatching(/^TRUST_PROXY=0\.0\.0\.0\/0 trusts every hop, refused with WEBHOOK_ALLOWED_IPS/),
+      ]);
+    });
+
+    it('changes nothing under the sandbox rules: no setting at all still runs the sandbox, open', () => {
       const config = loadConfig({ NODE_ENV: 'development' });
+      expect(config.sandboxRules).toBe(true);
       expect(config.upstream.mode).toBe('sandbox');
       expect(config.webhook.clientId).toBe(sandboxCredentials.webhookClientId);
       expect(config.webhook.clientSecret.reveal()).toBe(sandboxCredentials.webhookClientSecret);
+      expect(config.corsOrigins).toBe('any');
+      expect(config.callbackUrls).toBe('any');
+      expect(config.auth).toBeUndefined();
+      expect(loadConfig({ STORE_URL: 'sqlite::memory:' }).storeUrl.reveal()).toBe('sqlite::memory:');
     });
   });
 

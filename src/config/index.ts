@@ -5,15 +5,19 @@ import { Secret } from '../secret.ts';
 import { readAuth, type AuthConfig } from './auth.ts';
 import { readBank, type UpstreamConfig } from './bank.ts';
 import { readNetwork, type NetworkConfig } from './network.ts';
-import { integer, sourceOf, type Env, type Source } from './source.ts';
+import { boolean, integer, sandboxRules, sourceOf, type Env, type Source } from './source.ts';
 
 export type { UpstreamConfig };
 
 export interface Config extends NetworkConfig, AuthConfig {
   port: number;
   host: string;
-  /** `NODE_ENV=production`: no landing page, no introspection hints, and every default that would open a door refused. */
-  production: boolean;
+  /**
+   * The sandbox rules: the bank is the in-process sandbox and NODE_ENV is not production. Only then
+   * may a default open a door (no authentication, any CORS origin or callback URL, introspection and
+   * the Sandbox landing page, a memory store, the development key); everywhere else they are closed.
+   */
+  sandboxRules: boolean;
   logLevel: LogLevel;
   upstream: UpstreamConfig;
   webhook: WebhookCredentials;
@@ -24,13 +28,16 @@ export interface Config extends NetworkConfig, AuthConfig {
   routerSecret: Secret | undefined;
   /** `MAX_OPERATION_COST`: the most bank calls one GraphQL operation may cost (estimated, then counted). */
   maxOperationCost: number;
+  /** `PUBLISH_ACCESS_DIRECTIVES`: whether the published SDL carries `@authenticated` / `@requiresScopes` (enforced here either way). */
+  publishAccessDirectives: boolean;
+  /** `SUBSCRIPTION_KEEPALIVE_MS`: how often each graphql-ws socket is pinged; one silent until the next ping is ended. */
+  subscriptionKeepAliveMs: number;
 }
 
 /**
- * The README's first screen is estimated at 12 bank calls (a name enquiry, the categories, and the
- * bills of the 10 categories `@listSize` assumes) and spends 7 on the sandbox (the categories come
- * from a cache); 25 leaves room for a dozen more name enquiries, and still refuses the hundreds one
- * aliased query could otherwise make.
+ * Room for the README's first screen (a name enquiry, the bill categories and their bills) and a
+ * dozen more name enquiries, while one aliased document that would fan out into hundreds of bank
+ * calls is refused; docs/benchmarks.md prices the screens it was chosen against.
  */
 export const DEFAULT_MAX_OPERATION_COST = 25;
 
@@ -61,13 +68,17 @@ export function loadConfig(env: Env): Config {
     ...readAuth(source),
     routerSecret: routerSecret === undefined ? undefined : new Secret(routerSecret),
     maxOperationCost: integer(source, 'MAX_OPERATION_COST', DEFAULT_MAX_OPERATION_COST, 1, 1_000_000),
+    // A gateway that refuses `for: SECURITY` features (@apollo/gateway) composes the SDL without them.
+    publishAccessDirectives: boolean(source, 'PUBLISH_ACCESS_DIRECTIVES', true),
+    // graphql-ws's own default; a proxy in front that drops idle sockets sooner needs it shorter.
+    subscriptionKeepAliveMs: integer(source, 'SUBSCRIPTION_KEEPALIVE_MS', 12_000, 100, 600_000),
   };
   if (source.problems.length > 0) throw new ConfigError(source.problems);
   return config;
 }
 
 /** Where to listen, and how to log. */
-function readServer(source: Source): Pick<Config, 'port' | 'host' | 'production' | 'logLevel'> {
+function readServer(source: Source): Pick<Config, 'port' | 'host' | 'sandboxRules' | 'logLevel'> {
   const logLevel = (source.read('LOG_LEVEL') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     source.problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -75,7 +86,7 @@ function readServer(source: Source): Pick<Config, 'port' | 'host' | 'production'
   return {
     port: integer(source, 'PORT', 4001, 0, 65_535),
     host: source.read('HOST') ?? '0.0.0.0',
-    production: source.production,
+    sandboxRules: sandboxRules(source),
     logLevel: logLevel as LogLevel,
   };
 }
@@ -85,6 +96,9 @@ function readStores(source: Source): Pick<Config, 'storeUrl' | 'pubsubUrl'> {
   const storeUrl = source.read('STORE_URL') ?? 'sqlite:./data/collections.db';
   if (!/^sqlite:.+/.test(storeUrl) && !/^postgres(ql)?:\/\/.+/.test(storeUrl)) {
     source.problems.push('STORE_URL must be sqlite:<path>, sqlite::memory: or postgres://…');
+  } else if (storeUrl === 'sqlite::memory:' && source.closedBy !== undefined) {
+    // A `00` tells the bank we own the transfer: a store that forgets on restart would lose it.
+    source.problems.push(`STORE_URL=sqlite::memory: is refused when ${source.closedBy}: every stored notification would be lost on a restart; use sqlite:<path> on a volume or postgres://…`);
   }
   const pubsubUrl = source.read('PUBSUB_URL') ?? 'memory:';
   if (pubsubUrl !== 'memory:' && !/^rediss?:\/\/.+/.test(pubsubUrl)) {

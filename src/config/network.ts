@@ -1,8 +1,17 @@
 // Where webhook deliveries may come from, which proxies tell us the client's address, and CORS.
-import { parseIpRange, parseIpRanges, type IpRange } from '../ip-ranges.ts';
-import type { CorsOrigins } from '../server/graphql.ts';
-import type { TrustProxy } from '../server/http-edge.ts';
-import type { Source } from './source.ts';
+import proxyAddr from '@fastify/proxy-addr';
+import { coversEveryAddress, parseIpRange, parseIpRanges, type IpRange } from '../ip-ranges.ts';
+import { sandboxRules, type Source } from './source.ts';
+
+/** Browser origins allowed to call `/graphql` cross-origin: every one, or exactly these (none when empty). */
+export type CorsOrigins = 'any' | readonly string[];
+
+/**
+ * `false`: the socket's address is the client's. `true`: every hop is trusted. A number: that many
+ * hops nearest to us are. A list: hops whose address is in it (addresses, CIDR ranges, or
+ * proxy-addr's `loopback`, `linklocal`, `uniquelocal`) are.
+ */
+export type TrustProxy = boolean | number | readonly string[];
 
 /** What the network settings come to. */
 export interface NetworkConfig {
@@ -10,7 +19,7 @@ export interface NetworkConfig {
   webhookAllowedSources: readonly IpRange[] | undefined;
   /** `TRUST_PROXY`: whose `X-Forwarded-For` gives the client address (Fastify's `trustProxy`). */
   trustProxy: TrustProxy;
-  /** `CORS_ORIGINS`: the origins `/graphql` answers cross-origin; `'any'` outside production when unset. */
+  /** `CORS_ORIGINS`: the origins `/graphql` answers cross-origin; `'any'` under the sandbox rules when unset. */
   corsOrigins: CorsOrigins;
 }
 
@@ -25,24 +34,25 @@ export function readNetwork(source: Source): NetworkConfig {
     webhookAllowedSources = ranges;
   }
   const trustProxy = readTrustProxy(source.read('TRUST_PROXY'), source);
-  // Trusting every hop lets the sender write the address that is checked: the left-most
-  // X-Forwarded-For entry is the client's own claim. An allow-list needs the proxies named.
-  if (trustProxy === true && webhookAllowedSources !== undefined) {
+  // Trusting every hop lets the sender write the address that is seen: the left-most
+  // X-Forwarded-For entry is the client's own claim. An allow-list, or production, needs the proxies named.
+  const why = webhookAllowedSources !== undefined ? 'with WEBHOOK_ALLOWED_IPS' : source.closedBy === undefined ? undefined : `when ${source.closedBy}`;
+  if (why !== undefined && trustsEveryHop(trustProxy)) {
     source.problems.push(
-      'TRUST_PROXY=true cannot be used with WEBHOOK_ALLOWED_IPS: every sender could pick its own address. Give the number of proxies in front (TRUST_PROXY=1) or their addresses (TRUST_PROXY=10.0.0.0/8)',
+      `TRUST_PROXY=${source.read('TRUST_PROXY')} trusts every hop, refused ${why}: every sender could pick its own address. Give the number of proxies in front (TRUST_PROXY=1) or their addresses (TRUST_PROXY=10.0.0.0/8)`,
     );
   }
   return { webhookAllowedSources, trustProxy, corsOrigins: readCorsOrigins(source) };
 }
 
 /**
- * `CORS_ORIGINS`: `*` or comma-separated origins. Unset, any origin outside production (Apollo
- * Sandbox and local apps), none in production: behind the router, a page an employee opens must
- * not read name enquiries through their browser.
+ * `CORS_ORIGINS`: `*` or comma-separated origins. Unset, any origin under the sandbox rules (Apollo
+ * Sandbox and local apps), none elsewhere: behind the router, a page an employee opens must not
+ * read name enquiries through their browser.
  */
 function readCorsOrigins(source: Source): CorsOrigins {
   const value = source.read('CORS_ORIGINS');
-  if (value === undefined) return source.production ? [] : 'any';
+  if (value === undefined) return sandboxRules(source) ? 'any' : [];
   if (value === '*') return 'any';
   const origins = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
   for (const origin of origins) {
@@ -68,11 +78,26 @@ function readTrustProxy(value: string | undefined, source: Source): TrustProxy {
   if (value === 'true') return true;
   if (/^\d+$/.test(value)) return Number(value);
   const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-  for (const entry of entries) {
-    if (!PROXY_NAMES.has(entry) && parseIpRange(entry) === undefined) {
-      source.problems.push(`TRUST_PROXY: "${entry}" is not true, a hop count, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
-    }
+  const invalid = entries.filter((entry) => !PROXY_NAMES.has(entry) && parseIpRange(entry) === undefined);
+  for (const entry of invalid) {
+    source.problems.push(`TRUST_PROXY: "${entry}" is not true, a hop count, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
+  }
+  if (invalid.length > 0) return entries;
+  // Ranges that hold every address trust every hop, which proxy-addr would refuse to compile (`/0`).
+  if (trustsEveryHop(entries)) return true;
+  try {
+    // What Fastify will compile at start: anything it refuses is reported here, by name, not as a crash.
+    proxyAddr.compile(entries);
+  } catch (error) {
+    source.problems.push(`TRUST_PROXY: ${(error as Error).message}`);
   }
   return entries;
 }
 
+/** Whether `trust` lets any hop vouch for the client's address. */
+function trustsEveryHop(trust: TrustProxy): boolean {
+  if (typeof trust === 'boolean') return trust;
+  if (typeof trust === 'number') return false;
+  const ranges = trust.map((entry) => parseIpRange(entry)).filter((range) => range !== undefined);
+  return coversEveryAddress(ranges);
+}

@@ -6,20 +6,33 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export interface Source {
   read(name: string): string | undefined;
   problems: string[];
-  /** `NODE_ENV=production`: settings that default to demo values must be given. */
+  /** `NODE_ENV=production`. */
   production: boolean;
+  /**
+   * Why the production rules apply (`"UPSTREAM_MODE=live"`, `"NODE_ENV=production"`), for the problems
+   * that name it; undefined under the sandbox rules, where the bank is the in-process sandbox outside
+   * production: the one condition under which a default may open a door.
+   */
+  closedBy: string | undefined;
 }
 
 /** `env` as a Source: trimmed, `''` read as unset, problems gathered in one list. */
 export function sourceOf(env: Env): Source {
-  return {
-    read(name) {
-      const value = env[name]?.trim();
-      return value === undefined || value === '' ? undefined : value;
-    },
-    problems: [],
-    production: env.NODE_ENV?.trim() === 'production',
+  const read = (name: string) => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
   };
+  const production = read('NODE_ENV') === 'production';
+  const mode = read('UPSTREAM_MODE') ?? 'sandbox';
+  // Keyed on the bank first: a live bank gets the production rules whatever NODE_ENV says (staging,
+  // unset, a typo), and so does a mode that is not "sandbox" at all (it is refused too).
+  const closedBy = mode !== 'sandbox' ? `UPSTREAM_MODE=${mode}` : production ? 'NODE_ENV=production' : undefined;
+  return { read, problems: [], production, closedBy };
+}
+
+/** Whether the sandbox rules apply: the bank is the in-process sandbox and NODE_ENV is not production. */
+export function sandboxRules(source: Source): boolean {
+  return source.closedBy === undefined;
 }
 
 export function isHttpUrl(value: string): boolean {
@@ -43,3 +56,11 @@ export function integer(source: Source, name: string, fallback: number, min: num
   return value;
 }
 
+/** `true` or `false` (any case), `fallback` when unset; a problem naming the variable otherwise. */
+export function boolean(source: Source, name: string, fallback: boolean): boolean {
+  const raw = source.read(name);
+  if (raw === undefined) return fallback;
+  if (/^(true|false)$/i.test(raw)) return raw.toLowerCase() === 'true';
+  source.problems.push(`${name} must be true or false, got "${raw}"`);
+  return fallback;
+}

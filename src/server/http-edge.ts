@@ -5,15 +5,9 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
+import type { TrustProxy } from '../config/network.ts';
 import type { Metrics } from '../metrics.ts';
 import { SHUTDOWN_DEADLINES } from '../shutdown.ts';
-
-/**
- * `false`: the socket's address is the client's. `true`: every hop is trusted. A number: that many
- * hops nearest to us are. A list: hops whose address is in it (addresses, CIDR ranges, or
- * proxy-addr's `loopback`, `linklocal`, `uniquelocal`) are.
- */
-export type TrustProxy = boolean | number | readonly string[];
 
 /**
  * Every connection's timeouts. Fastify's defaults, carried over on purpose since it leaves a server

@@ -5,6 +5,7 @@ import { createApp, type App, type AppOverrides } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { collectionHeaders, collectionNotification } from '../../scripts/collection-notifier.ts';
 import { onCleanup } from './cleanup.ts';
+import { testStoreUrl } from './stores.ts';
 import { Inbox, waitFor } from './wait.ts';
 
 export interface GraphQLResponse<T = Record<string, any>> {
@@ -27,7 +28,8 @@ export interface TestApp {
 
 /**
  * Starts the real app on a free loopback port with `env` over test defaults (sandbox bank,
- * in-memory SQLite, in-memory pub/sub, silent logs), closed after the test.
+ * in-memory SQLite, or a temporary file where the production rules apply, in-memory pub/sub,
+ * silent logs), closed after the test.
  */
 export async function startApp(
   env: Record<string, string> = {},
@@ -35,7 +37,7 @@ export async function startApp(
   /** Headers every query and WebSocket upgrade carries unless it gives its own (an Authorization, say). */
   { headers: defaults = {} }: { headers?: Record<string, string> } = {},
 ): Promise<TestApp> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', STORE_URL: testStoreUrl(env), LOG_LEVEL: 'silent', ...env });
   const app = await createApp(config, overrides);
   onCleanup(() => app.close());
   const graphqlUrl = (await app.listen()).replace('localhost', '127.0.0.1');

@@ -5,10 +5,13 @@
  * first (a 503, a reset, an answer held back).
  *
  *   const bank = await startCountingBank({ categories: 12 });
- *   const app = await startApp(liveBankEnv(bank.url));
+ *   const app = await startLiveApp(bank.url);
  *   expect(bank.calls('lookupAccount')).toBe(1);
  */
+import type { AppOverrides } from '../../src/app.ts';
+import { startApp, type TestApp } from './app.ts';
 import { startFakeBank, type FakeBank, type FakeBankReply, type FakeBankRequest } from './fake-bank.ts';
+import { productionHeaders, TEST_AUTH } from './production.ts';
 
 export type BankOperation =
   | 'lookupAccount'
@@ -48,9 +51,18 @@ export async function startCountingBank(options: CountingBankOptions = {}): Prom
   });
 }
 
-/** The environment of an app in live mode with every area on `baseUrl` (the paths the bank uses). */
+/**
+ * The app in live mode with every area on `baseUrl`, `env` over it; its queries carry a token that
+ * may read everything (a live bank gets the production rules), so only the bank can fail them.
+ */
+export async function startLiveApp(baseUrl: string, env: Record<string, string> = {}, overrides: AppOverrides = {}): Promise<TestApp> {
+  return startApp({ ...liveBankEnv(baseUrl), ...env }, overrides, { headers: await productionHeaders() });
+}
+
+/** The environment of an app in live mode with every area on `baseUrl` (the paths the bank uses), and the test issuer's tokens. */
 export function liveBankEnv(baseUrl: string): Record<string, string> {
   return {
+    ...TEST_AUTH,
     UPSTREAM_MODE: 'live',
     BANK_BASE_URL: `${baseUrl}/bank`,
     BANK_GATEWAY_URL: `${baseUrl}/gateway`,

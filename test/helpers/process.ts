@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { onCleanup } from './cleanup.ts';
+import { testStoreUrl } from './stores.ts';
 import { Inbox } from './wait.ts';
 
 const MAIN = join(import.meta.dirname, '..', '..', 'src', 'main.ts');
@@ -21,7 +22,7 @@ export interface SubgraphProcess {
 
 /**
  * Runs `src/main.ts` as `npm start` would, with `env` on top of a clean test environment (port 0,
- * loopback, in-memory SQLite), and resolves once it logs where it listens. Killed after the test,
+ * loopback, a test store), and resolves once it logs where it listens. Killed after the test,
  * or by whatever `register` is given (a process shared by a describe block).
  */
 export async function startSubgraphProcess(
@@ -31,7 +32,7 @@ export async function startSubgraphProcess(
 ): Promise<SubgraphProcess> {
   const child = spawn(process.execPath, [MAIN], {
     cwd,
-    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', STORE_URL: 'sqlite::memory:', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', STORE_URL: testStoreUrl(env), LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
@@ -65,7 +66,7 @@ export async function startSubgraphProcess(
 /** Runs `src/main.ts` expecting it to fail to start; resolves with its exit code and output. */
 export async function runSubgraphToFailure(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', STORE_URL: 'sqlite::memory:', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', STORE_URL: testStoreUrl(env), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   onCleanup(async () => {

@@ -46,6 +46,15 @@ export function tempSqlitePath(): string {
   return join(tempDirectory(), 'collections.db');
 }
 
+/**
+ * The STORE_URL a test app starts with unless it names one: in-memory SQLite under the sandbox
+ * rules, a temporary file where the production rules refuse a memory store (a live bank, production).
+ */
+export function testStoreUrl(env: Record<string, string | undefined>): string {
+  const closed = (env.UPSTREAM_MODE ?? 'sandbox') !== 'sandbox' || env.NODE_ENV === 'production';
+  return closed ? `sqlite:${tempSqlitePath()}` : 'sqlite::memory:';
+}
+
 /** A store on a new in-memory SQLite database, closed after the test: for wrapping as an app's store. */
 export async function openMemoryStore(): Promise<NotificationStore> {
   const store = await createNotificationStore('sqlite::memory:', { logger: silent });

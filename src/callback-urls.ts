@@ -2,7 +2,7 @@
 // compared on parsed, normalised URLs (scheme, host, port, then whole path segments), never as text:
 // "https://router.internal@attacker.example", "/callback/../admin" or "/callbackevil" match nothing.
 
-/** Any URL (outside production, when unset), or only those under one of these prefixes (none: the protocol is off). */
+/** Any URL (under the sandbox rules, when unset), or only those under one of these prefixes (none: the protocol is off). */
 export type CallbackUrls = 'any' | readonly URL[];
 
 /** `entry` as a prefix: an absolute http(s) URL without credentials, query or fragment; undefined otherwise. */
