@@ -1,6 +1,4 @@
 import { createAuthenticator } from './auth/authenticator.ts';
-import { enforceAccessRules } from './auth/enforce.ts';
-import type { KeySetOptions } from './auth/key-set.ts';
 import { describeUrl, type Config } from './config/index.ts';
 import { startNotificationFeed } from './collection/notification-feed.ts';
 import type { Services } from './context.ts';
@@ -12,7 +10,6 @@ import type { PubSub } from './pubsub/types.ts';
 import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
-import type { SubscriptionServerOptions } from './server/websocket.ts';
 import { createNotificationStore, type BatchReport } from './store/index.ts';
 import { exportStoreSize } from './store/size-metrics.ts';
 import type { NotificationStore } from './store/types.ts';
@@ -30,10 +27,6 @@ export interface AppOverrides {
   bank?: BankClients;
   store?: NotificationStore;
   pubsub?: PubSub;
-  /** Timing of the WebSocket keep-alive, for tests. */
-  subscriptions?: SubscriptionServerOptions;
-  /** How soon a token naming an unknown key may prompt another read of the JWKS, for tests. */
-  jwks?: KeySetOptions;
 }
 
 export interface App {
@@ -75,7 +68,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       { bank: sandbox ? 'sandbox' : 'live', store: describeUrl(config.storeUrl), pubsub: describeUrl(config.pubsubUrl), auth: auth.mode },
       `bank: ${description}; store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}; authorization: ${auth.description}`,
     );
-    const authenticator = await createAuthenticator(config.auth, { production: config.production, keySet: overrides.jwks });
+    const authenticator = await createAuthenticator(config.auth);
 
     const onBatch = (batch: BatchReport) => metrics.storeBatchSize.observe({ outcome: batch.outcome }, batch.size);
     const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
@@ -104,17 +97,20 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       authenticator,
     };
     const catalogueMaxAgeS = Math.floor(config.upstream.bankListTtlMs / 1000);
-    const schema = createSubgraphSchema({ catalogueMaxAgeS });
-    // The schema's @authenticated / @requiresScopes, enforced by its own resolvers, for every transport.
-    enforceAccessRules(schema, (reason) => metrics.authorizationRefusals.inc({ reason }));
+    // Guarded as it is built: its @authenticated / @requiresScopes enforced by its own resolvers, for every transport.
+    const schema = createSubgraphSchema({
+      catalogueMaxAgeS,
+      publishAccessDirectives: config.publishAccessDirectives,
+      onRefusal: (reason) => metrics.authorizationRefusals.inc({ reason }),
+    });
     const server = await createHttpServer(services, schema, {
-      production: config.production,
+      introspection: config.sandboxRules,
       routerSecret: config.routerSecret,
       corsOrigins: config.corsOrigins,
       publicMaxAgeS: catalogueMaxAgeS,
       trustProxy: config.trustProxy,
       webhook: { credentials: config.webhook, allowedSources: config.webhookAllowedSources, timezone: config.upstream.timezone },
-      subscriptions: overrides.subscriptions,
+      subscriptionKeepAliveMs: config.subscriptionKeepAliveMs,
       callbackUrls: config.callbackUrls,
       webhookPort: config.webhookPort,
     });

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { DEVELOPMENT_ISSUER, DEVELOPMENT_PRIVATE_KEY_PATH } from '../src/auth/development-key.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { scrape } from './helpers/metrics.ts';
+import { waitFor } from './helpers/wait.ts';
 import { PRODUCTION_SANDBOX } from './helpers/production.ts';
 import { bearer, serveJwks, TEST_AUDIENCE, TEST_ISSUER, TestIssuer, unsignedToken, writeJwksFile } from './helpers/tokens.ts';
 
@@ -152,7 +153,8 @@ describe('tokens that are not accepted', () => {
   it('follows a key rotation at the issuer: a token with a new kid makes it fetch the JWKS again', async () => {
     const issuer = await TestIssuer.create();
     const jwks = await serveJwks(issuer);
-    const app = await startApp({ AUTH_JWKS_URL: jwks.url, AUTH_ISSUER: TEST_ISSUER }, { jwks: { refetchCooldownMs: 0 } });
+    // A max age of 10 s: reads prompted by unknown keys wait a tenth of it, 1 s.
+    const app = await startApp({ AUTH_JWKS_URL: jwks.url, AUTH_ISSUER: TEST_ISSUER, AUTH_JWKS_MAX_AGE_S: '10' });
     expect((await app.query(BVN, undefined, bearer(await issuer.sign({ scope: 'kyc:read' })))).errors).toBeUndefined();
     expect(jwks.fetches()).toBe(1);
     // The same token again is not verified again, and a second token of a known key needs no fetch.
@@ -160,22 +162,44 @@ describe('tokens that are not accepted', () => {
     expect(jwks.fetches()).toBe(1);
 
     await issuer.rotate();
-    const rotated = await app.query(BVN, undefined, bearer(await issuer.sign({ scope: 'kyc:read' })));
-    expect(rotated.errors).toBeUndefined();
+    const rotated = bearer(await issuer.sign({ scope: 'kyc:read' }));
+    await waitFor(async () => ((await app.query(BVN, undefined, rotated)).errors === undefined ? true : undefined));
+    // Read again for the new key, well before the max age would have.
     expect(jwks.fetches()).toBe(2);
   });
 
   it('reads a file: JWKS again when a token names a key it did not hold', async () => {
     const issuer = await TestIssuer.create();
     const location = writeJwksFile(issuer);
-    const app = await startApp({ AUTH_JWKS_URL: location, AUTH_ISSUER: TEST_ISSUER }, { jwks: { refetchCooldownMs: 0 } });
+    const app = await startApp({ AUTH_JWKS_URL: location, AUTH_ISSUER: TEST_ISSUER, AUTH_JWKS_MAX_AGE_S: '10' });
     await issuer.rotate();
     const before = await app.query(BVN, undefined, bearer(await issuer.sign({ scope: 'kyc:read' })));
     expect(before.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(location.slice('file:'.length), JSON.stringify(issuer.jwks()));
-    const after = await app.query(BVN, undefined, bearer(await issuer.sign({ scope: 'kyc:read', expiresIn: 500 })));
-    expect(after.errors).toBeUndefined();
+    const after = bearer(await issuer.sign({ scope: 'kyc:read', expiresIn: 500 }));
+    await waitFor(async () => ((await app.query(BVN, undefined, after)).errors === undefined ? true : undefined));
+  });
+
+  it('stops accepting a token it remembers once its key leaves the JWKS, and keeps the others', async () => {
+    const issuer = await TestIssuer.create();
+    const jwks = await serveJwks(issuer);
+    const app = await startApp({ AUTH_JWKS_URL: jwks.url, AUTH_ISSUER: TEST_ISSUER, AUTH_JWKS_MAX_AGE_S: '1' });
+    const compromised = issuer.kid;
+    const old = bearer(await issuer.sign({ scope: 'kyc:read' }));
+    expect((await app.query(BVN, undefined, old)).errors).toBeUndefined();
+    await issuer.rotate();
+    const fresh = bearer(await issuer.sign({ scope: 'kyc:read' }));
+
+    issuer.withdraw(compromised);
+    const refused = await waitFor(async () => {
+      const { data, errors } = await app.query(BVN, undefined, old);
+      return errors === undefined ? undefined : { data, errors };
+    });
+    expect(refused).toEqual({ data: { bvn: null }, errors: [expect.objectContaining({ extensions: { code: 'UNAUTHENTICATED' } })] });
+    expect(refused.errors[0]!.message).toContain("key the issuer's JWKS does not hold");
+    expect(await refusals(app, 'unknown_key')).toBeGreaterThan(0);
+    expect((await app.query(BVN, undefined, fresh)).errors).toBeUndefined();
+    expect((await app.query(BVN, undefined, old)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 });
 

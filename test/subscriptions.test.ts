@@ -248,7 +248,7 @@ describe('incomingTransfer subscription', () => {
 
   it('closes a resuming subscriber that stopped reading with 1013 when it answers no keep-alive ping, though nothing new arrives', async () => {
     const { logger, logs, logged } = captureLogs();
-    const app = await startApp({}, { logger, subscriptions: { keepAliveMs: 200 } });
+    const app = await startApp({ SUBSCRIPTION_KEEPALIVE_MS: '200' }, { logger });
     const { stored, resuming } = await stalledResume(app, 600);
     await logged(isWarning);
     expect(await endedEarly(app)).toBe(1);
@@ -266,7 +266,7 @@ describe('incomingTransfer subscription', () => {
   });
 
   it('cuts a connection that answers no ping with nothing on its way to it, as graphql-ws does, without counting it', async () => {
-    const app = await startApp({}, { subscriptions: { keepAliveMs: 200 } });
+    const app = await startApp({ SUBSCRIPTION_KEEPALIVE_MS: '200' });
     const gone = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION }, { autoPong: false });
     const healthy = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION });
     expect((await gone.closed).code).toBe(1006);

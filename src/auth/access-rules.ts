@@ -26,6 +26,8 @@ export interface AccessRules {
 // Imported through `@link(… import: […])`; the namespaced names when not imported.
 const AUTHENTICATED = new Set(['authenticated', 'federation__authenticated']);
 const REQUIRES_SCOPES = new Set(['requiresScopes', 'federation__requiresScopes']);
+/** Every name an access directive goes by. */
+export const ACCESS_DIRECTIVES: ReadonlySet<string> = new Set([...AUTHENTICATED, ...REQUIRES_SCOPES]);
 
 /** Reads every `@authenticated` and `@requiresScopes` of `schema` (they survive `buildSubgraphSchema` on the AST nodes). */
 export function readAccessRules(schema: GraphQLSchema): AccessRules {

@@ -1,6 +1,6 @@
 // Money records limited to the caller's accounts: what every read of the store is given, so the
 // database itself leaves other accounts out (pages stay full, totals exact), and what a record read
-// by its id must belong to.
+// by its id must belong to (or be answered as missing, so ids cannot be probed).
 import type { CollectionNotificationRecord } from '../domain/index.ts';
 import { forbiddenAccount } from '../errors.ts';
 import type { NotificationStore } from '../store/types.ts';
@@ -13,8 +13,11 @@ export interface AccountScope {
    * when it may not see it), else every account it may see; undefined: no filter (every account).
    */
   filter(accountNumber: string | undefined): { accountNumber?: string; accounts?: readonly string[] };
-  /** `record`, or FORBIDDEN when it belongs to an account the caller may not see (a record read by id). */
-  visible(record: CollectionNotificationRecord | null): CollectionNotificationRecord | null | Error;
+  /**
+   * `record` as a read by id answers it: null when it belongs to an account the caller may not see,
+   * exactly as when none is stored, so a caller cannot learn which settlements exist.
+   */
+  visible(record: CollectionNotificationRecord | null): CollectionNotificationRecord | null;
 }
 
 /** The scope of a caller who may see `visible`; `onForbidden` counts each refusal. */
@@ -33,19 +36,22 @@ export function createAccountScope(visible: VisibleAccounts, onForbidden: () => 
     },
     visible(record) {
       if (record === null || sees.has(record.accountNumber)) return record;
-      return forbid(forbiddenAccount('The account this notification belongs to'));
+      // Counted, for operators to see probing; the caller sees only a missing record.
+      onForbidden();
+      return null;
     },
   };
 }
 
 /**
  * `store` as one caller reads it: lists, replays and summaries filtered to the accounts `scope`
- * allows (by the database), an account argument outside them FORBIDDEN. Records read by id are
- * checked where they are loaded (`scope.visible`), each on its own.
+ * allows (by the database), an account argument outside them FORBIDDEN; records read by id that
+ * belong to another account read as missing.
  */
 export function scopedStore(store: NotificationStore, scope: AccountScope): NotificationStore {
   return {
     ...bound(store),
+    getMany: async (ids) => (await store.getMany(ids)).map((record) => scope.visible(record)),
     listNewestFirst: ({ accountNumber, ...query }) => store.listNewestFirst({ ...query, ...scope.filter(accountNumber) }),
     listAfter: ({ accountNumber, ...query }) => store.listAfter({ ...query, ...scope.filter(accountNumber) }),
     summarize: ({ accountNumber, ...query }) => store.summarize({ ...query, ...scope.filter(accountNumber) }),

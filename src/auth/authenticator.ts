@@ -1,13 +1,17 @@
 // From what a request carries (its Authorization header, or graphql-ws connectionParams) to a Caller.
 import { ANONYMOUS, UNCHECKED, type Caller } from './caller.ts';
 import { DEVELOPMENT_KEY_THUMBPRINTS } from './development-key.ts';
-import { openKeySet, refusingKeys, type KeySetOptions } from './key-set.ts';
+import { openKeySet, refusingKeys } from './key-set.ts';
 import { createTokenVerifier, DevelopmentKeyRefused, type TokenRules } from './verifier.ts';
 
 /** What authentication takes from the configuration; undefined settings turn it off. */
 export interface AuthSettings extends TokenRules {
   /** `AUTH_JWKS_URL`: `https://…`, `http://…` or `file:<path>`. */
   jwksUrl: string;
+  /** `AUTH_JWKS_MAX_AGE_S` in milliseconds: how long a read of the JWKS counts as current. */
+  keysMaxAgeMs: number;
+  /** Whether the published development key is refused: everywhere but under the sandbox rules. */
+  refuseDevelopmentKey: boolean;
 }
 
 export interface Authenticator {
@@ -22,17 +26,12 @@ export interface Authenticator {
 
 const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i;
 
-/**
- * The authenticator for `settings` (off when undefined). In production the published development
- * key is refused, whichever JWKS holds it.
- */
-export async function createAuthenticator(
-  settings: AuthSettings | undefined,
-  { production, keySet }: { production: boolean; keySet?: KeySetOptions | undefined },
-): Promise<Authenticator> {
+/** The authenticator for `settings` (off when undefined). */
+export async function createAuthenticator(settings: AuthSettings | undefined): Promise<Authenticator> {
   if (settings === undefined) return { enabled: false, callerOf: () => UNCHECKED };
-  const found = await openKeySet(settings.jwksUrl, keySet);
-  const keys = production ? refusingKeys(found, DEVELOPMENT_KEY_THUMBPRINTS, () => new DevelopmentKeyRefused()) : found;
+  const found = await openKeySet(settings.jwksUrl, { maxAgeMs: settings.keysMaxAgeMs });
+  // Whichever JWKS holds it, by its thumbprint, not by where the JWKS is.
+  const keys = settings.refuseDevelopmentKey ? refusingKeys(found, DEVELOPMENT_KEY_THUMBPRINTS, () => new DevelopmentKeyRefused()) : found;
   const verifier = createTokenVerifier(keys, settings);
   return {
     enabled: true,

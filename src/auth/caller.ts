@@ -21,7 +21,7 @@ export const REFUSAL_REASONS = [
   'wrong_audience',
   // A claim the subgraph reads (`exp`, `scope`, the accounts claim) is missing or of the wrong shape.
   'invalid_claims',
-  // Signed by the published development key, in production.
+  // Signed by the published development key, outside the sandbox rules.
   'development_key',
   // The issuer's JWKS could not be read.
   'keys_unavailable',
@@ -50,8 +50,8 @@ export interface VerifiedCaller {
 }
 
 /**
- * The caller of one operation. `unchecked`: authorization is off (no AUTH_JWKS_URL, outside
- * production), so every field is answered. `anonymous`: no token. `refused`: a token that did not verify.
+ * The caller of one operation. `unchecked`: authorization is off (no AUTH_JWKS_URL, under the
+ * sandbox rules only), so every field is answered. `anonymous`: no token. `refused`: a token that did not verify.
  */
 export type Caller =
   | { readonly kind: 'unchecked' }

@@ -1,5 +1,5 @@
 // The development key pair under dev/: published in the repository so anyone can mint a token for a
-// local subgraph (`npm run token`), and so refused wherever NODE_ENV=production.
+// local subgraph (`npm run token`), and so refused everywhere but under the sandbox rules.
 import { join, resolve } from 'node:path';
 
 /** The repository's dev/ folder. */
@@ -15,7 +15,7 @@ export const DEVELOPMENT_PRIVATE_KEY_PATH = resolve(DEV_DIR, 'auth-private-key.j
 export const DEVELOPMENT_ISSUER = 'https://bank-subgraph.dev.invalid';
 
 /**
- * RFC 7638 thumbprints of the published development keys: a key with one of these is refused in
- * production however it is served (a file, or a JWKS URL). A test pins it to dev/auth-jwks.json.
+ * RFC 7638 thumbprints of the published development keys: a key with one of these is refused
+ * outside the sandbox rules however it is served (a file, or a JWKS URL). A test pins it to dev/auth-jwks.json.
  */
 export const DEVELOPMENT_KEY_THUMBPRINTS: ReadonlySet<string> = new Set(['2v9uM1ECy_iNOt0oZ9Xz-w35Q5bzAFDq9VXihRdZMYY']);

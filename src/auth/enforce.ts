@@ -1,7 +1,7 @@
 // The one place access rules are enforced: every guarded resolver of the schema, wrapped once at build.
-import { defaultFieldResolver, GraphQLError, isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import { defaultFieldResolver, GraphQLError, isNonNullType, isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { forbiddenAccount, unauthenticated, unauthorizedField } from '../errors.ts';
-import { readAccessRules, refusalFor, type Requirement } from './access-rules.ts';
+import { readAccessRules, refusalFor, type AccessRules, type Requirement } from './access-rules.ts';
 import type { Caller, RefusalReason } from './caller.ts';
 import { endingAt } from './token-deadline.ts';
 
@@ -27,6 +27,7 @@ export type RefusalCounter = (reason: RefusalReason) => void;
  */
 export function enforceAccessRules(schema: GraphQLSchema, countRefusal: RefusalCounter): void {
   const rules = readAccessRules(schema);
+  assertRefusalsStayLocal(schema, rules);
   const check = (requirement: Requirement, context: unknown): GraphQLError | undefined => {
     const reason = refusalFor((context as AuthContext).caller, requirement);
     if (reason === undefined) return undefined;
@@ -62,6 +63,32 @@ export function enforceAccessRules(schema: GraphQLSchema, countRefusal: RefusalC
     };
     type.extensions = { ...type.extensions, apollo: { ...apollo, subgraph: { ...apollo!.subgraph, resolveReference: guarded } } };
   }
+}
+
+/**
+ * Throws, at build, when a refusal could take more than its own field: every field that needs more
+ * than its parent type already required must be nullable (a subscription's root field aside: its
+ * refusal ends the subscription, which has nothing else to lose).
+ */
+function assertRefusalsStayLocal(schema: GraphQLSchema, rules: AccessRules): void {
+  const subscription = schema.getSubscriptionType();
+  const nonNull: string[] = [];
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__') || type === subscription) continue;
+    const parent = rules.entity(type.name);
+    for (const field of Object.values(type.getFields())) {
+      const requirement = rules.field(type.name, field.name);
+      if (requirement !== undefined && isNonNullType(field.type) && !implies(parent, requirement)) nonNull.push(`${type.name}.${field.name}`);
+    }
+  }
+  if (nonNull.length > 0) throw new Error(`These fields need a scope their parent does not, so must be nullable: ${nonNull.join(', ')}`);
+}
+
+/** Whether whoever passed `parent` also passes `child`. */
+function implies(parent: Requirement | undefined, child: Requirement): boolean {
+  if (parent === undefined) return false;
+  const held = new Set(parent.scopes.map((anyOf) => JSON.stringify(anyOf)));
+  return (parent.authenticated || !child.authenticated) && child.scopes.every((anyOf) => held.has(JSON.stringify(anyOf)));
 }
 
 type ReferenceResolver = (reference: object, context: unknown, info: unknown) => unknown;
@@ -106,6 +133,6 @@ const TOKEN_PROBLEMS = {
   wrong_issuer: 'it was issued by another issuer',
   wrong_audience: 'it is meant for another audience',
   invalid_claims: 'a claim is missing or malformed (exp, scope, or the accounts claim)',
-  development_key: 'it is signed with the published development key, refused in production',
+  development_key: 'it is signed with the published development key, refused outside the in-process sandbox',
   keys_unavailable: "the issuer's keys could not be read; try again shortly",
 } satisfies Partial<Record<RefusalReason, string>>;

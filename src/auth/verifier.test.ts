@@ -1,16 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { createLocalJWKSet } from 'jose';
+import { calculateJwkThumbprint, createLocalJWKSet } from 'jose';
 import { TEST_ISSUER, TestIssuer } from '../../test/helpers/tokens.ts';
-import type { KeyResolver } from './key-set.ts';
+import type { KeySet } from './key-set.ts';
 import { createTokenVerifier } from './verifier.ts';
 
 const RULES = { issuer: TEST_ISSUER, audience: undefined, accountsClaim: 'accounts' };
 
-/** The issuer's keys, counting how often a key is looked up (once per verification). */
-function countedKeys(issuer: TestIssuer): { keys: KeyResolver; lookups: () => number } {
+/** The issuer's keys as published now, counting how often a key is looked up (once per verification). */
+function countedKeys(issuer: TestIssuer): { keys: KeySet; lookups: () => number } {
   let lookups = 0;
-  const local = createLocalJWKSet(issuer.jwks());
-  return { keys: (header, token) => ((lookups += 1), local(header, token)), lookups: () => lookups };
+  const keys: KeySet = {
+    resolve: (header, token) => ((lookups += 1), createLocalJWKSet(issuer.jwks())(header, token)),
+    current: async () => new Set(await Promise.all(issuer.jwks().keys.map((jwk) => calculateJwkThumbprint(jwk)))),
+  };
+  return { keys, lookups: () => lookups };
 }
 
 describe('createTokenVerifier', () => {
@@ -34,6 +37,21 @@ describe('createTokenVerifier', () => {
     expect(await verifier.verify(token)).toMatchObject({ kind: 'verified', accounts: 'all' });
     const named = await issuer.sign({ scope: 'collections:read', extra: { 'https://bank/accounts': ['0123456789'] } });
     expect(await verifier.verify(named)).toMatchObject({ kind: 'verified', accounts: ['0123456789'] });
+  });
+
+  it('forgets a verified token once its key leaves the key set', async () => {
+    const issuer = await TestIssuer.create();
+    const { keys, lookups } = countedKeys(issuer);
+    const verifier = createTokenVerifier(keys, RULES);
+    const token = await issuer.sign({ scope: 'kyc:read' });
+    expect(await verifier.verify(token)).toMatchObject({ kind: 'verified' });
+    const withdrawn = issuer.kid;
+    await issuer.rotate();
+    expect(await verifier.verify(token)).toMatchObject({ kind: 'verified' });
+    expect(lookups()).toBe(1);
+    issuer.withdraw(withdrawn);
+    expect(await verifier.verify(token)).toEqual({ kind: 'refused', reason: 'unknown_key' });
+    expect(lookups()).toBe(2);
   });
 
   it('requires exp, and never remembers a refused token', async () => {

@@ -1,8 +1,9 @@
-// Verifying a caller's JWT with jose, and remembering the verified ones until they expire.
+// Verifying a caller's JWT with jose, and remembering the verified ones until they expire or their
+// key leaves the issuer's JWKS.
 import { errors, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { ALL_ACCOUNTS_SCOPE, type Caller, type TokenRefusal, type VerifiedCaller } from './caller.ts';
-import type { KeyResolver } from './key-set.ts';
+import { thumbprintOf, type KeySet } from './key-set.ts';
 
 /**
  * Asymmetric algorithms only: an HMAC (HS*) token would verify with a public key used as its
@@ -30,21 +31,23 @@ export interface TokenVerifier {
   verify(token: string): Promise<Caller>;
 }
 
-/** Thrown by a key resolver that refuses the key it found (the development key in production). */
+/** Thrown by a key resolver that refuses the key it found (the development key, outside the sandbox). */
 export class DevelopmentKeyRefused extends Error {
   constructor() {
-    super('the token is signed with the published development key, refused in production');
+    super('the token is signed with the published development key, refused outside the sandbox');
     this.name = 'DevelopmentKeyRefused';
   }
 }
 
 /**
  * Verifies tokens against `keys` and `rules`: signature, `exp` (required) and `nbf` with clock
- * tolerance, `iss`, `aud`. A verified token is remembered until its `exp`, so a caller's later
- * requests cost a cache look-up; a token verifying right now is verified once for all who wait on it.
+ * tolerance, `iss`, `aud`. A verified token is remembered, so a caller's later requests cost a
+ * look-up, until its `exp` or until the key that signed it is no longer in the JWKS as last read (a
+ * key withdrawn after a compromise stops every token it signed); a token verifying right now is
+ * verified once for all who wait on it.
  */
-export function createTokenVerifier(keys: KeyResolver, rules: TokenRules): TokenVerifier {
-  const verified = new LRUCache<string, VerifiedCaller>({ max: CACHED_TOKENS });
+export function createTokenVerifier(keys: KeySet, rules: TokenRules): TokenVerifier {
+  const verified = new LRUCache<string, { caller: VerifiedCaller; key: string }>({ max: CACHED_TOKENS });
   const verifying = new Map<string, Promise<Caller>>();
   const options = {
     issuer: rules.issuer,
@@ -56,9 +59,9 @@ export function createTokenVerifier(keys: KeyResolver, rules: TokenRules): Token
 
   const verifyNow = async (token: string): Promise<Caller> => {
     try {
-      const { payload } = await jwtVerify(token, keys, options);
+      const { payload, key } = await jwtVerify(token, keys.resolve, options);
       const caller = callerOf(payload, rules.accountsClaim);
-      if (caller.kind === 'verified') verified.set(token, caller);
+      if (caller.kind === 'verified') verified.set(token, { caller, key: await thumbprintOf(key) });
       return caller;
     } catch (error) {
       return { kind: 'refused', reason: refusalOf(error) };
@@ -69,7 +72,11 @@ export function createTokenVerifier(keys: KeyResolver, rules: TokenRules): Token
     async verify(token) {
       const known = verified.get(token);
       // Kept past its exp only within the clock tolerance, which jose would grant it again.
-      if (known !== undefined && known.expiresAt + CLOCK_TOLERANCE_S * 1000 > Date.now()) return known;
+      if (known !== undefined && known.caller.expiresAt + CLOCK_TOLERANCE_S * 1000 > Date.now()) {
+        if ((await keys.current()).has(known.key)) return known.caller;
+        // Its key was withdrawn: verified again, which now fails (unknown_key) unless the key is back.
+        verified.delete(token);
+      }
       let pending = verifying.get(token);
       if (pending === undefined) {
         pending = verifyNow(token).finally(() => verifying.delete(token));

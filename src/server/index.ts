@@ -3,15 +3,16 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { WebhookCredentials } from '../collection/signature.ts';
+import type { TrustProxy } from '../config/network.ts';
 import { createWebhookRoute } from '../collection/webhook-route.ts';
 import type { Services } from '../context.ts';
 import type { IpRange } from '../ip-ranges.ts';
 import { createOperationLimits } from '../limits/operation-limits.ts';
 import { GRAPHQL_PATH, registerGraphQL, type GraphQLSettings } from './graphql.ts';
 import { registerHealthRoutes } from './health.ts';
-import { createHttpEdge, type HttpEdge, type TrustProxy } from './http-edge.ts';
+import { createHttpEdge, type HttpEdge } from './http-edge.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
-import { attachSubscriptionServer, type SubscriptionServerOptions } from './websocket.ts';
+import { attachSubscriptionServer } from './websocket.ts';
 
 export interface HttpServer {
   /** Starts listening (and on the webhook's own port, when it has one); resolves to where. */
@@ -39,8 +40,8 @@ export interface HttpSettings extends GraphQLSettings {
    * ingress the bank reaches never reaches `/graphql` or `/metrics`.
    */
   webhookPort: number | undefined;
-  /** The WebSocket keep-alive's timing (tests shorten it). */
-  subscriptions?: SubscriptionServerOptions | undefined;
+  /** `SUBSCRIPTION_KEEPALIVE_MS`: how often each WebSocket is pinged. */
+  subscriptionKeepAliveMs: number;
 }
 
 /**
@@ -68,9 +69,9 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   registerMetricsRoute(fastify, services.metrics);
   registerHealthRoutes(webhookFastify ?? fastify, { store: services.store, pubsub: services.pubsub, registry: services.metrics.registry, isDraining: edge.isDraining });
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
-  const limits = createOperationLimits(schema, services.maxOperationCost, services.logger);
+  const limits = createOperationLimits(schema, { maxCost: services.maxOperationCost, introspection: settings.introspection, logger: services.logger });
   const apollo = await registerGraphQL(fastify, { schema, services, settings, limits });
-  const subscriptions = attachSubscriptionServer(fastify.server, { schema, services, routerSecret: settings.routerSecret, limits }, settings.subscriptions);
+  const subscriptions = attachSubscriptionServer(fastify.server, { schema, services, routerSecret: settings.routerSecret, limits, keepAliveMs: settings.subscriptionKeepAliveMs });
 
   return {
     async listen(port, host) {

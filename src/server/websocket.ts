@@ -21,9 +21,6 @@ import { checkWebSocketOperation } from './operation-limit-hooks.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted } from './router-secret.ts';
 import { createResultPresenter, createWebSocketContext, webSocketOperation } from './websocket-context.ts';
 
-/** A ping this often, and a socket whose ping is unanswered by the next is ended: graphql-ws's own default. */
-const KEEP_ALIVE_MS = 12_000;
-
 /** `useServer`'s keep-alive interval that turns graphql-ws's own off (graphql-ws.contract.test.ts beside this file pins it). */
 const GRAPHQL_WS_KEEP_ALIVE_OFF = 0;
 
@@ -55,11 +52,6 @@ export interface SubscriptionServer {
   dispose(): Promise<void>;
 }
 
-export interface SubscriptionServerOptions {
-  /** How often each socket is pinged; unanswered by the next ping, it is ended. */
-  keepAliveMs?: number;
-}
-
 /**
  * Subscriptions over the `graphql-transport-ws` protocol on the same port and path as HTTP
  * GraphQL (`GET /graphql` with an Upgrade). With ROUTER_SECRET set, a connection must carry it,
@@ -68,8 +60,20 @@ export interface SubscriptionServerOptions {
  */
 export function attachSubscriptionServer(
   server: Server,
-  { schema, services, routerSecret, limits }: { schema: GraphQLSchema; services: Services; routerSecret: Secret | undefined; limits: OperationLimits },
-  options: SubscriptionServerOptions = {},
+  {
+    schema,
+    services,
+    routerSecret,
+    limits,
+    keepAliveMs,
+  }: {
+    schema: GraphQLSchema;
+    services: Services;
+    routerSecret: Secret | undefined;
+    limits: OperationLimits;
+    /** How often each socket is pinged; unanswered by the next ping, it is ended. */
+    keepAliveMs: number;
+  },
 ): SubscriptionServer {
   const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: MAX_MESSAGE_BYTES });
   const { logger, metrics } = services;
@@ -89,7 +93,7 @@ export function attachSubscriptionServer(
   const disposable = useServer<ConnectionParams, ConnectionExtra>(
     {
       schema,
-      onConnect: acceptConnection({ routerSecret, keepAliveMs: options.keepAliveMs ?? KEEP_ALIVE_MS, services }),
+      onConnect: acceptConnection({ routerSecret, keepAliveMs, services }),
       onSubscribe: (ctx, _id, payload) => {
         // graphql-ws has already counted this operation among the connection's.
         if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_CONNECTION) return [tooManyOperations()];

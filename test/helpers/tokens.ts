@@ -61,6 +61,16 @@ export class TestIssuer {
     return { keys: this.#keys.map((key) => key.publicJwk) };
   }
 
+  /** Takes the key `kid` out of the JWKS, as an issuer does after a compromise; tokens it signed stay as they were. */
+  withdraw(kid: string): void {
+    this.#keys = this.#keys.filter((key) => key.kid !== kid);
+  }
+
+  /** The kid of the key signing now. */
+  get kid(): string {
+    return this.#signing.kid;
+  }
+
   /** Publishes a new key and signs with it from now on; resolves to its kid. */
   async rotate(): Promise<string> {
     this.#signing = await newKey();
