@@ -75,7 +75,7 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
     streamsEndWithToken: transport.streamsEndWithToken,
     bank,
     // The loaders reach the bank through the budget too; the process-wide reference data does not.
-    loaders: createLoaders({ bank, referenceData: services.referenceData, store, visible: scope.visible }),
+    loaders: createLoaders({ bank, referenceData: services.referenceData, store }),
     store,
     bankTimezone: services.bankTimezone,
     incomingTransfers: ({ accountNumber, after }) =>

@@ -58,7 +58,7 @@ export function forbiddenAccount(what: string): GraphQLError {
 export function callbackUrlRefused(allowed: 'any' | readonly unknown[]): GraphQLError {
   const message =
     allowed !== 'any' && allowed.length === 0
-      ? 'This subgraph does not serve the subscription callback protocol (SUBSCRIPTION_CALLBACK_URLS is unset in production); subscribe over WebSocket.'
+      ? 'This subgraph does not serve the subscription callback protocol (SUBSCRIPTION_CALLBACK_URLS is unset outside the sandbox); subscribe over WebSocket.'
       : 'The subscription callback URL is not one this subgraph may call (SUBSCRIPTION_CALLBACK_URLS); nothing was sent to it.';
   return new GraphQLError(message, { extensions: { code: ErrorCode.BAD_USER_INPUT, http: { status: 400 } } });
 }

@@ -5,18 +5,24 @@ import { badUserInput } from './errors.ts';
 // it would refuse. Each returns the value to use (trimmed where that is safe) or throws
 // BAD_USER_INPUT naming the argument.
 
-/** A 10-digit NUBAN account number. */
-export function accountNumber(value: string, name = 'accountNumber'): string {
-  const trimmed = value.trim();
+/** A 10-digit NUBAN account number (given as a string: an entity reference's key may be anything). */
+export function accountNumber(value: unknown, name = 'accountNumber'): string {
+  const trimmed = typeof value === 'string' ? value.trim() : '';
   if (!/^\d{10}$/.test(trimmed)) throw badUserInput(name, 'must be a 10-digit account number (NUBAN).');
   return trimmed;
 }
 
-/** A bank code: digits only (the bank list's codes have 6). */
-export function bankCode(value: string, name = 'bankCode'): string {
-  const trimmed = value.trim();
+/** A bank code: digits only (the bank list's codes have 6), given as a string. */
+export function bankCode(value: unknown, name = 'bankCode'): string {
+  const trimmed = typeof value === 'string' ? value.trim() : '';
   if (!/^\d{1,10}$/.test(trimmed)) throw badUserInput(name, 'must be a bank code of digits only, such as "000023".');
   return trimmed;
+}
+
+/** A settlementId as the webhook stores them: a string of at most 64 characters, not empty. */
+export function settlementId(value: unknown, name = 'settlementId'): string {
+  if (typeof value !== 'string' || value === '' || value.length > 64) throw badUserInput(name, 'must be a settlementId: a string of 1 to 64 characters.');
+  return value;
 }
 
 /** An 11-digit Bank Verification Number. */

@@ -47,7 +47,7 @@ describe("money records limited to the token's accounts", () => {
 
     const other = await app.query(PAGE, { account: OTHER }, headers);
     expect(other.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
-    expect(other.data).toBeNull();
+    expect(other.data).toEqual({ collectionNotifications: null });
     expect(JSON.stringify(other)).not.toContain(stored[OTHER]![0]);
     expect(await scrape(app, 'graphql_authorization_refusals_total{reason="forbidden_account"}')).toBe(1);
   });
@@ -59,27 +59,33 @@ describe("money records limited to the token's accounts", () => {
     expect((await app.query(SUMMARY, { account: OWN }, headers)).data!.collectionSummary).toEqual({ count: 2, transactionAmount: '20.00' });
     const other = await app.query(SUMMARY, { account: OTHER }, headers);
     expect(other.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
-    expect(other.data).toBeNull();
+    expect(other.data).toEqual({ collectionSummary: null });
   });
 
-  it('refuses another account’s notification by settlementId and as an entity, answering its own beside it', async () => {
+  it('answers another account’s notification by settlementId and as an entity exactly as a missing one, its own beside it', async () => {
     const { app, caller, stored } = await storedForThreeAccounts();
     const headers = await caller([OWN]);
-    const byId = await app.query(
-      'query($own: ID!, $other: ID!) { own: collectionNotification(settlementId: $own) { accountNumber } other: collectionNotification(settlementId: $other) { accountNumber } }',
-      { own: stored[OWN]![0], other: stored[OTHER]![0] },
-      headers,
-    );
-    expect(byId.data).toEqual({ own: { accountNumber: OWN }, other: null });
-    expect(byId.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([[['other'], 'FORBIDDEN']]);
+    const byId = (other: string) =>
+      app.query(
+        'query($own: ID!, $other: ID!) { own: collectionNotification(settlementId: $own) { accountNumber } other: collectionNotification(settlementId: $other) { accountNumber } }',
+        { own: stored[OWN]![0], other },
+        headers,
+      );
+    const probed = await byId(stored[OTHER]![0]!);
+    expect(probed).toEqual({ status: 200, data: { own: { accountNumber: OWN }, other: null } });
+    // Nothing tells a stored settlement of another account from one never stored.
+    expect(await byId('2026112299999999')).toEqual(probed);
+    expect(await scrape(app, 'graphql_authorization_refusals_total{reason="forbidden_account"}')).toBe(1);
 
-    const entities = await app.query(
-      'query($r: [_Any!]!) { _entities(representations: $r) { ... on CollectionNotification { settlementId transactionAmount } } }',
-      { r: [stored[OTHER]![0], stored[OWN]![0]].map((settlementId) => ({ __typename: 'CollectionNotification', settlementId })) },
-      headers,
-    );
-    expect(entities.data!._entities).toEqual([null, { settlementId: stored[OWN]![0], transactionAmount: '10.00' }]);
-    expect(entities.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([[['_entities', 0], 'FORBIDDEN']]);
+    const entities = (other: string) =>
+      app.query(
+        'query($r: [_Any!]!) { _entities(representations: $r) { ... on CollectionNotification { settlementId transactionAmount } } }',
+        { r: [other, stored[OWN]![0]].map((settlementId) => ({ __typename: 'CollectionNotification', settlementId })) },
+        headers,
+      );
+    const probedEntity = await entities(stored[OTHER]![0]!);
+    expect(probedEntity).toEqual({ status: 200, data: { _entities: [null, { settlementId: stored[OWN]![0], transactionAmount: '10.00' }] } });
+    expect(await entities('2026112299999999')).toEqual(probedEntity);
   });
 
   it('gives collections:read:all every account, and an empty accounts claim nothing', async () => {

@@ -101,7 +101,7 @@ describe('collectionSummary: bad input, price and cache hints', () => {
     const { store, summaries } = await countingStore();
     const app = await startApp({}, { store });
     const { data, errors } = await app.query(SUMMARY, variables);
-    expect(data).toBeNull();
+    expect(data).toEqual({ collectionSummary: null });
     expect(errors).toHaveLength(1);
     expect(errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argumentName });
     expect(errors![0]!.message).toMatch(message);

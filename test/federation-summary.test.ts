@@ -24,7 +24,7 @@ describe('collectionSummary through a router composing the supergraph', () => {
     const result = composeServices([{ name: 'bank', typeDefs: parse(sdl), url: 'http://bank' }]);
     expect(result.errors ?? []).toEqual([]);
     const supergraph = result.supergraphSdl!;
-    expect(supergraph).toContain('collectionSummary(accountNumber: String, from: DateTime!, to: DateTime!): CollectionSummary! @authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]]) @cost(weight: 0)');
+    expect(supergraph).toContain('collectionSummary(accountNumber: String, from: DateTime!, to: DateTime!): CollectionSummary @authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]]) @cost(weight: 0)');
     expect(supergraph).toContain('days: [CollectionDaySummary!]! @listSize(assumedSize: 31)');
     expect(supergraph).toMatch(/type CollectionSummary\n\s+@join__type\(graph: BANK\)\n\{/);
     expect(supergraph).toMatch(/type CollectionDaySummary\n\s+@join__type\(graph: BANK\)\n\{/);

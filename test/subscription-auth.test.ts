@@ -1,9 +1,11 @@
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { startCallbackRouter, subscribeViaCallback } from './helpers/callback-router.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { listenOnLoopback } from './helpers/loopback.ts';
 import { scrape, subscribersLive } from './helpers/metrics.ts';
 import { PRODUCTION_SANDBOX, productionHeaders } from './helpers/production.ts';
 import { bearer, serveJwks, TEST_ISSUER, TestIssuer } from './helpers/tokens.ts';
@@ -156,11 +158,61 @@ describe("the router's callback protocol", () => {
     await waitFor(async () => ((await scrape(app, 'graphql_active_subscriptions')) === 0 ? true : undefined));
   });
 
-  it('completes at once with UNAUTHENTICATED a subscription without a token', async () => {
+  it('sends nothing for a subscription it refuses: no token, no scope, another account, a bad argument', async () => {
     const router = await startCallbackRouter();
-    const { app } = await startGuarded();
-    await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION);
-    const complete = await router.nth('complete');
-    expect(complete.errors).toEqual([expect.objectContaining({ extensions: { code: 'UNAUTHENTICATED' } })]);
+    const { app, issuer } = await startGuarded();
+    const token = (scope: string) => issuer.sign({ scope, accounts: [OWN] });
+    const refusals = [
+      { headers: {}, variables: {}, code: 'UNAUTHENTICATED' },
+      { headers: bearer(await token('accounts:read')), variables: {}, code: 'UNAUTHORIZED_FIELD_OR_TYPE' },
+      { headers: bearer(await token('collections:read')), variables: { account: '2233445566' }, code: 'FORBIDDEN' },
+      { headers: bearer(await token('collections:read')), variables: { account: '123' }, code: 'BAD_USER_INPUT' },
+    ];
+    const query = 'subscription($account: String) { incomingTransfer(accountNumber: $account) { settlementId } }';
+    for (const { headers, variables, code } of refusals) {
+      // With heartbeats asked for: none may go out on its behalf either.
+      const refused = await subscribeViaCallback(app, router.callbackUrl, query, variables, headers, { heartbeatIntervalMs: 1_000 });
+      expect(refused.status, code).toBe(200);
+      expect(refused.body.errors, code).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code }) })]);
+    }
+    // One authorized subscription after them: its check is the first message the router sees.
+    const allowed = await subscribeViaCallback(app, router.callbackUrl, query, { account: OWN }, bearer(await token('collections:read')));
+    expect(allowed.status).toBe(200);
+    expect(await router.nth('check')).toMatchObject({ id: allowed.subscriptionId });
+    expect(router.messages.map((m) => [m.action, m.id])).toEqual([['check', allowed.subscriptionId]]);
+  });
+
+  it('refuses a heartbeat interval under 1 s (0 turns heartbeats off) before any request', async () => {
+    const router = await startCallbackRouter();
+    const app = await startApp();
+    for (const heartbeatIntervalMs of [20, 999, -5, 1.5, '5000']) {
+      const refused = await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION, {}, {}, { heartbeatIntervalMs });
+      expect(refused.status, String(heartbeatIntervalMs)).toBe(400);
+      expect(refused.body.errors, String(heartbeatIntervalMs)).toEqual([
+        expect.objectContaining({ extensions: expect.objectContaining({ code: 'BAD_USER_INPUT', argumentName: 'heartbeatIntervalMs' }) }),
+      ]);
+    }
+    expect(router.messages).toEqual([]);
+    for (const heartbeatIntervalMs of [0, 1_000]) {
+      const allowed = await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION, {}, {}, { heartbeatIntervalMs });
+      expect(allowed.status).toBe(200);
+      expect((await router.nth('check', heartbeatIntervalMs === 0 ? 1 : 2)).id).toBe(allowed.subscriptionId);
+    }
+  });
+
+  it('never follows a redirect from the callback URL', async () => {
+    const target = await startCallbackRouter();
+    let redirected = 0;
+    const redirector = createServer((_request, response) => {
+      redirected += 1;
+      response.writeHead(307, { location: target.callbackUrl }).end();
+    });
+    const origin = await listenOnLoopback(redirector);
+    const app = await startApp();
+    const { status, body } = await subscribeViaCallback(app, `${origin}/callback/1`, SUBSCRIPTION);
+    expect(status).toBe(500);
+    expect(body.errors).toEqual([expect.objectContaining({ message: expect.stringContaining('307') })]);
+    expect(redirected).toBe(1);
+    expect(target.messages).toEqual([]);
   });
 });

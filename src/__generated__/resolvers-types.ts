@@ -32,7 +32,7 @@ export type Account = {
   bank?: Maybe<Bank>;
   /** The 6-digit code of the bank holding the account. */
   bankCode: Scalars['String']['output'];
-  /** The holder's BVN, when the bank discloses it. */
+  /** The holder's BVN, when the bank discloses it: personal data, readable with scope `kyc:read` only (null with UNAUTHORIZED_FIELD_OR_TYPE otherwise). */
   bvn?: Maybe<Scalars['String']['output']>;
   /** The bank's reference for this enquiry; some transfers ask for it back. */
   transactionReference?: Maybe<Scalars['String']['output']>;
@@ -287,28 +287,28 @@ export type MerchantUser = {
 export type Mutation = {
   __typename?: 'Mutation';
   /** Asks the bank to e-mail a password-reset code (valid 24 hours) to the merchant. */
-  merchantForgotPassword: StatusMessage;
+  merchantForgotPassword?: Maybe<StatusMessage>;
   /**
    * Signs a merchant in to the bank's wallet. Pass the e-mail and password as typed; the subgraph
    * encodes them as the bank requires. A refused sign-in is UPSTREAM_REJECTED.
    */
-  merchantLogin: MerchantSession;
+  merchantLogin?: Maybe<MerchantSession>;
   /** Ends a wallet session: both tokens stop working. Returns true once the bank has invalidated them. */
-  merchantLogout: Scalars['Boolean']['output'];
+  merchantLogout?: Maybe<Scalars['Boolean']['output']>;
   /** Trades a refresh token for a new token pair; the old pair stops working. */
-  merchantRefreshSession: MerchantTokens;
+  merchantRefreshSession?: Maybe<MerchantTokens>;
   /** Sets a new password with the reset code the bank e-mailed. */
-  merchantResetPassword: StatusMessage;
+  merchantResetPassword?: Maybe<StatusMessage>;
   /**
    * Obtains an OAuth 2.0 authorization code for the bank's transaction area, issued for
    * `redirectUri` (an absolute http(s) URL registered with the bank).
    */
-  transactionAuthorize: TransactionAuthorization;
+  transactionAuthorize?: Maybe<TransactionAuthorization>;
   /**
    * Exchanges an authorization code for an access token. `redirectUri` must be the one the code was
    * issued for; a wrong, used or expired code is UPSTREAM_REJECTED.
    */
-  transactionToken: TransactionToken;
+  transactionToken?: Maybe<TransactionToken>;
 };
 
 
@@ -392,8 +392,9 @@ export type Query = {
   /** The identity registered for an 11-digit Bank Verification Number. */
   bvn?: Maybe<BvnDetails>;
   /**
-   * One stored collection notification by the bank's settlementId, or null when none is stored;
-   * FORBIDDEN when it belongs to an account the caller's token does not name.
+   * One stored collection notification by the bank's settlementId, or null when none is stored or
+   * it belongs to an account the caller's token does not name (the two answer alike, so ids cannot
+   * be probed).
    */
   collectionNotification?: Maybe<CollectionNotification>;
   /**
@@ -403,7 +404,7 @@ export type Query = {
    * With `from`, only the notifications whose time is at or after it; with `from` and `to`, those in
    * [from, to), on the same terms as `collectionSummary`. Paging and cursors work the same in a range.
    */
-  collectionNotifications: CollectionNotificationConnection;
+  collectionNotifications?: Maybe<CollectionNotificationConnection>;
   /**
    * Exact totals of the stored collection notifications whose time falls in [from, to): at `from`
    * or after it, and before `to`. A notification's time is its `transactionTime`, or its
@@ -413,7 +414,7 @@ export type Query = {
    * the caller's token names (scope `collections:read`), or every account (`collections:read:all`);
    * another account is FORBIDDEN. Makes no bank call.
    */
-  collectionSummary: CollectionSummary;
+  collectionSummary?: Maybe<CollectionSummary>;
   /**
    * Looks up an account through the bank's posting service (GetNIPAccount), the check the bank
    * asks for before posting to another bank. `beneficiaryBank` is the 6-digit bank code.
@@ -865,13 +866,13 @@ export type MerchantUserResolvers<ContextType = Context, ParentType extends Reso
 }>;
 
 export type MutationResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
-  merchantForgotPassword?: Resolver<ResolversTypes['StatusMessage'], ParentType, ContextType, RequireFields<MutationMerchantForgotPasswordArgs, 'email'>>;
-  merchantLogin?: Resolver<ResolversTypes['MerchantSession'], ParentType, ContextType, RequireFields<MutationMerchantLoginArgs, 'email' | 'password'>>;
-  merchantLogout?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationMerchantLogoutArgs, 'accessToken' | 'refreshToken'>>;
-  merchantRefreshSession?: Resolver<ResolversTypes['MerchantTokens'], ParentType, ContextType, RequireFields<MutationMerchantRefreshSessionArgs, 'refreshToken'>>;
-  merchantResetPassword?: Resolver<ResolversTypes['StatusMessage'], ParentType, ContextType, RequireFields<MutationMerchantResetPasswordArgs, 'password' | 'resetCode'>>;
-  transactionAuthorize?: Resolver<ResolversTypes['TransactionAuthorization'], ParentType, ContextType, RequireFields<MutationTransactionAuthorizeArgs, 'redirectUri'>>;
-  transactionToken?: Resolver<ResolversTypes['TransactionToken'], ParentType, ContextType, RequireFields<MutationTransactionTokenArgs, 'code' | 'redirectUri'>>;
+  merchantForgotPassword?: Resolver<Maybe<ResolversTypes['StatusMessage']>, ParentType, ContextType, RequireFields<MutationMerchantForgotPasswordArgs, 'email'>>;
+  merchantLogin?: Resolver<Maybe<ResolversTypes['MerchantSession']>, ParentType, ContextType, RequireFields<MutationMerchantLoginArgs, 'email' | 'password'>>;
+  merchantLogout?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType, RequireFields<MutationMerchantLogoutArgs, 'accessToken' | 'refreshToken'>>;
+  merchantRefreshSession?: Resolver<Maybe<ResolversTypes['MerchantTokens']>, ParentType, ContextType, RequireFields<MutationMerchantRefreshSessionArgs, 'refreshToken'>>;
+  merchantResetPassword?: Resolver<Maybe<ResolversTypes['StatusMessage']>, ParentType, ContextType, RequireFields<MutationMerchantResetPasswordArgs, 'password' | 'resetCode'>>;
+  transactionAuthorize?: Resolver<Maybe<ResolversTypes['TransactionAuthorization']>, ParentType, ContextType, RequireFields<MutationTransactionAuthorizeArgs, 'redirectUri'>>;
+  transactionToken?: Resolver<Maybe<ResolversTypes['TransactionToken']>, ParentType, ContextType, RequireFields<MutationTransactionTokenArgs, 'code' | 'redirectUri'>>;
 }>;
 
 export type PageInfoResolvers<ContextType = Context, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
@@ -890,8 +891,8 @@ export type QueryResolvers<ContextType = Context, ParentType extends ResolversPa
   bills?: Resolver<Array<ResolversTypes['Bill']>, ParentType, ContextType, RequireFields<QueryBillsArgs, 'categoryId'>>;
   bvn?: Resolver<Maybe<ResolversTypes['BvnDetails']>, ParentType, ContextType, RequireFields<QueryBvnArgs, 'number'>>;
   collectionNotification?: Resolver<Maybe<ResolversTypes['CollectionNotification']>, ParentType, ContextType, RequireFields<QueryCollectionNotificationArgs, 'settlementId'>>;
-  collectionNotifications?: Resolver<ResolversTypes['CollectionNotificationConnection'], ParentType, ContextType, Partial<QueryCollectionNotificationsArgs>>;
-  collectionSummary?: Resolver<ResolversTypes['CollectionSummary'], ParentType, ContextType, RequireFields<QueryCollectionSummaryArgs, 'from' | 'to'>>;
+  collectionNotifications?: Resolver<Maybe<ResolversTypes['CollectionNotificationConnection']>, ParentType, ContextType, Partial<QueryCollectionNotificationsArgs>>;
+  collectionSummary?: Resolver<Maybe<ResolversTypes['CollectionSummary']>, ParentType, ContextType, RequireFields<QueryCollectionSummaryArgs, 'from' | 'to'>>;
   postingAccount?: Resolver<Maybe<ResolversTypes['Account']>, ParentType, ContextType, RequireFields<QueryPostingAccountArgs, 'accountNumber' | 'beneficiaryBank'>>;
 }>;
 

@@ -20,9 +20,18 @@ describe('estimateBankCalls over the subgraph schema', () => {
     expect(estimate(screen)).toBe(1 + 1 + 10);
   });
 
-  it('costs nothing for cached, point-read and introspection fields', () => {
+  it('costs nothing for cached and introspection fields', () => {
     expect(estimate('{ banks { code name } bank(code: "000023") { name } __typename __schema { types { name } } }')).toBe(0);
-    expect(estimate('{ collectionNotification(settlementId: "1") { cursor } }')).toBe(0);
+  });
+
+  it('prices reads by id: one a record, one per hundred entity references', () => {
+    expect(estimate('{ collectionNotification(settlementId: "1") { cursor } }')).toBe(1);
+    expect(estimate('{ a: collectionNotification(settlementId: "1") { cursor } b: collectionNotification(settlementId: "2") { cursor } }')).toBe(2);
+    const entities = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on CollectionNotification { cursor } } }';
+    const references = (n: number) => ({ r: Array.from({ length: n }, (_, i) => ({ __typename: 'CollectionNotification', settlementId: String(i) })) });
+    expect(estimate(entities, references(1))).toBe(1);
+    expect(estimate(entities, references(100))).toBe(1);
+    expect(estimate(entities, references(2_500))).toBe(25);
   });
 
   it('prices store reads: a page one, a range of days one per 16 days it touches', () => {

@@ -22,7 +22,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { PriceList } from './prices.ts';
-import { storeReadPrice } from './store-reads.ts';
+import { referenceReadPrice, storeReadPrice } from './store-reads.ts';
 
 /** A list without `@listSize` counts as this many items (the schema test keeps priced lists sized). */
 export const DEFAULT_LIST_SIZE = 1;
@@ -87,7 +87,8 @@ class Estimator {
 
   /**
    * The router's entity fetch: each representation resolves a reference (`@cost` on its type) and
-   * then its selection. The count comes from the request itself, so 500 references cost 500.
+   * then its selection, and references read from the store cost their reads. The count comes from
+   * the request itself, so 500 references cost 500.
    */
   private entitiesCost(field: GraphQLField<unknown, unknown>, node: FieldNode, sets: readonly SelectionSetNode[]): number {
     const representations = argumentsOf(field, node, this.variables).representations;
@@ -99,7 +100,7 @@ class Estimator {
     let total = 0;
     for (const [typename, count] of counts) {
       const type = this.schema.getType(typename);
-      if (isObjectType(type)) total += count * ((this.prices.typeWeight(typename) ?? 0) + this.selectionCost(type, sets));
+      if (isObjectType(type)) total += count * ((this.prices.typeWeight(typename) ?? 0) + this.selectionCost(type, sets)) + referenceReadPrice(typename, count);
     }
     return total;
   }

@@ -4,7 +4,7 @@ import { createLogger } from '../logger.ts';
 import { createSubgraphSchema } from '../schema.ts';
 import { createOperationLimits } from './operation-limits.ts';
 
-const limits = createOperationLimits(createSubgraphSchema(), 25, createLogger('silent'));
+const limits = createOperationLimits(createSubgraphSchema(), { maxCost: 25, introspection: true, logger: createLogger('silent') });
 
 /** The refusal's estimated cost for `source` with `variables`, or 'allowed'. */
 function verdict(document: ReturnType<typeof parse>, variables?: Record<string, unknown>) {

@@ -1,8 +1,17 @@
 /**
  * Everything an operation must pass before it runs, in one place for HTTP and WebSocket alike:
- * the document limits (parse, validation) and the bank-call estimate against `MAX_OPERATION_COST`.
+ * the document limits (parse, validation), the introspection policy, and the bank-call estimate
+ * against `MAX_OPERATION_COST`.
  */
-import type { DocumentNode, GraphQLError, GraphQLSchema, OperationDefinitionNode, ParseOptions, ValidationRule } from 'graphql';
+import {
+  NoSchemaIntrospectionCustomRule,
+  type DocumentNode,
+  type GraphQLError,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type ParseOptions,
+  type ValidationRule,
+} from 'graphql';
 import { costEstimatedTooExpensive } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { estimateBankCalls, type CostQuery } from './cost-estimate.ts';
@@ -12,7 +21,7 @@ import { readPrices } from './prices.ts';
 export interface OperationLimits {
   /** For graphql-js `parse`: the token limit. */
   parseOptions: ParseOptions;
-  /** Added to graphql-js's specified rules: aliases, depth, directives. */
+  /** Added to graphql-js's specified rules: aliases, depth, directives, and introspection where it is off. */
   validationRules: ValidationRule[];
   /** `COST_ESTIMATED_TOO_EXPENSIVE` when the (validated) operation is priced over the budget. */
   refuseTooExpensive(
@@ -22,8 +31,15 @@ export interface OperationLimits {
   ): GraphQLError | undefined;
 }
 
-/** The limits for `schema`, whose prices are read once here. */
-export function createOperationLimits(schema: GraphQLSchema, maxCost: number, logger: Logger): OperationLimits {
+/**
+ * The limits for `schema`, whose prices are read once here. `introspection: false` refuses
+ * `__schema` and `__type` on every transport alike (`_service` stays answered: the router reads the
+ * SDL through it).
+ */
+export function createOperationLimits(
+  schema: GraphQLSchema,
+  { maxCost, introspection, logger }: { maxCost: number; introspection: boolean; logger: Logger },
+): OperationLimits {
   const prices = readPrices(schema);
   // Apollo hands the same parsed document to every request with the same text, so an operation that
   // declares no variables (its price cannot change) is walked once, not once per request.
@@ -36,7 +52,7 @@ export function createOperationLimits(schema: GraphQLSchema, maxCost: number, lo
   };
   return {
     parseOptions: limitedParseOptions,
-    validationRules: documentLimitRules(),
+    validationRules: introspection ? documentLimitRules() : [...documentLimitRules(), NoSchemaIntrospectionCustomRule],
     refuseTooExpensive(document, operation, variables) {
       const estimated = estimate(document, operation, variables);
       if (estimated <= maxCost) return undefined;

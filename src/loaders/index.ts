@@ -27,8 +27,6 @@ export function createLoaders(deps: {
   bank: BankClients;
   referenceData: ReferenceData;
   store: NotificationStore;
-  /** A notification read by id as the caller may have it: itself, or FORBIDDEN (another account's). */
-  visible: (notification: CollectionNotificationRecord | null) => CollectionNotificationRecord | null | Error;
 }): Loaders {
   // The caches keep one refresh in flight and answer a fresh copy at once: nothing to share here.
   const bankDirectory = () => deps.referenceData.bankList.get();
@@ -61,7 +59,7 @@ export function createLoaders(deps: {
       ));
     },
     get notificationLoader() {
-      return (notificationLoader ??= new DataLoader(async (settlementIds) => (await deps.store.getMany(settlementIds)).map(deps.visible)));
+      return (notificationLoader ??= new DataLoader((settlementIds) => deps.store.getMany(settlementIds)));
     },
   };
 }

@@ -4,9 +4,10 @@ import type {
   CollectionNotificationResolvers,
 } from '../__generated__/resolvers-types.ts';
 import { encodeCursor } from '../collection/cursor.ts';
+import * as valid from '../validation.ts';
 
 export const CollectionNotification: CollectionNotificationResolvers = {
-  __resolveReference: ({ settlementId }, { loaders }) => loaders.notificationLoader.load(settlementId),
+  __resolveReference: ({ settlementId }, { loaders }) => loaders.notificationLoader.load(valid.settlementId(settlementId)),
   cursor: (notification) => encodeCursor(notification.position),
 };
 

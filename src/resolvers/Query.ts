@@ -27,7 +27,7 @@ export const Query: QueryResolvers = {
   billCategory: async (_, { id }, { loaders }) => (await loaders.billCategories()).find((c) => c.id === id) ?? null,
   bills: (_, { categoryId }, { loaders }) => loaders.billsLoader.load(valid.categoryId(categoryId)),
 
-  collectionNotification: (_, { settlementId }, { loaders }) => loaders.notificationLoader.load(settlementId),
+  collectionNotification: (_, { settlementId }, { loaders }) => loaders.notificationLoader.load(valid.settlementId(settlementId)),
   collectionNotifications: async (_, args, { store }) => {
     const limit = valid.pageSize(args.first, DEFAULT_PAGE, MAX_PAGE);
     const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);

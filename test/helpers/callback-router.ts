@@ -60,6 +60,8 @@ export async function subscribeViaCallback(
   query: string,
   variables: Record<string, unknown> = {},
   headers: Record<string, string> = {},
+  /** Over the extension's defaults (no heartbeats): `heartbeatIntervalMs`, say. */
+  extension: Record<string, unknown> = {},
 ) {
   const subscriptionId = randomUUID();
   const verifier = randomUUID();
@@ -69,7 +71,7 @@ export async function subscribeViaCallback(
     body: JSON.stringify({
       query,
       variables,
-      extensions: { subscription: { callbackUrl, subscriptionId, verifier, heartbeatIntervalMs: 0 } },
+      extensions: { subscription: { callbackUrl, subscriptionId, verifier, heartbeatIntervalMs: 0, ...extension } },
     }),
   });
   return { status: response.statusCode, body: (await response.body.json()) as Record<string, unknown>, subscriptionId, verifier };
