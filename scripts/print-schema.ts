@@ -1,19 +1,22 @@
 // `npm run schema:print`: the subgraph SDL exactly as the router fetches it (`_service { sdl }`:
 // Federation 2, `extend schema @link(…)`), ready for
 // `rover subgraph publish <graph>@<variant> --name bank --schema <(npm run -s schema:print)`.
-// The bank catalogue's cache maxAge is part of that SDL, so BANK_LIST_TTL_S is read as the server reads it.
+// The bank catalogue's cache maxAge is part of that SDL, and PUBLISH_ACCESS_DIRECTIVES decides whether the
+// access directives are, so both are read as the server reads them.
 import { graphql } from 'graphql';
 import { readBankListTtlS } from '../src/config/bank.ts';
+import { readPublishAccessDirectives } from '../src/config/index.ts';
 import { sourceOf } from '../src/config/source.ts';
 import { createSubgraphSchema } from '../src/schema.ts';
 
 const source = sourceOf(process.env);
 const catalogueMaxAgeS = readBankListTtlS(source);
+const publishAccessDirectives = readPublishAccessDirectives(source);
 if (source.problems.length > 0) {
   console.error(source.problems.join('\n'));
   process.exit(1);
 }
-const result = await graphql({ schema: createSubgraphSchema({ catalogueMaxAgeS }), source: '{ _service { sdl } }' });
+const result = await graphql({ schema: createSubgraphSchema({ catalogueMaxAgeS, publishAccessDirectives }), source: '{ _service { sdl } }' });
 if (result.errors?.length) {
   console.error(result.errors.map((error) => error.message).join('\n'));
   process.exit(1);

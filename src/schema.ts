@@ -32,7 +32,7 @@ export interface SchemaOptions {
  * (auth/enforce.ts), for every transport; built once per app, apart from any server.
  */
 export function createSubgraphSchema(options: SchemaOptions = {}): GraphQLSchema {
-  const typeDefs = withCatalogueMaxAge(loadTypeDefs(), options.catalogueMaxAgeS);
+  const typeDefs = withCatalogueMaxAge(subgraphTypeDefs(), options.catalogueMaxAgeS);
   // The generated Resolvers type is stricter than @apollo/subgraph's loose map; the shapes match.
   const schema = buildSubgraphSchema([{ typeDefs, resolvers: resolvers as GraphQLResolverMap<unknown> }]);
   failReferencesOneByOne(schema);
@@ -64,8 +64,12 @@ function failReferencesOneByOne(schema: GraphQLSchema): void {
     });
 }
 
-/** The subgraph's SDL: `base.graphql` (the @link header, scalars) first, then every area's file by name. */
-function loadTypeDefs(): DocumentNode {
+/**
+ * The SDL the schema is built from: `base.graphql` (the @link header, scalars) first, then every
+ * area's file by name. Codegen reads it here too, so the typed resolvers and the served schema
+ * cannot come from different files.
+ */
+export function subgraphTypeDefs(): DocumentNode {
   const files = readdirSync(SCHEMA_DIR)
     .filter((file) => file.endsWith('.graphql'))
     .sort((a, b) => Number(b === 'base.graphql') - Number(a === 'base.graphql') || a.localeCompare(b));

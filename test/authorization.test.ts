@@ -203,6 +203,34 @@ describe('tokens that are not accepted', () => {
   });
 });
 
+describe('the BVN of an account', () => {
+  const PATHS = [
+    { path: ['account'], query: '{ account(accountNumber: "0123456789", bankCode: "000023") { accountName bvn } }' },
+    { path: ['postingAccount'], query: '{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "000023") { accountName bvn } }' },
+    {
+      path: ['_entities', 0],
+      query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Account { accountName bvn } } }',
+      variables: { r: [{ __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' }] },
+    },
+  ];
+
+  it.each(PATHS)('needs kyc:read beside accounts:read through $path.0, the name answered either way', async ({ path, query, variables }) => {
+    const issuer = await TestIssuer.create();
+    const app = await startGuarded(issuer);
+    const sign = (scope: string) => issuer.sign({ scope, audience: TEST_AUDIENCE });
+    const readAt = (data: unknown) => path.reduce<any>((value, key) => value?.[key], data);
+
+    const names = await app.query(query, variables, bearer(await sign('accounts:read')));
+    expect(readAt(names.data)).toEqual({ accountName: 'ADAEZE CHIOMA OKONKWO', bvn: null });
+    expect(names.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([[[...path, 'bvn'], 'UNAUTHORIZED_FIELD_OR_TYPE']]);
+    expect(names.errors?.[0]?.message).toContain('kyc:read');
+
+    const kyc = await app.query(query, variables, bearer(await sign('accounts:read kyc:read')));
+    expect(kyc.errors).toBeUndefined();
+    expect(readAt(kyc.data).bvn).toMatch(/^\d{11}$/);
+  });
+});
+
 describe('the development key', () => {
   async function developmentToken(): Promise<string> {
     const jwk = JSON.parse(readFileSync(DEVELOPMENT_PRIVATE_KEY_PATH, 'utf8')) as JWK & { kid: string; alg: string };

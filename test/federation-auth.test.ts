@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, untilListed } from './helpers/app.ts';
-import { startRouter } from './helpers/router.ts';
+import { startApolloGateway } from './helpers/router.ts';
 import { bearer, serveJwks, TEST_ISSUER, TestIssuer } from './helpers/tokens.ts';
 
 const OPERATION = `{
@@ -15,8 +15,8 @@ describe('authorization through a router', () => {
   it('answers a forwarded token exactly as the subgraph answers it directly, and refuses the same without one', async () => {
     const issuer = await TestIssuer.create();
     const jwks = await serveJwks(issuer);
-    const subgraph = await startApp({ AUTH_JWKS_URL: jwks.url, AUTH_ISSUER: TEST_ISSUER });
-    const router = await startRouter([{ name: 'bank', url: subgraph.graphqlUrl }]);
+    const subgraph = await startApp({ AUTH_JWKS_URL: jwks.url, AUTH_ISSUER: TEST_ISSUER, PUBLISH_ACCESS_DIRECTIVES: 'false' });
+    const router = await startApolloGateway([{ name: 'bank', url: subgraph.graphqlUrl }]);
     const own = notificationBody({ accountNumber: '0123456789' });
     await subgraph.deliver(notificationBody({ accountNumber: '2233445566' }));
     await subgraph.deliver(own);

@@ -2,7 +2,7 @@ import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp } from './helpers/app.ts';
-import { startRouter } from './helpers/router.ts';
+import { startApolloGateway } from './helpers/router.ts';
 
 // What a product app sees through the router: the supergraph composed from this subgraph's SDL,
 // with the summary types (no @key: they are values computed per request, never entities that
@@ -31,14 +31,14 @@ describe('collectionSummary through a router composing the supergraph', () => {
   });
 
   it('serves the summary and the ranged page as the subgraph does, and passes BAD_USER_INPUT on', async () => {
-    const subgraph = await startApp();
+    const subgraph = await startApp({ PUBLISH_ACCESS_DIRECTIVES: 'false' });
     const bodies = [
       notificationBody({ transactionAmount: '0.10', feeAmount: '0.10', tranDateTime: '2026-11-22 00:30:00' }),
       notificationBody({ transactionAmount: '0.20', feeAmount: '0.20', tranDateTime: '2026-11-22 09:15:00' }),
       notificationBody({ transactionAmount: '999999999999.99', feeAmount: '0.10', tranDateTime: '2026-11-23 00:00:00' }),
     ];
     for (const body of bodies) expect((await subgraph.deliver(body)).reply.responseCode).toBe('00');
-    const router = await startRouter([{ name: 'bank', url: subgraph.graphqlUrl }]);
+    const router = await startApolloGateway([{ name: 'bank', url: subgraph.graphqlUrl }]);
 
     const variables = { account: '0123456789', from: '2026-11-22T00:00:00+01:00', to: '2026-11-23T00:00:00+01:00' };
     const routed = await router.query(SCREEN, variables);

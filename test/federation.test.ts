@@ -109,6 +109,29 @@ describe('federation', () => {
     expect(data!._entities[3]).toBeNull();
   });
 
+  it('answers each reference of a batch on its own: a malformed one fails alone, with BAD_USER_INPUT', async () => {
+    const { query } = await startApp();
+    const { data, errors } = await query(
+      'query($r: [_Any!]!) { _entities(representations: $r) { ... on Account { accountName } ... on Bank { name } } }',
+      {
+        r: [
+          { __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' },
+          { __typename: 'Account', accountNumber: 123456789, bankCode: '000023' },
+          { __typename: 'NoSuchEntity', id: '1' },
+          'not an object',
+          { __typename: 'Bank', code: '000015' },
+        ],
+      },
+    );
+    expect(data!._entities).toEqual([{ accountName: 'ADAEZE CHIOMA OKONKWO' }, null, null, null, { name: 'Zenith Bank' }]);
+    expect(errors!.map((e) => [e.path, e.extensions?.code])).toEqual([
+      [['_entities', 1], 'BAD_USER_INPUT'],
+      [['_entities', 2], 'BAD_USER_INPUT'],
+      [['_entities', 3], 'BAD_USER_INPUT'],
+    ]);
+    expect(errors![0]!.message).toContain('accountNumber');
+  });
+
   it('resolves CollectionNotification references from the store', async () => {
     const { query, deliver } = await startApp();
     const body = notificationBody();

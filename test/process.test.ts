@@ -6,10 +6,12 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createMetrics } from '../src/metrics.ts';
+import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { SHUTDOWN_DEADLINES } from '../src/shutdown.ts';
 import { createNotificationStore } from '../src/store/index.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { liveBankEnv, startCountingBank } from './helpers/counting-bank.ts';
 import { subscribersLive } from './helpers/metrics.ts';
 import { runSubgraphToFailure, startSubgraphProcess } from './helpers/process.ts';
 import { unusedUrl } from './helpers/fake-bank.ts';
@@ -109,12 +111,43 @@ describe('configuration errors', () => {
     expect(output.includes('oauth-s3cr3t'), 'OAUTH_CLIENT_SECRET value in the output').toBe(false);
   });
 
+  it.each([['staging'], ['unset'], ['production']])(
+    'exits 1 with a live bank and NODE_ENV %s on every door a default would open, each named in one report, no stack',
+    async (nodeEnv) => {
+      const bank = await startCountingBank();
+      const { code, output } = await runSubgraphToFailure({
+        ...liveBankEnv(bank.url),
+        ...(nodeEnv === 'unset' ? {} : { NODE_ENV: nodeEnv }),
+        AUTH_JWKS_URL: 'http://issuer.example/.well-known/jwks.json',
+        AUTH_AUDIENCE: '',
+        STORE_URL: 'sqlite::memory:',
+        TRUST_PROXY: '0.0.0.0/0',
+        WEBHOOK_ALLOWED_IPS: '203.0.113.0/24',
+        WEBHOOK_CLIENT_SECRET: sandboxCredentials.webhookClientSecret,
+      });
+      expect(code).toBe(1);
+      expect(output).not.toContain('listening');
+      expect(output.match(/Invalid configuration/g)).toHaveLength(1);
+      for (const problem of [
+        'AUTH_AUDIENCE is required when UPSTREAM_MODE=live',
+        'AUTH_JWKS_URL must be https:// (or file:, or http:// to a loopback address) when UPSTREAM_MODE=live',
+        'STORE_URL=sqlite::memory: is refused when UPSTREAM_MODE=live',
+        'TRUST_PROXY=0.0.0.0/0 trusts every hop, refused with WEBHOOK_ALLOWED_IPS',
+        "WEBHOOK_CLIENT_SECRET is the sandbox's published value, refused when UPSTREAM_MODE=live",
+      ]) {
+        expect(output).toContain(problem);
+      }
+      expect(output).not.toMatch(/\n\s+at /);
+      expect(output.includes(sandboxCredentials.webhookClientSecret), 'the published secret in the output').toBe(false);
+    },
+  );
+
   it('exits 1 in production without AUTH_JWKS_URL and AUTH_ISSUER, naming both beside every other problem', async () => {
     const { code, output } = await runSubgraphToFailure({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', WEBHOOK_CLIENT_ID: 'c', WEBHOOK_CLIENT_SECRET: 's-1', PORT: 'x' });
     expect(code).toBe(1);
     expect(output).not.toContain('listening');
     expect(output.match(/Invalid configuration/g)).toHaveLength(1);
-    for (const problem of ['AUTH_JWKS_URL is required when NODE_ENV=production', 'AUTH_ISSUER is required when NODE_ENV=production', 'PORT must be']) {
+    for (const problem of ['AUTH_JWKS_URL is required when NODE_ENV=production', 'AUTH_ISSUER is required when NODE_ENV=production', 'AUTH_AUDIENCE is required when NODE_ENV=production', 'PORT must be']) {
       expect(output).toContain(problem);
     }
   });

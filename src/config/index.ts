@@ -68,13 +68,20 @@ export function loadConfig(env: Env): Config {
     ...readAuth(source),
     routerSecret: routerSecret === undefined ? undefined : new Secret(routerSecret),
     maxOperationCost: integer(source, 'MAX_OPERATION_COST', DEFAULT_MAX_OPERATION_COST, 1, 1_000_000),
-    // A gateway that refuses `for: SECURITY` features (@apollo/gateway) composes the SDL without them.
-    publishAccessDirectives: boolean(source, 'PUBLISH_ACCESS_DIRECTIVES', true),
+    publishAccessDirectives: readPublishAccessDirectives(source),
     // graphql-ws's own default; a proxy in front that drops idle sockets sooner needs it shorter.
     subscriptionKeepAliveMs: integer(source, 'SUBSCRIPTION_KEEPALIVE_MS', 12_000, 100, 600_000),
   };
   if (source.problems.length > 0) throw new ConfigError(source.problems);
   return config;
+}
+
+/**
+ * `PUBLISH_ACCESS_DIRECTIVES`: a gateway that refuses `for: SECURITY` features (@apollo/gateway)
+ * composes the SDL without them; read by `npm run schema:print` too.
+ */
+export function readPublishAccessDirectives(source: Source): boolean {
+  return boolean(source, 'PUBLISH_ACCESS_DIRECTIVES', true);
 }
 
 /** Where to listen, and how to log. */

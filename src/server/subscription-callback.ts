@@ -100,9 +100,9 @@ type CallbackFetcher = NonNullable<NonNullable<Parameters<typeof ApolloServerPlu
  */
 function callbackFetcher(logger: Logger): CallbackFetcher {
   return async (url, init) => {
-    const body = typeof init?.body === 'string' ? formatCallbackErrors(init.body, logger) : init?.body;
-    const send = () => fetch(url, { ...init, body, redirect: 'manual' });
-    return typeof body === 'string' ? traceCallbackMessage(body, send) : send();
+    // The plugin always sends a JSON string.
+    const body = formatCallbackErrors(String(init?.body ?? '{}'), logger);
+    return traceCallbackMessage(body, () => fetch(url, { ...init, body, redirect: 'manual' }));
   };
 }
 

@@ -1,41 +1,39 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { composeServices } from '@apollo/composition';
 import { ApolloGateway, IntrospectAndCompose, RemoteGraphQLDataSource } from '@apollo/gateway';
 import { ApolloServer } from '@apollo/server';
 import { startStandaloneServer } from '@apollo/server/standalone';
+import { parse } from 'graphql';
 import { request } from 'undici';
 import type { GraphQLResponse } from './app.ts';
 import { onCleanup } from './cleanup.ts';
+import { tempDirectory } from './stores.ts';
 
 /** What the router keeps of a client's request: its Authorization header, forwarded to every subgraph. */
 interface RouterContext {
   authorization?: string | undefined;
 }
 
-/**
- * The supergraph with its access features (@authenticated, @requiresScopes) no longer marked
- * `for: SECURITY`. @apollo/gateway cannot enforce them, so it rightly refuses to serve a supergraph
- * that asks it to; Apollo Router and Hive Router do enforce them. Here the subgraph's own
- * enforcement answers, which is what it must do whatever router is in front of it.
- */
-function withoutSecurityFeatures(supergraphSdl: string): string {
-  return supergraphSdl.replaceAll(', for: SECURITY)', ')');
+export interface TestRouter {
+  url: string;
+  query<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse<T>>;
 }
 
 /**
- * Apollo's JavaScript router (@apollo/gateway): it fetches each subgraph's SDL, composes the
+ * Apollo's JavaScript gateway (@apollo/gateway): it fetches each subgraph's SDL, composes the
  * supergraph, and plans every operation over the subgraphs by HTTP, as a production router does.
- * It forwards the client's Authorization header to the subgraphs (Apollo Router's
- * `headers: all: request: - propagate: named: Authorization`). Listens on a free loopback port;
- * stopped after the test.
+ * It refuses a supergraph with `for: SECURITY` features (it cannot enforce them), so its subgraphs
+ * publish without their access directives (PUBLISH_ACCESS_DIRECTIVES=false) and enforce them
+ * themselves. It forwards the client's Authorization header to the subgraphs (Apollo Router's
+ * `headers: all: request: - propagate: named: Authorization`). Stopped after the test.
  */
-export async function startRouter(subgraphs: { name: string; url: string }[]) {
-  const introspection = new IntrospectAndCompose({ subgraphs });
+export async function startApolloGateway(subgraphs: { name: string; url: string }[]): Promise<TestRouter> {
   const gateway = new ApolloGateway({
-    supergraphSdl: {
-      async initialize(options) {
-        const { supergraphSdl, cleanup } = await introspection.initialize({ ...options, update: (sdl) => options.update(withoutSecurityFeatures(sdl)) });
-        return { supergraphSdl: withoutSecurityFeatures(supergraphSdl), cleanup };
-      },
-    },
+    supergraphSdl: new IntrospectAndCompose({ subgraphs }),
     buildService: ({ url }) =>
       new RemoteGraphQLDataSource<RouterContext>({
         url,
@@ -50,15 +48,44 @@ export async function startRouter(subgraphs: { name: string; url: string }[]) {
     context: async ({ req }) => ({ authorization: req.headers.authorization }),
   });
   onCleanup(() => server.stop());
-  return {
-    url,
-    async query<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<GraphQLResponse<T>> {
-      const response = await request(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify({ query, variables }),
-      });
-      return { status: response.statusCode, ...((await response.body.json()) as object) } as GraphQLResponse<T>;
-    },
-  };
+  return { url, query: (query, variables, headers) => postGraphQL(url, query, variables, headers) };
+}
+
+/**
+ * Hive Gateway over a supergraph composed from the subgraphs' published SDL, access directives
+ * included, which it enforces itself in front of the subgraphs (hive-gateway-process.ts); in a
+ * process of its own, as it is deployed. Killed after the test.
+ */
+export async function startHiveGateway(subgraphs: { name: string; url: string; sdl: string }[]): Promise<TestRouter & { supergraph: string }> {
+  const composed = composeServices(subgraphs.map(({ name, url, sdl }) => ({ name, url, typeDefs: parse(sdl) })));
+  if (composed.errors !== undefined) throw new Error(composed.errors.map((error) => error.message).join('\n'));
+  const supergraph = composed.supergraphSdl;
+  const file = join(tempDirectory(), 'supergraph.graphql');
+  writeFileSync(file, supergraph);
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'hive-gateway-process.ts'), file], {
+    env: { PATH: process.env.PATH, HIVE_LOGGING: process.env.HIVE_LOGGING ?? '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  onCleanup(async () => {
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+  });
+  let url: string | undefined;
+  for await (const line of createInterface({ input: child.stdout! })) {
+    url = /^listening at (\S+)$/.exec(line)?.[1];
+    if (url !== undefined) break;
+    // Its own log lines (HIVE_LOGGING=debug), passed on for whoever debugs a test.
+    console.log(line);
+  }
+  if (url === undefined) throw new Error('Hive Gateway exited before listening');
+  return { url, supergraph, query: (query, variables, headers) => postGraphQL(url, query, variables, headers) };
+}
+
+async function postGraphQL<T>(url: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<GraphQLResponse<T>> {
+  const response = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  return { status: response.statusCode, ...((await response.body.json()) as object) } as GraphQLResponse<T>;
 }
