@@ -8,7 +8,7 @@
 import { resolve } from 'node:path';
 import { startBalancer } from './image/balancer.ts';
 import { runChecks } from './image/checks.ts';
-import { installed } from './image/commands.ts';
+import { installed, run } from './image/commands.ts';
 import { checkImageContents } from './image/contents.ts';
 import { buildImage, imageId, inspectImage, podman } from './image/podman.ts';
 import { freePortOn, startDeployment, type Cleanup } from './image/replicas.ts';
@@ -17,6 +17,8 @@ import { createIssuer } from './image/subgraph-client.ts';
 
 const REPOSITORY = resolve(import.meta.dirname, '..');
 const IMAGE = 'localhost/bank-subgraph:image-test';
+/** The dependency stage, tagged so the build cache it holds is kept and a stale one can be removed. */
+const DEPENDENCIES_IMAGE = 'localhost/bank-subgraph:image-test-dependencies';
 const started = performance.now();
 
 function progress(line: string): void {
@@ -30,12 +32,11 @@ async function main(cleanup: Cleanup): Promise<void> {
 
   progress('stand-in for node:24-bookworm-slim');
   const base = await ensureStandInBase(progress);
+  // npm in the build asks the registry the host's npm asks.
+  const buildArgs = { NODE_IMAGE: base, NPM_CONFIG_REGISTRY: (await run('npm', ['config', 'get', 'registry'])).stdout.trim() };
   progress(`building the Dockerfile with NODE_IMAGE=${base}`);
-  const previous = await imageId(IMAGE);
-  await buildImage(REPOSITORY, IMAGE, { NODE_IMAGE: base });
-  const built = await imageId(IMAGE);
-  // The last run's image goes once replaced; layers this build reused stay.
-  if (previous && previous !== built) await podman(['rmi', previous], { allowFailure: true });
+  await replaceImage(DEPENDENCIES_IMAGE, () => buildImage(REPOSITORY, DEPENDENCIES_IMAGE, buildArgs, 'dependencies'));
+  await replaceImage(IMAGE, () => buildImage(REPOSITORY, IMAGE, buildArgs));
   const [size, baseSize] = [(await inspectImage(IMAGE)).Size, (await inspectImage(base)).Size];
   progress(`image ${IMAGE}: ${mb(size)} (the base ${mb(baseSize)}, the subgraph's layers ${mb(size - baseSize)})`);
 
@@ -59,6 +60,13 @@ async function main(cleanup: Cleanup): Promise<void> {
   progress(balancer ? 'the compose balancer (Caddy, deploy/compose/Caddyfile) in front of both PostgreSQL replicas' : 'no caddy on this machine: the compose balancer is not run');
   await runChecks({ deployment, balancer, token: await tokens.sign('collections:read:all'), progress });
   progress('passed');
+}
+
+/** Builds `tag` anew; the image it named before goes once replaced (layers the build reused stay). */
+async function replaceImage(tag: string, build: () => Promise<unknown>): Promise<void> {
+  const previous = await imageId(tag);
+  await build();
+  if (previous && previous !== (await imageId(tag))) await podman(['rmi', previous], { allowFailure: true });
 }
 
 /** Two ports for the balancer, free on loopback. */

@@ -51,6 +51,10 @@ async function servingChecks({ deployment, balancer, token, progress }: CheckCon
   const id = (n: number) => `IMG-${runId}-${n}`;
   const deliverTo = (replica: Replica | Balancer, n: number) => deliver(`${replica.webhookBase}/webhooks/collection`, deployment.webhook, { settlementId: id(n), sessionId: `S-${id(n)}`, accountNumber: ACCOUNT });
 
+  const pid1 = (await podman(['exec', a.name, 'cat', '/proc/1/cmdline'])).stdout.split('\0').filter(Boolean).join(' ');
+  check(pid1 === 'node src/main.ts', `PID 1 of replica a is "${pid1}", not node src/main.ts`);
+  progress('PID 1: node src/main.ts');
+
   const banks = await graphql(`${a.graphqlBase}/graphql`, '{ banks { code name } }');
   check((banks.data?.banks?.length ?? 0) > 0, `banks on replica a: ${JSON.stringify(banks)}`);
   progress(`query: banks on replica a, ${banks.data!.banks.length} banks`);

@@ -33,10 +33,10 @@ export async function inspectImage(reference: string): Promise<{ Size: number; C
   return (JSON.parse(stdout) as [never])[0];
 }
 
-/** Builds `context`'s Dockerfile into `tag`. */
-export function buildImage(context: string, tag: string, buildArgs: Record<string, string>): Promise<CommandResult> {
+/** Builds `context`'s Dockerfile (up to the stage `target`, when given) into `tag`. */
+export function buildImage(context: string, tag: string, buildArgs: Record<string, string>, target?: string): Promise<CommandResult> {
   const args = Object.entries(buildArgs).flatMap(([name, value]) => ['--build-arg', `${name}=${value}`]);
-  return podman(['build', ...LIMIT_FLAGS, ...NETWORK_FLAGS, ...args, '--tag', tag, context]);
+  return podman(['build', ...LIMIT_FLAGS, ...NETWORK_FLAGS, ...args, ...(target ? ['--target', target] : []), '--tag', tag, context]);
 }
 
 /** Runs `command` in a fresh container of `image` and resolves with what it printed (the container is removed). */

@@ -4,7 +4,7 @@
 // has, and this machine's trusted certificates, so npm inside a build reaches the registry as the
 // host does. Built once and kept in podman's storage under a tag that hashes every input.
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { appendFileSync, chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join, resolve } from 'node:path';
@@ -30,6 +30,7 @@ export async function ensureStandInBase(progress: (line: string) => void): Promi
     for (const path of TRIMMED) rmSync(join(root, path), { recursive: true, force: true });
     installNode(root);
     await installNpm(root, work, inputs.npmVersion);
+    installEntrypoint(root);
     addNodeUser(root);
     mkdirSync(join(root, 'etc/ssl/certs'), { recursive: true });
     copyFileSync(CA_BUNDLE, join(root, 'etc/ssl/certs/ca-certificates.crt'));
@@ -85,6 +86,24 @@ function installNode(root: string): void {
   chmodSync(target, 0o755);
 }
 
+/**
+ * The official image's entrypoint, so a Dockerfile that inherited it would be tested as it runs
+ * there: a command that is not a program on the PATH is handed to node, anything else run as given.
+ */
+const ENTRYPOINT_SCRIPT = `#!/bin/sh
+set -e
+if [ "\${1#-}" != "\${1}" ] || [ -z "$(command -v "\${1}")" ] || { [ -f "\${1}" ] && ! [ -x "\${1}" ]; }; then
+  set -- node "$@"
+fi
+exec "$@"
+`;
+
+function installEntrypoint(root: string): void {
+  const target = join(root, 'usr/local/bin/docker-entrypoint.sh');
+  writeFileSync(target, ENTRYPOINT_SCRIPT);
+  chmodSync(target, 0o755);
+}
+
 /** npm from the npm registry, laid out as Node's own installer lays it out. */
 async function installNpm(root: string, work: string, version: string): Promise<void> {
   const { stdout } = await run('npm', ['pack', `npm@${version}`, '--pack-destination', work, '--silent']);
@@ -104,7 +123,7 @@ function addNodeUser(root: string): void {
   chownSync(join(root, 'home/node'), 1000, 1000);
 }
 
-/** The root filesystem as an image, with the official image's PATH and command. */
+/** The root filesystem as an image, with the official image's PATH, entrypoint and command. */
 async function importRoot(root: string, reference: string): Promise<void> {
   const tar = spawn('tar', ['-C', root, '--numeric-owner', '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const tarred = once(tar, 'close');
@@ -113,6 +132,7 @@ async function importRoot(root: string, reference: string): Promise<void> {
       'import',
       '--change', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       '--change', `ENV NODE_EXTRA_CA_CERTS=${CA_BUNDLE}`,
+      '--change', 'ENTRYPOINT ["docker-entrypoint.sh"]',
       '--change', 'CMD ["node"]',
       '-', reference,
     ],
