@@ -83,7 +83,8 @@ function mb(bytes: number): string {
 
 const undo: (() => Promise<unknown> | unknown)[] = [];
 async function cleanUp(): Promise<void> {
-  for (const step of undo.reverse().splice(0)) {
+  // Popped one at a time, so a step registered while cleaning up (an interrupted start) is undone too.
+  for (let step = undo.pop(); step; step = undo.pop()) {
     try {
       await step();
     } catch (error) {

@@ -87,7 +87,7 @@ export async function containerLogs(name: string): Promise<string> {
   return `${stdout}${stderr}`;
 }
 
-/** Removes the container, running or not; nothing if it is already gone. */
+/** Removes the container, running or not, with the anonymous volume the image's VOLUME gave it; nothing if it is already gone. */
 export async function removeContainer(name: string): Promise<void> {
-  await podman(['rm', '--force', '--ignore', '--time', '0', name], { allowFailure: true });
+  await podman(['rm', '--force', '--ignore', '--volumes', '--time', '0', name], { allowFailure: true });
 }
