@@ -1,4 +1,4 @@
-// The tables `npm run bench` prints, as Markdown (docs/benchmarks.md takes them as they are): the
+// The tables `npm run bench` prints, as Markdown (docs/benchmarks.md keeps the rows with a target): the
 // figures with their floor, ratio and target, built by `row`; then every run as the load side saw it
 // and what each server process did meanwhile.
 import type { ScenarioReport } from './suite.ts';

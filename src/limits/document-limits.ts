@@ -9,9 +9,9 @@ import { maxDirectivesRule } from '@escape.tech/graphql-armor-max-directives';
 import { GraphQLError, type ParseOptions, type ValidationContext, type ValidationRule } from 'graphql';
 
 /**
- * Generous for real screens (the README's first query is under 40 tokens, depth 3, no alias) and
- * for Apollo Sandbox's introspection query (its depth is not counted), small enough that parsing
- * and validating the worst document allowed stays a matter of milliseconds.
+ * Generous enough that real screens (the README's queries) and Apollo Sandbox's introspection query
+ * (its depth is not counted) never meet them; small enough that the worst document allowed is cheap
+ * to parse and validate, so sending one buys an attacker nothing. docs/schema.md lists them for clients.
  */
 export const DOCUMENT_LIMITS = {
   /** Lexical tokens in the whole document (graphql-js `parse({ maxTokens })`). */

@@ -1,7 +1,7 @@
 // The one HTTP edge: the node:http server that every route is served on, whoever answers it (Fastify,
 // or the webhook's own route ahead of it). Its timeouts, the drain, the client address and request
 // timing live here once, so no route can miss one: Fastify applies its keep-alive default only to a
-// server it makes itself, and that was the first default a second edge missed.
+// server it makes itself, and a server made anywhere else would quietly go without it.
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
@@ -126,8 +126,8 @@ export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics,
 function trustFunction(trust: TrustProxy): TrustFunction | false {
   if (trust === false) return false;
   if (trust === true) return () => true;
-  // Fastify now trusts nothing for a bare number (it cannot vouch for the nearest hop); a hop count
-  // here means what it means to proxy-addr and Express: the `trust` hops nearest to us are proxies.
+  // A hop count means what it means to proxy-addr and Express, the `trust` hops nearest to us are
+  // proxies, not what Fastify makes of a bare number (no hop trusted: it cannot vouch for the nearest).
   if (typeof trust === 'number') return (_address, hop) => hop < trust;
   return proxyAddr.compile([...trust]);
 }
