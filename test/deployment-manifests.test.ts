@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config/index.ts';
+import { HEALTH_PATHS } from '../src/server/health.ts';
 import { SHUTDOWN_BUDGET_MS } from '../src/shutdown.ts';
 import { startApp } from './helpers/app.ts';
 import { problemsOf } from './helpers/config.ts';
@@ -23,7 +24,7 @@ import {
 // What operators apply is held to what the code serves: a renamed route, a moved port or a longer
 // drain fails here, not in a deployment. `npm run test:image` builds and runs the image itself.
 
-const HEALTH = { live: '/health/live', ready: '/health/ready' };
+const HEALTH = HEALTH_PATHS;
 const DRAIN_SECONDS = SHUTDOWN_BUDGET_MS / 1000;
 const DEFAULTS = loadConfig({});
 const packageJson = JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string>; engines: { node: string }; devDependencies: Record<string, string> };
@@ -110,7 +111,7 @@ describe('compose.yaml', () => {
     expect(replicaEnv.NODE_ENV).toBe('production');
     expect(problemsOf(replicaEnv)).toEqual([]);
     const config = loadConfig(replicaEnv);
-    expect(config.production).toBe(true);
+    expect(config.sandboxRules).toBe(false);
     expect(config.webhookPort).toBeDefined();
     expect(config.webhookPort).not.toBe(config.port);
   });
@@ -217,7 +218,7 @@ describe('deploy/kubernetes', () => {
     // The ConfigMap with the documented Secret is a production configuration the subgraph accepts.
     const placeholders = Object.fromEntries(secretKeys.map((key) => [key, key === 'STORE_URL' ? 'postgres://bank:pw@db:5432/bank' : key === 'PUBSUB_URL' ? 'redis://cache:6379' : `placeholder-${key}`]));
     expect(problemsOf({ ...configMap.data, ...placeholders })).toEqual([]);
-    expect(loadConfig({ ...configMap.data, ...placeholders }).production).toBe(true);
+    expect(loadConfig({ ...configMap.data, ...placeholders }).sandboxRules).toBe(false);
   });
 });
 

@@ -3,6 +3,9 @@ import { Gauge, type Registry } from 'prom-client';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 
+/** The probes' paths, as orchestrators are configured with them (deploy/, compose.yaml). */
+export const HEALTH_PATHS = { live: '/health/live', ready: '/health/ready' } as const;
+
 /** A dependency that does not answer within this is reported down. */
 const PROBE_TIMEOUT_MS = 2_000;
 
@@ -47,8 +50,8 @@ export function registerHealthRoutes(
     },
   });
 
-  app.get('/health/live', async () => ({ status: 'ok' }));
-  app.get('/health/ready', async (_request, reply) => {
+  app.get(HEALTH_PATHS.live, async () => ({ status: 'ok' }));
+  app.get(HEALTH_PATHS.ready, async (_request, reply) => {
     const readiness = await check();
     ready.set(readiness.status === 'ready' ? 1 : 0);
     return reply.code(readiness.status === 'ready' ? 200 : 503).send(readiness);
