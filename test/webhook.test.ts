@@ -142,6 +142,17 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     expect(await stored(body.settlementId)).toMatchObject({ feeAmount: null, vatAmount: null, currency: null, channelId: null, transactionTime: null });
   });
 
+  it.each([
+    ['year 0', '0000-01-01 00:00:00'],
+    ['year 10000', '10000-01-01 00:00:00'],
+  ])('stores a bank time in %s as null, 00 and then 01 on the retry, as on every store', async (_name, tranDateTime) => {
+    const { deliver, stored } = await start();
+    const body = notificationBody({ tranDateTime });
+    expect((await deliver(body)).reply.responseCode).toBe('00');
+    expect((await deliver(body)).reply.responseCode).toBe('01');
+    expect(await stored(body.settlementId)).toMatchObject({ settlementId: body.settlementId, transactionTime: null });
+  });
+
   it('reads tranDateTime in the M/D/YYYY h:mm:ss AM form and with milliseconds', async () => {
     const { deliver, stored } = await start();
     const us = notificationBody({ tranDateTime: '11/22/2026 2:05:09 PM' });
