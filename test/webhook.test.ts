@@ -90,10 +90,10 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
       }),
     ],
   ];
-  it.each(signatureCases)('replies 02 to %s, reading no body (no sessionId to echo), and stores nothing', async (_name, headers) => {
+  it.each(signatureCases)('replies 02 to %s, echoing its sessionId, and stores nothing', async (_name, headers) => {
     const { deliver, store } = await start();
     const body = notificationBody();
-    expect((await deliver(body, headers())).reply).toEqual(reply('02', 'rejected transaction', ''));
+    expect((await deliver(body, headers())).reply).toEqual(reply('02', 'rejected transaction', body.sessionId));
     expect(await store.countRows()).toBe(0);
   });
 

@@ -45,13 +45,19 @@ export interface Verdict {
   details: Record<string, unknown>;
 }
 
-/** Decides deliveries in two steps, so that the body is read only for a sender the headers admit. */
-export interface DeliveryHandler {
+/** The `02` for a delivery refused on its headers, and whether its body is read to echo its sessionId. */
+export interface Refusal extends Verdict {
   /**
-   * The `02` for a delivery refused on its headers alone (source address, then signature), or
-   * undefined when its body is to be read. A refused body is never read, so its sessionId is `''`.
+   * A refused signature: the body is read within its limit only for the sessionId the reply echoes,
+   * never parsed further or stored. A refused source: the body is never read (sessionId `''`).
    */
-  admit(headers: DeliveryHeaders): Verdict | undefined;
+  echoesBody: boolean;
+}
+
+/** Decides deliveries in two steps, so that the body is parsed only for a sender the headers admit. */
+export interface DeliveryHandler {
+  /** The refusal of a delivery on its headers alone (source address, then signature), or undefined when its body is to be read. */
+  admit(headers: DeliveryHeaders): Refusal | undefined;
   /** The verdict on an admitted delivery's body: refused (`02`), already stored (`01`), stored (`00`). */
   decide(rawBody: string): Promise<Verdict>;
 }
@@ -67,15 +73,22 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
   // Exported from the start, so the first match counts as an increase and "previous stays at 0" is visible.
   deps.metrics.webhookSignatureMatches.inc({ secret: 'current' }, 0);
   if (expected.previousSignature) deps.metrics.webhookSignatureMatches.inc({ secret: 'previous' }, 0);
-  const refused = (reason: string, details: Record<string, unknown> = {}): Verdict => ({ code: '02', reason, sessionId: '', details });
+  const refused = (reason: string, echoesBody: boolean, details: Record<string, unknown> = {}): Refusal => ({
+    code: '02',
+    reason,
+    sessionId: '',
+    details,
+    echoesBody,
+  });
 
   return {
     admit(headers) {
       // The signature is the same on every delivery, so it proves little once seen: where it comes
       // from is checked first. The address is operational data, logged to find a misconfiguration.
-      if (!allowed(headers.sourceAddress)) return refused('source_not_allowed', { sourceAddress: headers.sourceAddress });
+      if (!allowed(headers.sourceAddress)) return refused('source_not_allowed', false, { sourceAddress: headers.sourceAddress });
       const signedWith = verifySignature(headers, expected);
-      if (signedWith === undefined) return refused('bad_signature');
+      // The bank's rules echo the sessionId whatever the reply, so a signed-looking sender's body is read for it.
+      if (signedWith === undefined) return refused('bad_signature', true);
       // Tells the operator when the bank has stopped signing with the previous secret of a rotation.
       deps.metrics.webhookSignatureMatches.inc({ secret: signedWith });
       return undefined;
