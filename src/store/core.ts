@@ -5,7 +5,7 @@ import { START_OF_LOG, type LogPosition, type NewCollectionNotification } from '
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
 import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
-import type { NotificationStore, StoreSize } from './types.ts';
+import type { CollectionStore, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
 /** What a backend wrote of one batch: each notification's position, null where it was already stored. */
 export interface WrittenBatch {
@@ -63,12 +63,14 @@ export interface StoreBackend {
   ping(): Promise<void>;
   /** Whether a failed insertBatch was the database refusing the statement (retried in parts), not failing to write at all. */
   refusedStatement(error: unknown): boolean;
+  /** The quarantine in the same database. */
+  readonly quarantine: QuarantineStore;
   /** Releases the connection(s); called once, after the last batch is answered. */
   close(): Promise<void>;
 }
 
 /** The NotificationStore over `backend`: inserts are group-committed through it, `backend.batchesInFlight` batches at a time. */
-export function createStore(backend: StoreBackend, options: BatchOptions): NotificationStore {
+export function createStore(backend: StoreBackend, options: BatchOptions): CollectionStore {
   let closing: Promise<void> | undefined;
   // Reads and inserts after close() are refused at once; inserts queued before it are still written.
   const open = () => {
@@ -122,6 +124,12 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
     },
     async ping() {
       return open().ping();
+    },
+    quarantine: {
+      keep: async (deliveries, maxUnreviewed) => (deliveries.length === 0 ? 0 : open().quarantine.keep(deliveries, maxUnreviewed)),
+      list: async (query) => open().quarantine.list({ ...query, limit: checkLimit(query.limit) }),
+      review: async (review) => open().quarantine.review(review),
+      countUnreviewed: async () => open().quarantine.countUnreviewed(),
     },
     close() {
       // Inserts already queued are written and answered first: a SIGTERM drain loses none.

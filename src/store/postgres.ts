@@ -7,8 +7,9 @@ import { toInsertParams, toPosition, type NotificationRow } from './notification
 import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { migrate } from './postgres-migrate.ts';
 import { accountParameter, AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName } from './postgres-queries.ts';
+import { createPostgresQuarantine } from './postgres-quarantine.ts';
 import { daySums } from './postgres-summary.ts';
-import type { NotificationStore } from './types.ts';
+import type { CollectionStore } from './types.ts';
 
 /**
  * Batches written at once, each one statement on a connection of its own: commits in flight together
@@ -19,11 +20,12 @@ const BATCHES_IN_FLIGHT = 4;
 
 /**
  * Each kind of work has connections of its own: the webhook's writes (one per batch in flight), the
- * log follower's reads (live delivery), and everything a GraphQL caller asks for. A storm of heavy
- * reads then waits for its own connections and never takes one a write needs; and with few of them,
- * it queues here rather than in the database, where it would take the CPU the writes need.
+ * log follower's reads (live delivery), everything a GraphQL caller asks for, and the quarantine's
+ * writes (one at a time). A storm of heavy reads, or of refused deliveries, then waits for its own
+ * connections and never takes one a write of money needs; and with few of them, it queues here
+ * rather than in the database, where it would take the CPU the writes need.
  */
-const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3 } as const;
+const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3, quarantine: 1 } as const;
 type PoolRole = keyof typeof POOL_SIZES;
 
 const POOL_SETTINGS = {
@@ -54,7 +56,7 @@ export interface PostgresStoreOptions extends BatchOptions {
  * are group-committed: each batch one statement in its own transaction (one round trip), up to
  * BATCHES_IN_FLIGHT at once; while that many are written, the next gathers.
  */
-export async function createPostgresStore(url: string, options: PostgresStoreOptions): Promise<NotificationStore> {
+export async function createPostgresStore(url: string, options: PostgresStoreOptions): Promise<CollectionStore> {
   const { logger } = options;
   const { identity, synchronousCommit } = await migrate(url, POOL_SETTINGS, logger);
   if (synchronousCommit === 'off') {
@@ -82,6 +84,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     write: withDeadline(pools.write, timeoutMs),
     log: withDeadline(pools.log, timeoutMs),
     read: withDeadline(pools.read, timeoutMs),
+    quarantine: withDeadline(pools.quarantine, timeoutMs),
   };
   const close = async () => void (await Promise.all(Object.values(pools).map((pool) => pool.end())));
   return createStore(backendOver(identity, runners, close), options);
@@ -171,6 +174,7 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     // Readiness asks whether the store answers: on the log's connections, which a storm does not hold.
     ping: async () => void (await runners.log({ text: 'SELECT 1' })),
     refusedStatement,
+    quarantine: createPostgresQuarantine(runners),
     close,
   };
 }

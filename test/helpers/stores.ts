@@ -16,7 +16,7 @@ import { createNotificationStore } from '../../src/store/index.ts';
 import { createSqliteStore } from '../../src/store/sqlite.ts';
 import type { BatchOptions } from '../../src/store/batch.ts';
 import { comparePositions, START_OF_LOG, type LogPosition } from '../../src/domain/index.ts';
-import type { InsertResult, NotificationStore } from '../../src/store/types.ts';
+import type { CollectionStore, InsertResult, NotificationStore } from '../../src/store/types.ts';
 import { onCleanup } from './cleanup.ts';
 import { serviceUrl } from './services.ts';
 import { Inbox, waitFor } from './wait.ts';
@@ -56,7 +56,7 @@ export function testStoreUrl(env: Record<string, string | undefined>): string {
 }
 
 /** A store on a new in-memory SQLite database, closed after the test: for wrapping as an app's store. */
-export async function openMemoryStore(): Promise<NotificationStore> {
+export async function openMemoryStore(): Promise<CollectionStore> {
   const store = await createNotificationStore('sqlite::memory:', { logger: silent });
   onCleanup(() => store.close());
   return store;
@@ -95,7 +95,7 @@ export async function postgresSession(url: string): Promise<pg.Client> {
 }
 
 /** The store at `url` (migrated as it opens), closed after the test. */
-export async function storeAt(url: string, logger: Logger = silent): Promise<NotificationStore> {
+export async function storeAt(url: string, logger: Logger = silent): Promise<CollectionStore> {
   const store = await createNotificationStore(url, { logger });
   onCleanup(() => store.close());
   return store;
@@ -116,7 +116,7 @@ async function queryPostgres(url: string, sql: string): Promise<Record<string, u
 /** One fresh, empty database of a backend; it and every store opened on it go when the test ends. */
 export interface TestDatabase {
   /** A new store on this database (an in-memory database backs only one). */
-  open(logger?: Logger, options?: BatchOptions): Promise<NotificationStore>;
+  open(logger?: Logger, options?: BatchOptions): Promise<CollectionStore>;
   /** Runs SQL on the database beside the store, for inspection. */
   query(sql: string): Promise<Record<string, unknown>[]>;
   /** Makes every insert fail inside the database (as a full disk would), storing nothing. */
@@ -176,7 +176,7 @@ const POSTGRES_FAULT = {
 };
 
 /** Opens a store on `url` for the current test, closed when it finishes (before its database goes). */
-async function openOn(url: string, logger: Logger = silent, options: BatchOptions = {}): Promise<NotificationStore> {
+async function openOn(url: string, logger: Logger = silent, options: BatchOptions = {}): Promise<CollectionStore> {
   const store = await createNotificationStore(url, { ...options, logger });
   onCleanup(() => store.close());
   return store;
