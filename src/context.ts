@@ -5,6 +5,7 @@ import type { AuthContext } from './auth/enforce.ts';
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { SubscriberConnection } from './collection/subscriber-queue.ts';
 import type { NotificationFeed } from './collection/notification-feed.ts';
+import type { QuarantineKeeper } from './collection/quarantine.ts';
 import type { CollectionNotificationRecord, LogPosition } from './domain/index.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
@@ -20,6 +21,8 @@ export interface Services extends ContextDeps {
   pubsub: PubSub;
   /** Who calls: from the Authorization header or graphql-ws connectionParams to a Caller. */
   authenticator: Authenticator;
+  /** Where the webhook keeps what it refuses, or takes for a conflict. */
+  quarantineKeeper: QuarantineKeeper;
 }
 
 /** What an operation's context is made from. */

@@ -86,11 +86,12 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
     return;
   }
   if ('tooLarge' in body) {
-    const verdict: Verdict = refusal ?? { code: '02', reason: 'body_too_large', sessionId: '', details: {} };
+    const verdict: Verdict = refusal ?? handler.refuseTooLarge(body.tooLarge);
     verdict.details = { reqId, ...verdict.details };
     recordVerdict(deps, verdict);
     // The rest of the body is never read: the connection cannot carry another request after it.
-    return send(response, serving, 413, verdict, { connection: 'close' });
+    send(response, serving, 413, verdict, { connection: 'close' });
+    return verdict.afterReply?.();
   }
   if (refusal) {
     refusal.sessionId = readSessionId(body.text);
@@ -101,7 +102,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
 
   let verdict: Verdict;
   try {
-    verdict = await handler.decide(body.text);
+    verdict = await handler.decide(body);
   } catch (error) {
     // A fault of ours, not of the delivery: nothing was stored, so the bank's retry can succeed.
     verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(body.text), details: { err: error } };
@@ -109,6 +110,8 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
   verdict.details = { reqId, ...verdict.details };
   recordVerdict(deps, verdict);
   send(response, serving, 200, verdict);
+  // The quarantine comes after the reply: it never holds or changes one.
+  verdict.afterReply?.();
 }
 
 /** A body read whole (its bytes and their text), or what was read of one over the limit. */

@@ -9,3 +9,4 @@ export type * from './merchant.ts';
 export * from './notification.ts';
 export type * from './transaction.ts';
 export type * from './quarantine.ts';
+export * from './money-fields.ts';

@@ -135,6 +135,18 @@ function refusedStatement(error: unknown): boolean {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
 }
 
+/**
+ * Whether PostgreSQL refused a row for its content: a data exception (22: a value out of range or
+ * not of its type), an integrity constraint (23: a CHECK, NOT NULL, a unique index), or a program
+ * limit (54: an index entry too big). Not a rolled-back transaction (40: a deadlock, a serialization
+ * failure), a missing table or privilege (42), a lock not granted (55), a trigger's own exception
+ * (P0) or a failure to run at all: those can pass on a retry.
+ */
+function refusedRow(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
+}
+
 /** The store's statements, each named (every connection parses and plans it once), each on the connections of its kind of work. */
 function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, close: () => Promise<void>): StoreBackend {
   const query = async <Row extends pg.QueryResultRow>(role: PoolRole, name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
@@ -174,6 +186,7 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     // Readiness asks whether the store answers: on the log's connections, which a storm does not hold.
     ping: async () => void (await runners.log({ text: 'SELECT 1' })),
     refusedStatement,
+    refusedRow,
     quarantine: createPostgresQuarantine(runners),
     close,
   };

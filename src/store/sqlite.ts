@@ -118,6 +118,7 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     size: async () => readSize(),
     ping: async () => void ping.get(),
     refusedStatement,
+    refusedRow,
     async close() {
       await reader?.close();
       database.close();
@@ -143,6 +144,14 @@ const WHOLE_DATABASE_FAILURES = new Set([5, 6, 7, 8, 10, 11, 13, 14]);
 function refusedStatement(error: unknown): boolean {
   const code = (error as { errcode?: unknown } | null)?.errcode;
   return typeof code !== 'number' || !WHOLE_DATABASE_FAILURES.has(code & 0xff);
+}
+
+/** The primary result codes about a row's content: a value too big, a constraint (a trigger's RAISE too), a type STRICT refuses. */
+const ROW_REFUSALS = new Set([18, 19, 20]);
+
+function refusedRow(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' && ROW_REFUSALS.has(code & 0xff);
 }
 
 /**

@@ -2,6 +2,7 @@ import type {
   CollectionNotificationRecord,
   CollectionSummaryRecord,
   LogPosition,
+  MoneyFields,
   NewCollectionNotification,
   NewQuarantinedDelivery,
   QuarantinedDeliveryRecord,
@@ -148,5 +149,10 @@ export interface QuarantineStore {
 
 /** The store as the app opens it: the notifications, and the quarantine beside them. */
 export interface CollectionStore extends NotificationStore {
+  /**
+   * The money fields of the notification stored under `settlementId` (settled or not), null when
+   * none is: from what the store remembers of the ids it wrote or read, else read and remembered.
+   */
+  moneyOf(settlementId: string): Promise<MoneyFields | null>;
   readonly quarantine: QuarantineStore;
 }
