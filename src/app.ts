@@ -12,7 +12,7 @@ import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
 import { createNotificationStore, type BatchReport } from './store/index.ts';
-import { exportStoreSize } from './store/size-metrics.ts';
+import { exportQuarantineUnreviewed, exportStoreSize } from './store/size-metrics.ts';
 import type { CollectionStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
 import type { BankClients, BankUrls } from './upstream/types.ts';
@@ -75,6 +75,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
     if (!overrides.store) started.push(() => store.close());
     exportStoreSize(metrics.registry, store);
+    exportQuarantineUnreviewed(metrics.registry, store.quarantine);
     const pubsub =
       overrides.pubsub ?? (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: channelPrefixOf(store.identity) }));
     if (!overrides.pubsub) started.push(() => pubsub.close());

@@ -4,9 +4,11 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, signedHeaders, startApp, type TestApp } from './helpers/app.ts';
 import { captureLogs } from './helpers/logs.ts';
+import { scrape } from './helpers/metrics.ts';
 import { startSubgraphProcess } from './helpers/process.ts';
 import { urlStoreBackends, type UrlTestDatabase } from './helpers/stores.ts';
 import { bearer, TEST_AUDIENCE, TEST_ISSUER, TestIssuer, writeJwksFile } from './helpers/tokens.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const FIELDS = `id kind reason detail responseCode receivedAt sessionId settlementId accountNumber rawBody rawBodyBase64 reviewedAt reviewNote reviewedBy`;
 const LIST = `query($first: Int, $after: String, $kind: QuarantineKind, $reviewed: Boolean, $from: DateTime, $to: DateTime) {
@@ -158,6 +160,19 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
     }
   });
 
+  it('gauges what awaits review from the store: the same on every replica, less once reviewed', async () => {
+    const { app, issuer, database, refuse, list, operator } = await start();
+    const replica = await startApp(guardedEnv(issuer, database));
+    const gauges = async () => [await scrape(app, 'collection_quarantine_unreviewed'), await scrape(replica, 'collection_quarantine_unreviewed')];
+    expect(await gauges()).toEqual([0, 0]);
+    for (const sessionId of ['S-g1', 'S-g2']) await refuse(sessionId, JSON.stringify(notificationBody({ sessionId, accountNumber: '12' })));
+    // Each scrape reads the store, reusing a count for up to a second.
+    await waitFor(async () => ((await gauges()).every((count) => count === 2) ? true : undefined));
+    const { id } = (await list({ first: 1 })).data!.quarantinedDeliveries.nodes[0] as { id: string };
+    await replica.query(REVIEW, { id, note: 'Credited by hand.' }, operator);
+    await waitFor(async () => ((await gauges()).every((count) => count === 1) ? true : undefined));
+  });
+
   it('keeps the quarantine across a kill -9', async () => {
     const issuer = await TestIssuer.create();
     const database = await backend.create();
@@ -178,6 +193,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
       body: JSON.stringify({ query: '{ quarantinedDeliveries { nodes { kind sessionId rawBody } } }' }),
     });
     expect(((await read.body.json()) as { data: unknown }).data).toEqual({ quarantinedDeliveries: { nodes: [{ kind: 'REJECTED', sessionId: 'S-survivor', rawBody: body }] } });
+    expect(await scrape(second, 'collection_quarantine_unreviewed')).toBe(1);
     // Two process starts on a loaded machine: more than the default allowance, never a timing check.
   }, 60_000);
 });
