@@ -28,18 +28,19 @@ export interface QuarantineKeeper {
 }
 
 /**
- * Bodies waiting to be written, at most: past this (the store far slower than the refusals), a
- * delivery is counted and logged instead of held. Each body is at most 1 MiB.
+ * Bodies held, waiting or being written, at most: past this (the store far slower than the
+ * refusals), a delivery is counted and logged instead of held. Each body is at most 1 MiB.
  */
 const BACKLOG_BYTES = 64 * 1024 * 1024;
-/** Deliveries written together, at most (one transaction, one fsync). */
-const BATCH = 100;
+/** Deliveries written together (one transaction, one fsync), at most this many and these bytes of bodies. */
+const BATCH = { deliveries: 100, bytes: 16 * 1024 * 1024 };
 
 /** Makes the keeper; writes go one batch at a time, so refusals never take more than one connection. */
 export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKeeper {
   const { metrics, logger } = deps;
   let pending: NewQuarantinedDelivery[] = [];
-  let pendingBytes = 0;
+  /** Bytes of the bodies held: waiting, and in the batch being written. */
+  let heldBytes = 0;
   let writing: Promise<void> | undefined;
   let scheduled = false;
   const checks = new Set<Promise<void>>();
@@ -72,10 +73,16 @@ export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKe
   const flush = () => {
     scheduled = false;
     if (writing || pending.length === 0) return;
-    const batch = pending.slice(0, BATCH);
-    pending = pending.slice(batch.length);
-    pendingBytes -= batch.reduce((bytes, delivery) => bytes + delivery.rawBody.byteLength, 0);
+    let [count, bytes] = [0, 0];
+    // Always one, however large; then as many as the batch's bounds allow.
+    while (count < pending.length && count < BATCH.deliveries && (count === 0 || bytes + pending[count]!.rawBody.byteLength <= BATCH.bytes)) {
+      bytes += pending[count]!.rawBody.byteLength;
+      count += 1;
+    }
+    const batch = pending.slice(0, count);
+    pending = pending.slice(count);
     writing = write(batch).finally(() => {
+      heldBytes -= bytes;
       writing = undefined;
       schedule();
     });
@@ -89,9 +96,9 @@ export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKe
 
   const keeper: QuarantineKeeper = {
     keep(delivery) {
-      if (pendingBytes + delivery.rawBody.byteLength > BACKLOG_BYTES) return notKept(delivery, 'backlog_full');
+      if (heldBytes + delivery.rawBody.byteLength > BACKLOG_BYTES) return notKept(delivery, 'backlog_full');
       pending.push(delivery);
-      pendingBytes += delivery.rawBody.byteLength;
+      heldBytes += delivery.rawBody.byteLength;
       schedule();
     },
     checkDuplicate(notification, rawBody) {
