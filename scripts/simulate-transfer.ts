@@ -1,6 +1,6 @@
 // `npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789] [--amount 1500.00]
-//   [--count N] [--duplicate]`: sends signed collection notifications to a running subgraph the way
-// the bank's collection service does (op 14), and prints each reply.
+//   [--count N] [--duplicate] [--invalid] [--conflict]`: sends signed collection notifications to a
+// running subgraph the way the bank's collection service does (op 14), and prints each reply.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -9,7 +9,10 @@ import { request } from 'undici';
 import { collectionHeaders, collectionNotification } from '../scripts/collection-notifier.ts';
 
 const USAGE = `usage: npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789]
-       [--amount 1500.00] [--count 1] [--duplicate] [--narration text]
+       [--amount 1500.00] [--count 1] [--duplicate] [--invalid] [--conflict] [--narration text]
+--duplicate: each sent twice (00, then 01).
+--invalid: each with its account cut to 9 digits, which the subgraph refuses (02) and keeps in its quarantine.
+--conflict: each sent again with another amount (a 9 put before it): 00, then 01, kept in the quarantine as a CONFLICT.
 Signs with WEBHOOK_CLIENT_ID / WEBHOOK_CLIENT_SECRET (from the environment or .env; the sandbox's by default).`;
 
 function fail(message: string): never {
@@ -24,6 +27,8 @@ const options = {
   amount: { type: 'string', default: '1500.00' },
   count: { type: 'string', default: '1' },
   duplicate: { type: 'boolean', default: false },
+  invalid: { type: 'boolean', default: false },
+  conflict: { type: 'boolean', default: false },
   narration: { type: 'string', default: 'Payment for order' },
   help: { type: 'boolean', default: false },
 } as const;
@@ -44,6 +49,7 @@ if (!/^\d{10}$/.test(values.account)) fail(`--account must be 10 digits, got "${
 if (!/^\d+(\.\d+)?$/.test(values.amount)) fail(`--amount must be a plain decimal such as 1500.00, got "${values.amount}"`);
 const count = Number(values.count);
 if (!Number.isSafeInteger(count) || count < 1) fail(`--count must be a whole number of at least 1, got "${values.count}"`);
+if (values.invalid && values.conflict) fail('--invalid and --conflict do not go together: an invalid notification is never stored, so nothing can conflict with it');
 let target: URL;
 try {
   target = new URL(values.url);
@@ -61,7 +67,8 @@ function notification(sequence: number) {
   return collectionNotification({
     settlementId: `SIM${stamp.toFormat('yyyyMMddHHmmss')}${randomUUID().slice(0, 8)}`,
     sessionId: `0000${stamp.toFormat('yyMMddHHmmss')}${randomBytes(6).toString('hex')}`,
-    accountNumber: values.account,
+    // Nine digits: refused for its content, as the bank's would be with a mistyped account.
+    accountNumber: values.invalid ? values.account.slice(0, 9) : values.account,
     transactionAmount: values.amount,
     tranRemarks: count > 1 ? `${values.narration} #${sequence}` : values.narration,
     tranDateTime: stamp.toFormat('yyyy-MM-dd HH:mm:ss'),
@@ -89,12 +96,19 @@ async function send(body: string, label: string): Promise<boolean> {
   }
 }
 
-console.log(`Sending ${count} notification(s)${values.duplicate ? ', each twice,' : ''} to ${target.href}`);
+const how = [values.invalid && ', each refused for its 9-digit account,', values.duplicate && ', each twice,', values.conflict && ', each again with another amount,']
+  .filter(Boolean)
+  .join('');
+console.log(`Sending ${count} notification(s)${how} to ${target.href}`);
 let ok = true;
 for (let i = 1; i <= count; i += 1) {
   const body = notification(i);
   const label = `#${i} ${body.settlementId} ${body.accountNumber} NGN ${body.transactionAmount}`;
   ok = (await send(JSON.stringify(body), label)) && ok;
   if (values.duplicate) ok = (await send(JSON.stringify(body), `${label} (again)`)) && ok;
+  if (values.conflict) {
+    const other = { ...body, transactionAmount: `9${body.transactionAmount}`, settledAmount: `9${body.settledAmount}` };
+    ok = (await send(JSON.stringify(other), `${label} (again, as NGN ${other.transactionAmount})`)) && ok;
+  }
 }
 process.exit(ok ? 0 : 1);

@@ -1,6 +1,7 @@
 import { createAuthenticator } from './auth/authenticator.ts';
 import { describeUrl, type Config } from './config/index.ts';
 import { startNotificationFeed } from './collection/notification-feed.ts';
+import { createQuarantineKeeper } from './collection/quarantine.ts';
 import type { Services } from './context.ts';
 import { createReferenceData } from './loaders/reference-data.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -11,8 +12,8 @@ import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
 import { createNotificationStore, type BatchReport } from './store/index.ts';
-import { exportStoreSize } from './store/size-metrics.ts';
-import type { NotificationStore } from './store/types.ts';
+import { exportQuarantineUnreviewed, exportStoreSize } from './store/size-metrics.ts';
+import type { CollectionStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
 import type { BankClients, BankUrls } from './upstream/types.ts';
 
@@ -25,7 +26,7 @@ export interface AppOverrides {
    */
   metrics?: Metrics;
   bank?: BankClients;
-  store?: NotificationStore;
+  store?: CollectionStore;
   pubsub?: PubSub;
 }
 
@@ -74,6 +75,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
     if (!overrides.store) started.push(() => store.close());
     exportStoreSize(metrics.registry, store);
+    exportQuarantineUnreviewed(metrics.registry, store.quarantine);
     const pubsub =
       overrides.pubsub ?? (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: channelPrefixOf(store.identity) }));
     if (!overrides.pubsub) started.push(() => pubsub.close());
@@ -84,6 +86,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     // the store and pub/sub it reads.
     const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger });
     started.push(() => notificationFeed.close());
+    // Drained after the server (the webhook's last replies) and before the store it writes to.
+    const quarantineKeeper = createQuarantineKeeper({ store, maxUnreviewed: config.quarantineMaxRows, metrics, logger });
+    started.push(() => quarantineKeeper.drain());
     const services: Services = {
       maxOperationCost: config.maxOperationCost,
       bankTimezone: config.upstream.timezone,
@@ -95,6 +100,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       pubsub,
       notificationFeed,
       authenticator,
+      quarantineKeeper,
     };
     const catalogueMaxAgeS = Math.floor(config.upstream.bankListTtlMs / 1000);
     // Guarded as it is built: its @authenticated / @requiresScopes enforced by its own resolvers, for every transport.

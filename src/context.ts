@@ -5,6 +5,7 @@ import type { AuthContext } from './auth/enforce.ts';
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { SubscriberConnection } from './collection/subscriber-queue.ts';
 import type { NotificationFeed } from './collection/notification-feed.ts';
+import type { QuarantineKeeper } from './collection/quarantine.ts';
 import type { CollectionNotificationRecord, LogPosition } from './domain/index.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
@@ -12,7 +13,7 @@ import type { ReferenceData } from './loaders/reference-data.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { PubSub } from './pubsub/types.ts';
-import type { NotificationStore } from './store/types.ts';
+import type { CollectionStore, NotificationStore, QuarantineStore } from './store/types.ts';
 import type { BankClients } from './upstream/types.ts';
 
 /** The long-lived services an app wires together once; every request's context draws on them. */
@@ -20,6 +21,8 @@ export interface Services extends ContextDeps {
   pubsub: PubSub;
   /** Who calls: from the Authorization header or graphql-ws connectionParams to a Caller. */
   authenticator: Authenticator;
+  /** Where the webhook keeps what it refuses, or takes for a conflict. */
+  quarantineKeeper: QuarantineKeeper;
 }
 
 /** What an operation's context is made from. */
@@ -33,7 +36,7 @@ export interface ContextDeps {
   bank: BankClients;
   /** The bank list and the bill categories, cached process-wide. */
   referenceData: ReferenceData;
-  store: NotificationStore;
+  store: CollectionStore;
   /** This replica's follower of the store's log: what live subscribers receive. */
   notificationFeed: NotificationFeed;
 }
@@ -44,6 +47,8 @@ export interface Context extends AuthContext {
   bank: BankClients;
   loaders: Loaders;
   store: NotificationStore;
+  /** The webhook's quarantine, for operators (its fields need `collections:review`). */
+  quarantine: QuarantineStore;
   /** The IANA zone of the bank's calendar (`BANK_TIMEZONE`): where summaries cut their days. */
   bankTimezone: string;
   /** The `incomingTransfer` stream: replay after the `after` position when given, then live. */
@@ -77,6 +82,7 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
     // The loaders reach the bank through the budget too; the process-wide reference data does not.
     loaders: createLoaders({ bank, referenceData: services.referenceData, store }),
     store,
+    quarantine: services.store.quarantine,
     bankTimezone: services.bankTimezone,
     incomingTransfers: ({ accountNumber, after }) =>
       streamIncomingTransfers(services, { ...scope.filter(accountNumber), after, connection: transport.connection }),

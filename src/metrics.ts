@@ -63,6 +63,21 @@ export function createMetrics() {
       labelNames: ['secret'] as const,
       registers: [registry],
     }),
+    webhookQuarantined: new Counter({
+      name: 'collection_webhook_quarantined_total',
+      help: 'Webhook deliveries kept in the quarantine, by kind (REJECTED: refused for their content; CONFLICT: a stored settlementId with other money fields; UNSTORABLE: refused by the store) and reason.',
+      labelNames: ['kind', 'reason'] as const,
+      registers: [registry],
+    }),
+    quarantineNotKept: counterFromZero(
+      new Counter({
+        name: 'collection_quarantine_not_kept_total',
+        help: 'Webhook deliveries the quarantine should have kept and did not, by kind and cause: over_limit (QUARANTINE_MAX_ROWS await review), write_failed (the store failed), backlog_full (writes fell too far behind). The reply to the bank is unchanged.',
+        labelNames: ['kind', 'cause'] as const,
+        registers: [registry],
+      }),
+      { kind: ['REJECTED', 'CONFLICT', 'UNSTORABLE'], cause: ['over_limit', 'write_failed', 'backlog_full'] },
+    ),
     webhookStoreDuration: new Histogram({
       name: 'collection_store_write_duration_seconds',
       help: 'Time to durably store a collection notification, by outcome.',
@@ -122,7 +137,7 @@ export function createMetrics() {
         labelNames: ['reason'] as const,
         registers: [registry],
       }),
-      REFUSAL_REASONS,
+      { reason: REFUSAL_REASONS },
     ),
     bankCircuitOpen: new Gauge({
       name: 'bank_circuit_open',
@@ -135,9 +150,13 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** `counter` exported at 0 for every reason from the start, so a first refusal counts as an increase in PromQL. */
-function counterFromZero<L extends string>(counter: Counter<L>, reasons: readonly string[]): Counter<L> {
-  for (const reason of reasons) counter.inc({ reason } as Partial<Record<L, string>>, 0);
+/** `counter` exported at 0 for every combination of these label values, so a first count is an increase in PromQL. */
+function counterFromZero<L extends string>(counter: Counter<L>, values: Record<L, readonly string[]>): Counter<L> {
+  let combinations: Partial<Record<L, string>>[] = [{}];
+  for (const [label, options] of Object.entries(values) as [L, readonly string[]][]) {
+    combinations = combinations.flatMap((labels) => options.map((value) => ({ ...labels, [label]: value })));
+  }
+  for (const labels of combinations) counter.inc(labels, 0);
   return counter;
 }
 

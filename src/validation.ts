@@ -111,3 +111,22 @@ export function pageRange(from: string | null | undefined, to: string | null | u
   }
   return from == null ? {} : { from: instant(from, 'from') };
 }
+
+/** Either end of [from, to) may be open; with both, `to` after `from`. No length bound: what it reads is a page. */
+export function openRange(from: string | null | undefined, to: string | null | undefined): { from?: Date; to?: Date } {
+  const range = { ...(from == null ? {} : { from: instant(from, 'from') }), ...(to == null ? {} : { to: instant(to, 'to') }) };
+  if (range.from !== undefined && range.to !== undefined && range.to <= range.from) throw badUserInput('to', 'must be after `from`: the range is [from, to).');
+  return range;
+}
+
+/** The longest review note: a paragraph, not a document. */
+export const MAX_NOTE_LENGTH = 2_000;
+
+/** A note of what was done: not blank, at most MAX_NOTE_LENGTH characters, no NUL; trimmed. */
+export function note(value: string, name = 'note'): string {
+  const trimmed = value.trim();
+  if (trimmed === '') throw badUserInput(name, 'must say what was done; it may not be blank.');
+  if (trimmed.length > MAX_NOTE_LENGTH) throw badUserInput(name, `must be at most ${MAX_NOTE_LENGTH} characters.`);
+  if (trimmed.includes('\u0000')) throw badUserInput(name, 'may not contain a NUL character.');
+  return trimmed;
+}

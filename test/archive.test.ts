@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Client, ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, untilListed, type TestApp } from './helpers/app.ts';
+import { captureLogs } from './helpers/logs.ts';
 import { queryFile, tempDirectory, urlStoreBackends, type UrlTestDatabase } from './helpers/stores.ts';
 import { nextTurn } from './helpers/wait.ts';
 
@@ -27,6 +28,33 @@ const SQLITE_DELETE = `DELETE FROM collection_notifications WHERE seq IN (
   SELECT seq FROM collection_notifications
   WHERE seq < (SELECT seq FROM collection_notifications WHERE received_at >= '${DOC_CUTOFF}' ORDER BY seq LIMIT 1)
   ORDER BY seq LIMIT 10000);`;
+
+const POSTGRES_QUARANTINE_ARCHIVE_TABLE = 'CREATE TABLE IF NOT EXISTS collection_quarantine_archive (LIKE collection_quarantine INCLUDING INDEXES);';
+const POSTGRES_QUARANTINE_MOVE = `WITH moved AS (
+  DELETE FROM collection_quarantine
+  WHERE id IN (SELECT id FROM collection_quarantine WHERE reviewed_at < '${DOC_CUTOFF}' ORDER BY id LIMIT 10000)
+  RETURNING *
+)
+INSERT INTO collection_quarantine_archive SELECT * FROM moved;`;
+const SQLITE_QUARANTINE_DELETE = `DELETE FROM collection_quarantine WHERE id IN (
+  SELECT id FROM collection_quarantine WHERE reviewed_at < '${DOC_CUTOFF}' ORDER BY id LIMIT 10000);`;
+
+/** Runs the document's procedure for the quarantine with `cutoff`; returns the session ids of the archived rows. */
+async function archiveQuarantine(database: UrlTestDatabase, cutoff: string): Promise<unknown[]> {
+  const at = (sql: string) => sql.replaceAll(DOC_CUTOFF, cutoff);
+  if (database.storeUrl.startsWith('postgres')) {
+    await database.query(POSTGRES_QUARANTINE_ARCHIVE_TABLE);
+    await database.query(at(POSTGRES_QUARANTINE_MOVE));
+    await database.query(at(POSTGRES_QUARANTINE_MOVE));
+    return (await database.query('SELECT session_id FROM collection_quarantine_archive ORDER BY id')).map((row) => row.session_id);
+  }
+  const copy = `${tempDirectory()}/collections-archive.db`;
+  await database.query(`VACUUM INTO '${copy}'`);
+  await database.query(at(SQLITE_QUARANTINE_DELETE));
+  await database.query(at(SQLITE_QUARANTINE_DELETE));
+  const kept = new Set((await database.query('SELECT id FROM collection_quarantine')).map((row) => row.id));
+  return queryFile(copy, 'SELECT id, session_id FROM collection_quarantine ORDER BY id').filter((row) => !kept.has(row.id)).map((row) => row.session_id);
+}
 
 /** Runs the document's procedure for `cutoff` beside the running app; returns the archived rows. */
 async function archive(database: UrlTestDatabase, cutoff: string): Promise<Record<string, unknown>[]> {
@@ -91,7 +119,9 @@ async function sixAroundACutoff(app: TestApp) {
 
 describe('the archiving procedure of docs/operations.md', () => {
   it('is the document\'s, word for word', () => {
-    for (const statement of [POSTGRES_ARCHIVE_TABLE, POSTGRES_MOVE, SQLITE_DELETE]) expect(DOC).toContain(statement);
+    for (const statement of [POSTGRES_ARCHIVE_TABLE, POSTGRES_MOVE, SQLITE_DELETE, POSTGRES_QUARANTINE_ARCHIVE_TABLE, POSTGRES_QUARANTINE_MOVE, SQLITE_QUARANTINE_DELETE]) {
+      expect(DOC).toContain(statement);
+    }
   });
 
   describe.each(urlStoreBackends)('on $name', (backend) => {
@@ -123,6 +153,36 @@ describe('the archiving procedure of docs/operations.md', () => {
       await resumed.next(4);
       expect(resumed.ids).toEqual([...ids.slice(3), live.settlementId]);
       expect(resumed.errors).toEqual([]);
+    });
+
+    test('moves out of the quarantine the deliveries reviewed before the cutoff, never one awaiting review', async () => {
+      const database = await backend.create();
+      const { logger, logged } = captureLogs();
+      const app = await startApp({ STORE_URL: database.storeUrl }, { logger });
+      const refuse = async (sessionId: string) => {
+        expect((await app.deliver(notificationBody({ sessionId, accountNumber: '12' }))).reply.responseCode).toBe('02');
+        await logged((line) => line.msg === 'collection notification kept in the quarantine' && line.sessionId === sessionId);
+      };
+      for (const sessionId of ['S-1', 'S-2', 'S-3']) await refuse(sessionId);
+      const listed = async () =>
+        ((await app.query('{ quarantinedDeliveries { nodes { id sessionId reviewedAt } } }')).data!.quarantinedDeliveries.nodes as { id: string; sessionId: string }[]);
+      const [third, second, first] = await listed();
+      for (const delivery of [first!, second!]) {
+        await app.query('mutation($id: ID!) { reviewQuarantinedDelivery(id: $id, note: "Credited by hand.") { id } }', { id: delivery.id });
+      }
+      const reviewed = Date.now();
+      while (Date.now() === reviewed) await nextTurn();
+      const cutoff = new Date().toISOString();
+      await refuse('S-4');
+      const fourth = (await listed())[0]!;
+      await app.query('mutation($id: ID!) { reviewQuarantinedDelivery(id: $id, note: "Raised with the bank.") { id } }', { id: fourth.id });
+
+      expect(await archiveQuarantine(database, cutoff)).toEqual(['S-1', 'S-2']);
+      expect((await listed()).map((delivery) => delivery.sessionId)).toEqual(['S-4', 'S-3']);
+      expect(third!.sessionId).toBe('S-3');
+      // Ids are never given again: the next delivery comes after every one, archived or not.
+      await refuse('S-5');
+      expect(Number((await listed())[0]!.id)).toBeGreaterThan(Number(fourth.id));
     });
 
     test('stores a delivery of an archived settlementId again once no replica remembers it: why only notifications past any retry are archived', async () => {

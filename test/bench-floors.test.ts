@@ -92,7 +92,7 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
     const sessionId = JSON.parse(body).sessionId;
     expect(await post(body, { ...signedHeaders(), 'x-auth-signature': 'AB'.repeat(64) })).toEqual({
       status: 200,
-      reply: { requestSuccessful: true, sessionId: '', responseMessage: 'rejected transaction', responseCode: '02' },
+      reply: { requestSuccessful: true, sessionId, responseMessage: 'rejected transaction', responseCode: '02' },
     });
     for (const change of [{ settlementId: '' }, { settlementId: '9'.repeat(65) }, { accountNumber: '12345' }, { transactionAmount: '1e3' }, { transactionAmount: `${'9'.repeat(19)}.00` }]) {
       expect((await post(JSON.stringify({ ...JSON.parse(body), ...change }))).reply, JSON.stringify(change)).toMatchObject({ sessionId, responseCode: '02' });

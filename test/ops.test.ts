@@ -177,6 +177,8 @@ describe('ops/prometheus/alerts.yml', () => {
       'graphql_subscriptions_ended_early_total',
       'job:graphql_active_subscriptions:sum',
       'collection_store_bytes',
+      'collection_quarantine_unreviewed',
+      'collection_quarantine_not_kept_total',
     ]) {
       expect(named, metric).toContain(metric);
     }

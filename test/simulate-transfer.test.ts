@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { startApp } from './helpers/app.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const SCRIPT = join(import.meta.dirname, '..', 'scripts', 'simulate-transfer.ts');
 const run = promisify(execFile);
@@ -29,6 +30,26 @@ describe('npm run simulate:transfer', () => {
     expect(data!.collectionNotifications.nodes).toEqual([
       { transactionAmount: '2500.50', currency: 'NGN' },
       { transactionAmount: '2500.50', currency: 'NGN' },
+    ]);
+  });
+
+  it('sends a notification the subgraph refuses, and one that conflicts with what it stored: both end up in the quarantine', async () => {
+    const { baseUrl, query } = await startApp();
+    const invalid = await simulate(['--url', baseUrl, '--invalid']);
+    expect(invalid.code).toBe(0);
+    expect(invalid.output).toMatch(/ 012345678 NGN 1500\.00 → HTTP 200 02 rejected transaction/);
+    const conflict = await simulate(['--url', baseUrl, '--conflict']);
+    expect(conflict.code).toBe(0);
+    expect(conflict.output).toMatch(/→ HTTP 200 00 success[^]*\(again, as NGN 91500\.00\) → HTTP 200 01 duplicate transaction/);
+    // Kept once the replies have gone.
+    const kinds = await waitFor(async () => {
+      const { data } = await query('{ quarantinedDeliveries { nodes { kind reason detail } } }');
+      const nodes = data!.quarantinedDeliveries.nodes as unknown[];
+      return nodes.length === 2 ? nodes : undefined;
+    });
+    expect(kinds).toEqual([
+      { kind: 'CONFLICT', reason: 'conflicting_duplicate', detail: 'transactionAmount 91500.00 (stored 1500.00); settledAmount 91500.00 (stored 1500.00)' },
+      { kind: 'REJECTED', reason: 'invalid_account_number', detail: null },
     ]);
   });
 

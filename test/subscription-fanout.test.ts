@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/socket-connection.ts';
-import type { NotificationStore } from '../src/store/types.ts';
+import type { CollectionStore, NotificationStore } from '../src/store/types.ts';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { scrapeSum, subscribersLive } from './helpers/metrics.ts';
@@ -45,7 +45,7 @@ function deliverer(app: TestApp, readers: RawSubscriber[]) {
 }
 
 /** A store that keeps `settledAmount` unreadable (not a decimal) for the settlementIds in `corrupt`. */
-async function storeCorrupting(corrupt: Set<string>): Promise<NotificationStore> {
+async function storeCorrupting(corrupt: Set<string>): Promise<CollectionStore> {
   const store = await openMemoryStore();
   const insert: NotificationStore['insert'] = (notification) =>
     store.insert(corrupt.has(notification.settlementId) ? { ...notification, settledAmount: '1,489.25' } : notification);

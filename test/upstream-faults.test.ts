@@ -1,6 +1,6 @@
 import type { ExecutionResult } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
-import type { NotificationStore } from '../src/store/types.ts';
+import type { CollectionStore } from '../src/store/types.ts';
 import { SANDBOX_PREFIXES } from '../src/sandbox/index.ts';
 import { basicAuthorization } from '../src/upstream/http.ts';
 import { startApp, type GraphQLResponse } from './helpers/app.ts';
@@ -215,7 +215,7 @@ describe('the embedded sandbox refusing misconfigured credentials', () => {
   });
 });
 
-async function realStore(): Promise<NotificationStore> {
+async function realStore(): Promise<CollectionStore> {
   const store = await openMemoryStore();
   return store;
 }

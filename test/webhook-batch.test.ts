@@ -69,14 +69,14 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     expect(await store.countRows()).toBe(bodies.length);
   });
 
-  it('answers a delivery the store refuses on its own, and stores its batch-mates with 00', async () => {
+  it('refuses with 02 a delivery the store refuses on its own (no retry could store it), and stores its batch-mates with 00', async () => {
     const { code, store } = await start();
     const poison = notificationBody({ settlementId: `9${Date.now()}` });
     await store.refuseRow(poison.settlementId as string);
     const good = Array.from({ length: 30 }, () => notificationBody());
     // Sent together, so the refused row shares its statement with good ones.
     const [refused, ...others] = await Promise.all([poison, ...good].map((body) => code(body)));
-    expect(refused).toBe('03');
+    expect(refused).toBe('02');
     expect(others).toEqual(good.map(() => '00'));
     expect(await store.countRows()).toBe(good.length);
   });

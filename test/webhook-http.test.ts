@@ -53,42 +53,73 @@ describe('the webhook on node:http', () => {
     expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
   });
 
-  it('decides the source and the signature from the headers alone, answering before the body has arrived', async () => {
-    for (const env of [{}, { WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' }] as Record<string, string>[]) {
-      const store = await openMemoryStore();
-      const app = await startApp(env, { store });
-      const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
-      await once(socket, 'connect');
-      let received = '';
-      socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
-      socket.on('error', () => undefined);
-      const closed = once(socket, 'close');
-      // A body of 1 MiB is declared and 10 bytes of it sent: the reply cannot depend on the rest.
-      const headers = Object.entries(signedHeaders('someone-else', 'not-the-secret')).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-      socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${1024 * 1024}\r\n\r\n{"sessionI`);
-      await closed;
-      expect(received.slice(0, 12)).toBe('HTTP/1.1 200');
-      expect(received.toLowerCase()).toContain('connection: close');
-      expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toEqual({
-        requestSuccessful: true,
-        sessionId: '',
-        responseMessage: 'rejected transaction',
-        responseCode: '02',
-      });
-      expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
-    }
+  it('refuses a source outside WEBHOOK_ALLOWED_IPS from the headers alone, answering before the body has arrived', async () => {
+    const store = await openMemoryStore();
+    const app = await startApp({ WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' }, { store });
+    const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    socket.on('error', () => undefined);
+    const closed = once(socket, 'close');
+    // A body of 1 MiB is declared and 10 bytes of it sent: the reply cannot depend on the rest.
+    const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${1024 * 1024}\r\n\r\n{"sessionI`);
+    await closed;
+    expect(received.slice(0, 12)).toBe('HTTP/1.1 200');
+    expect(received.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toEqual({
+      requestSuccessful: true,
+      sessionId: '',
+      responseMessage: 'rejected transaction',
+      responseCode: '02',
+    });
+    expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
   });
 
-  it('replies 02 to a bad signature on an unparseable 1 MiB body, never parsing it', async () => {
+  it('reads the body of a delivery refused for its signature to echo its sessionId, and answers once it has all of it', async () => {
+    const store = await openMemoryStore();
+    const { logger, logged } = captureLogs();
+    const app = await startApp({}, { store, logger });
+    const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    const replied = Promise.withResolvers<void>();
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('utf8');
+      if (received.includes('}')) replied.resolve();
+    });
+    socket.on('error', () => undefined);
+    // A valid notification but for a 9-digit account: parsed, it would be refused for that instead.
+    const payload = JSON.stringify(notificationBody({ sessionId: 'S-echo', accountNumber: '012345678' }));
+    const headers = Object.entries(signedHeaders('someone-else', 'not-the-secret')).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n`);
+    // The sessionId arrives in the second part: a reply sent before it could not echo it.
+    socket.write(payload.slice(0, 10));
+    socket.write(payload.slice(10));
+    await replied.promise;
+    socket.destroy();
+    expect(received.slice(0, 12)).toBe('HTTP/1.1 200');
+    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toEqual({
+      requestSuccessful: true,
+      sessionId: 'S-echo',
+      responseMessage: 'rejected transaction',
+      responseCode: '02',
+    });
+    expect(await logged((line) => line.responseCode === '02')).toMatchObject({ reason: 'bad_signature', sessionId: 'S-echo' });
+    expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
+  });
+
+  it('refuses a bad signature on a body over 1 MiB with 413, echoing no sessionId, without reading the rest', async () => {
     const { logger, logged } = captureLogs();
     const app = await startApp({}, { logger });
-    const garbage = `{"sessionId":"S-1",${'x'.repeat(1024 * 1024 - 20)}`;
+    const garbage = `{"sessionId":"S-1",${'x'.repeat(1024 * 1024)}`;
     const received = await rawExchange(
       Number(new URL(app.baseUrl).port),
       `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\nclient-id: someone-else\r\nx-auth-signature: 00\r\ncontent-length: ${Buffer.byteLength(garbage)}\r\n\r\n${garbage}`,
     );
-    expect(received.slice(0, 12)).toBe('HTTP/1.1 200');
-    // Parsed, the body would have given its reason (body_not_json_object) and its sessionId.
+    expect(received.slice(0, 12)).toBe('HTTP/1.1 413');
+    expect(received.toLowerCase()).toContain('connection: close');
     expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({ responseCode: '02', sessionId: '' });
     expect(await logged((line) => line.responseCode === '02')).toMatchObject({ reason: 'bad_signature' });
   });

@@ -90,10 +90,10 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
       }),
     ],
   ];
-  it.each(signatureCases)('replies 02 to %s, reading no body (no sessionId to echo), and stores nothing', async (_name, headers) => {
+  it.each(signatureCases)('replies 02 to %s, echoing its sessionId, and stores nothing', async (_name, headers) => {
     const { deliver, store } = await start();
     const body = notificationBody();
-    expect((await deliver(body, headers())).reply).toEqual(reply('02', 'rejected transaction', ''));
+    expect((await deliver(body, headers())).reply).toEqual(reply('02', 'rejected transaction', body.sessionId));
     expect(await store.countRows()).toBe(0);
   });
 
@@ -140,6 +140,17 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     const body = notificationBody({ feeAmount: '', vatAmount: 'null', currency: ' ', channelId: 'NULL', tranDateTime: '22nd Nov' });
     expect((await deliver(body)).reply.responseCode).toBe('00');
     expect(await stored(body.settlementId)).toMatchObject({ feeAmount: null, vatAmount: null, currency: null, channelId: null, transactionTime: null });
+  });
+
+  it.each([
+    ['year 0', '0000-01-01 00:00:00'],
+    ['year 10000', '10000-01-01 00:00:00'],
+  ])('stores a bank time in %s as null, 00 and then 01 on the retry, as on every store', async (_name, tranDateTime) => {
+    const { deliver, stored } = await start();
+    const body = notificationBody({ tranDateTime });
+    expect((await deliver(body)).reply.responseCode).toBe('00');
+    expect((await deliver(body)).reply.responseCode).toBe('01');
+    expect(await stored(body.settlementId)).toMatchObject({ settlementId: body.settlementId, transactionTime: null });
   });
 
   it('reads tranDateTime in the M/D/YYYY h:mm:ss AM form and with milliseconds', async () => {

@@ -47,6 +47,8 @@ export interface VerifiedCaller {
   readonly accounts: VisibleAccounts;
   /** Epoch milliseconds of the token's `exp`. */
   readonly expiresAt: number;
+  /** The token's `sub`, when it names one: who recorded what (a quarantine review). */
+  readonly subject: string | undefined;
 }
 
 /**

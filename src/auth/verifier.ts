@@ -100,6 +100,7 @@ function callerOf(payload: JWTPayload, accountsClaim: string): Caller {
     scopes,
     accounts: scopes.has(ALL_ACCOUNTS_SCOPE) ? 'all' : [...new Set(accounts as string[])].sort(),
     expiresAt: payload.exp! * 1000,
+    subject: typeof payload.sub === 'string' ? payload.sub : undefined,
   };
 }
 

@@ -16,11 +16,17 @@ const BANK_TIME_FORMATS = [
 ].map((format) => ({ ...format, parser: DateTime.buildFormatParser(format.tokens, { locale: LOCALE }) }));
 // luxon's `h` takes any one or two digits; on a 12-hour clock only 1 to 12 are hours.
 const TWELVE_HOUR_CLOCK = / (?:[1-9]|1[0-2]):\d\d:\d\d [ap]m$/i;
+/**
+ * The years a bank time may fall in. Outside them no bank meant the time, and the stores disagree on
+ * it (PostgreSQL refuses year 0, which SQLite keeps with the zone's local mean time), so it is null
+ * on both, as an unreadable time is.
+ */
+const BANK_YEARS = { first: 1900, last: 9999 } as const;
 
 /**
  * The bank's local `tranDateTime` as ISO 8601 with the zone's offset at that instant, or null when
- * unreadable. Forms: `YYYY-MM-DD HH:MM:SS[.fff]` and `M/D/YYYY h:mm:ss AM|PM`. Milliseconds are
- * written only when given.
+ * unreadable or outside the years 1900 to 9999. Forms: `YYYY-MM-DD HH:MM:SS[.fff]` and
+ * `M/D/YYYY h:mm:ss AM|PM`. Milliseconds are written only when given.
  */
 export function readBankTime(text: string | null, timezone: string): string | null {
   if (text === null) return null;
@@ -46,6 +52,7 @@ function parseBankTime(text: string, timezone: string): string | null {
     const wallClock = DateTime.fromFormatParser(text, format.parser, { zone: 'utc', locale: LOCALE });
     if (!wallClock.isValid) continue;
     if (format.twelveHour && !TWELVE_HOUR_CLOCK.test(text)) return null;
+    if (wallClock.year < BANK_YEARS.first || wallClock.year > BANK_YEARS.last) return null;
     const offset = zoneOffsetAt(wallClock, timezone);
     if (offset === null) return null;
     return wallClock

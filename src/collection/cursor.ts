@@ -20,3 +20,19 @@ export function decodeCursor(cursor: string, argumentName = 'after'): LogPositio
   }
   return { txid: numbers[0]!, seq: numbers[1]! };
 }
+
+// A quarantined delivery's cursor: base64url of "q:<id>", apart from the log's by its prefix.
+const QUARANTINED = /^q:([1-9]\d{0,14})$/;
+
+/** The opaque cursor of the quarantined delivery `id`. */
+export function encodeQuarantineCursor(id: string): string {
+  return Buffer.from(`q:${id}`, 'utf8').toString('base64url');
+}
+
+/** The quarantine id `cursor` stands for; BAD_USER_INPUT naming `argumentName` when it is not one we issued. */
+export function decodeQuarantineCursor(cursor: string, argumentName = 'after'): number {
+  const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  const id = QUARANTINED.exec(text)?.[1];
+  if (id === undefined) throw badUserInput(argumentName, 'is not a cursor this API issued; pass a `cursor` or `endCursor` value unchanged.');
+  return Number(id);
+}

@@ -3,10 +3,13 @@
 import { createIpMatcher, type IpRange } from '../ip-ranges.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
+import type { NewQuarantinedDelivery } from '../domain/index.ts';
+import { UnstorableNotificationError } from '../store/batch.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { recordWebhookReply, traceStoreWrite } from '../telemetry/webhook.ts';
 import type { NotificationFeed } from './notification-feed.ts';
 import { parseNotification, readNotificationBody } from './notification.ts';
+import type { QuarantineKeeper } from './quarantine.ts';
 import { expectedSignature, verifySignature, type WebhookCredentials } from './signature.ts';
 
 export const RESPONSE_MESSAGES = {
@@ -25,6 +28,8 @@ export interface DeliveryDeps {
   store: NotificationStore;
   /** This replica's follower of the log: told of each commit, it wakes every replica's. */
   notificationFeed: Pick<NotificationFeed, 'announce'>;
+  /** Where what is refused for its content, or may be a conflict, is kept once its reply is sent. */
+  quarantine: Pick<QuarantineKeeper, 'keep' | 'checkDuplicate'>;
   metrics: Metrics;
   logger: Logger;
 }
@@ -43,17 +48,36 @@ export interface Verdict {
   reason: string;
   sessionId: string;
   details: Record<string, unknown>;
+  /** What to do once the reply is sent: hand the delivery to the quarantine. Never throws. */
+  afterReply?: (() => void) | undefined;
 }
 
-/** Decides deliveries in two steps, so that the body is read only for a sender the headers admit. */
-export interface DeliveryHandler {
+/** A body read whole: its bytes (what the quarantine keeps) and their text. */
+export interface DeliveryBody {
+  bytes: Uint8Array;
+  text: string;
+}
+
+/** The `02` for a delivery refused on its headers, and whether its body is read to echo its sessionId. */
+export interface Refusal extends Verdict {
   /**
-   * The `02` for a delivery refused on its headers alone (source address, then signature), or
-   * undefined when its body is to be read. A refused body is never read, so its sessionId is `''`.
+   * A refused signature: the body is read within its limit only for the sessionId the reply echoes,
+   * never parsed further or stored. A refused source: the body is never read (sessionId `''`).
    */
-  admit(headers: DeliveryHeaders): Verdict | undefined;
+  echoesBody: boolean;
+}
+
+/** Decides deliveries in two steps, so that the body is parsed only for a sender the headers admit. */
+export interface DeliveryHandler {
+  /** The refusal of a delivery on its headers alone (source address, then signature), or undefined when its body is to be read. */
+  admit(headers: DeliveryHeaders): Refusal | undefined;
   /** The verdict on an admitted delivery's body: refused (`02`), already stored (`01`), stored (`00`). */
-  decide(rawBody: string): Promise<Verdict>;
+  decide(body: DeliveryBody): Promise<Verdict>;
+  /**
+   * The `02` for an admitted delivery whose body passed the size limit: what was read of it (none
+   * when the declared length was over) is kept, since the bank will not send it again.
+   */
+  refuseTooLarge(read: Uint8Array): Verdict;
 }
 
 /**
@@ -67,29 +91,41 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
   // Exported from the start, so the first match counts as an increase and "previous stays at 0" is visible.
   deps.metrics.webhookSignatureMatches.inc({ secret: 'current' }, 0);
   if (expected.previousSignature) deps.metrics.webhookSignatureMatches.inc({ secret: 'previous' }, 0);
-  const refused = (reason: string, details: Record<string, unknown> = {}): Verdict => ({ code: '02', reason, sessionId: '', details });
+  const refused = (reason: string, echoesBody: boolean, details: Record<string, unknown> = {}): Refusal => ({
+    code: '02',
+    reason,
+    sessionId: '',
+    details,
+    echoesBody,
+  });
 
   return {
     admit(headers) {
       // The signature is the same on every delivery, so it proves little once seen: where it comes
       // from is checked first. The address is operational data, logged to find a misconfiguration.
-      if (!allowed(headers.sourceAddress)) return refused('source_not_allowed', { sourceAddress: headers.sourceAddress });
+      if (!allowed(headers.sourceAddress)) return refused('source_not_allowed', false, { sourceAddress: headers.sourceAddress });
       const signedWith = verifySignature(headers, expected);
-      if (signedWith === undefined) return refused('bad_signature');
+      // The bank's rules echo the sessionId whatever the reply, so a signed-looking sender's body is read for it.
+      if (signedWith === undefined) return refused('bad_signature', true);
       // Tells the operator when the bank has stopped signing with the previous secret of a rotation.
       deps.metrics.webhookSignatureMatches.inc({ secret: signedWith });
       return undefined;
     },
-    async decide(rawBody) {
-      const body = readNotificationBody(rawBody);
-      const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}): Verdict => ({
+    async decide({ bytes, text }) {
+      const receivedAt = new Date();
+      const body = readNotificationBody(text);
+      const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}, afterReply?: () => void): Verdict => ({
         code,
         reason,
         sessionId: body.sessionId,
         details,
+        afterReply,
       });
-      const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt: new Date() });
-      if (!parsed.ok) return verdict('02', parsed.reason);
+      // What a refused delivery is kept with: the ids the body holds, read as far as they can be.
+      const refused = (kind: 'REJECTED' | 'UNSTORABLE', reason: string, detail: string | null) => () =>
+        deps.quarantine.keep({ kind, reason, detail, responseCode: '02', receivedAt: receivedAt.toISOString(), ...idsOf(body.fields), rawBody: bytes });
+      const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt });
+      if (!parsed.ok) return verdict('02', parsed.reason, {}, refused('REJECTED', parsed.reason, null));
       const { settlementId } = parsed.notification;
 
       const started = performance.now();
@@ -98,17 +134,43 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
         result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(parsed.notification));
       } catch (error) {
         deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
+        // Refused by the store for what it holds, written alone: no retry can store it, so 02, never 03.
+        if (error instanceof UnstorableNotificationError) {
+          return verdict('02', 'store_refused_row', { settlementId, err: error }, refused('UNSTORABLE', 'store_refused_row', messageOf(error.cause)));
+        }
         return verdict('03', 'store_failure', { settlementId, err: error });
       }
       deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
-      if (result.status === 'duplicate') return verdict('01', 'duplicate', { settlementId });
+      if (result.status === 'duplicate') {
+        return verdict('01', 'duplicate', { settlementId }, () => deps.quarantine.checkDuplicate(parsed.notification, bytes));
+      }
 
       // Stored: the transfer is ours whatever happens next. Every replica's notification feed is woken (one
       // pub/sub message for many commits); if that message is lost, their safety-net timer reads it.
       deps.notificationFeed.announce(result.notification.position, result.settled);
       return verdict('00', 'accepted', { settlementId });
     },
+    refuseTooLarge(read) {
+      const receivedAt = new Date().toISOString();
+      const detail = read.byteLength === 0 ? 'its declared length passed the size limit: none of it was read' : `it passed the size limit: its first ${read.byteLength} bytes are kept`;
+      const kept: NewQuarantinedDelivery = { kind: 'REJECTED', reason: 'body_too_large', detail, responseCode: '02', receivedAt, ...idsOf(undefined), rawBody: read };
+      return { code: '02', reason: 'body_too_large', sessionId: '', details: {}, afterReply: () => deps.quarantine.keep(kept) };
+    },
   };
+}
+
+/** The ids a body holds where they can be read: text of a sensible length, else null (the raw body keeps them). */
+function idsOf(fields: Record<string, unknown> | undefined): Pick<NewQuarantinedDelivery, 'sessionId' | 'settlementId' | 'accountNumber'> {
+  const id = (value: unknown) => (typeof value === 'string' && value.trim() !== '' && value.length <= MAX_ID_LENGTH ? value.trim() : null);
+  return { sessionId: id(fields?.sessionId), settlementId: id(fields?.settlementId), accountNumber: id(fields?.accountNumber) };
+}
+
+const MAX_ID_LENGTH = 256;
+
+/** The store's own message, kept beside an UNSTORABLE delivery, cut to a readable length. */
+function messageOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > 1_000 ? `${message.slice(0, 1_000)}…` : message;
 }
 
 /** Counts, traces and logs a verdict, as every reply of the webhook is. */

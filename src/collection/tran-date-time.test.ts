@@ -62,8 +62,18 @@ describe('parseNotification: tranDateTime', () => {
     ['blank', '  '],
     ['the text null', 'null'],
     ['a JSON number', 1795871109000],
+    // Years no bank meant, which one store or the other cannot hold.
+    ['year 0', '0000-01-01 00:00:00'],
+    ['year 1899', '1899-12-31 23:59:59'],
+    ['year 10000', '10000-01-01 00:00:00'],
+    ['year 0 in M/D/YYYY', '1/1/0000 12:00:00 AM'],
   ])('gives null, not a refusal, for %s', (_name, value) => {
     expect(timeOf(value)).toBeNull();
+  });
+
+  it('reads the first and the last years a bank time may fall in', () => {
+    expect(timeOf('1900-01-01 00:00:00', 'UTC')).toBe('1900-01-01T00:00:00Z');
+    expect(timeOf('9999-12-31 23:59:59')).toBe('9999-12-31T23:59:59+01:00');
   });
 
   it('gives null when tranDateTime is absent', () => {

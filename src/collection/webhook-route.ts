@@ -65,13 +65,14 @@ interface Serving {
 
 async function serve(request: IncomingMessage, response: ServerResponse, serving: Serving): Promise<void> {
   const { deps, handler, reqId } = serving;
-  // Decided from the headers alone: a sender without the address or the signature costs no read or parse.
+  // Decided from the headers alone: a sender without the address costs no read, one without the
+  // signature a read for the sessionId to echo and no parse beyond it.
   const refusal = handler.admit({
     clientId: header(request, 'client-id'),
     signature: header(request, 'x-auth-signature'),
     sourceAddress: deps.edge.clientAddress(request),
   });
-  if (refusal) {
+  if (refusal && !refusal.echoesBody) {
     refusal.details = { reqId, ...refusal.details };
     recordVerdict(deps, refusal);
     // The body is left unread, so the connection cannot carry another request after it.
@@ -79,16 +80,24 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
   }
 
   const body = await readBody(request);
-  if (body === 'too large') {
-    const verdict: Verdict = { code: '02', reason: 'body_too_large', sessionId: '', details: { reqId } };
-    recordVerdict(deps, verdict);
-    // The rest of the body is never read: the connection cannot carry another request after it.
-    return send(response, serving, 413, verdict, { connection: 'close' });
-  }
   if (body === 'aborted') {
     // Nobody to answer, and nothing stored: the bank, seeing no reply, sends it again.
     deps.logger.warn({ reqId }, 'collection notification: the sender hung up before the body ended; nothing stored');
     return;
+  }
+  if ('tooLarge' in body) {
+    const verdict: Verdict = refusal ?? handler.refuseTooLarge(body.tooLarge);
+    verdict.details = { reqId, ...verdict.details };
+    recordVerdict(deps, verdict);
+    // The rest of the body is never read: the connection cannot carry another request after it.
+    send(response, serving, 413, verdict, { connection: 'close' });
+    return verdict.afterReply?.();
+  }
+  if (refusal) {
+    refusal.sessionId = readSessionId(body.text);
+    refusal.details = { reqId, ...refusal.details };
+    recordVerdict(deps, refusal);
+    return send(response, serving, 200, refusal);
   }
 
   let verdict: Verdict;
@@ -96,31 +105,43 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
     verdict = await handler.decide(body);
   } catch (error) {
     // A fault of ours, not of the delivery: nothing was stored, so the bank's retry can succeed.
-    verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(body), details: { err: error } };
+    verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(body.text), details: { err: error } };
   }
   verdict.details = { reqId, ...verdict.details };
   recordVerdict(deps, verdict);
   send(response, serving, 200, verdict);
+  // The quarantine comes after the reply: it never holds or changes one.
+  verdict.afterReply?.();
 }
 
-/** The body as text; 'too large' once it passes the limit (declared or sent), 'aborted' if the client left. */
-function readBody(request: IncomingMessage): Promise<string | 'too large' | 'aborted'> {
-  if (Number(request.headers['content-length']) > WEBHOOK_BODY_LIMIT) return Promise.resolve('too large');
+/** A body read whole (its bytes and their text), or what was read of one over the limit. */
+type Body = { bytes: Buffer; text: string } | { tooLarge: Buffer };
+
+/**
+ * The body; `tooLarge` (with what was read, none when the declared length was over) once it passes
+ * the limit, 'aborted' if the client left before its end.
+ */
+function readBody(request: IncomingMessage): Promise<Body | 'aborted'> {
+  if (Number(request.headers['content-length']) > WEBHOOK_BODY_LIMIT) return Promise.resolve({ tooLarge: Buffer.alloc(0) });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     // Every listener goes once the body is settled: a request left with an 'error' listener ends
     // through an extra tick of Node's, on every delivery.
-    const settle = (body: string | 'too large' | 'aborted') => {
+    const settle = (body: Body | 'aborted') => {
       request.off('data', onData).off('end', onEnd).off('error', onAborted).off('close', onAborted);
       resolve(body);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= WEBHOOK_BODY_LIMIT) chunks.push(chunk);
-      else settle('too large');
+      if (size <= WEBHOOK_BODY_LIMIT) return void chunks.push(chunk);
+      chunks.push(chunk.subarray(0, chunk.length - (size - WEBHOOK_BODY_LIMIT)));
+      settle({ tooLarge: Buffer.concat(chunks, WEBHOOK_BODY_LIMIT) });
     };
-    const onEnd = () => settle(Buffer.concat(chunks, size).toString('utf8'));
+    const onEnd = () => {
+      const bytes = Buffer.concat(chunks, size);
+      settle({ bytes, text: bytes.toString('utf8') });
+    };
     // The bank hung up before the end.
     const onAborted = () => settle('aborted');
     request.on('data', onData).on('end', onEnd).on('error', onAborted).on('close', onAborted);

@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { problemsOf } from '../../test/helpers/config.ts';
-import { DEFAULT_MAX_OPERATION_COST, describeUrl, loadConfig } from './index.ts';
+import { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_ROWS, describeUrl, loadConfig } from './index.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 
@@ -99,6 +99,16 @@ describe('loadConfig', () => {
       expect(problems.some((p) => p.startsWith(name))).toBe(true);
     }
     expect(problemsOf({ UPSTREAM_MODE: 'staging' })).toContain('UPSTREAM_MODE must be "sandbox" or "live"');
+  });
+
+  it('reads QUARANTINE_MAX_ROWS as a whole number from 0, 100,000 by default', () => {
+    expect(loadConfig({}).quarantineMaxRows).toBe(DEFAULT_QUARANTINE_MAX_ROWS);
+    expect(DEFAULT_QUARANTINE_MAX_ROWS).toBe(100_000);
+    expect(loadConfig({ QUARANTINE_MAX_ROWS: '0' }).quarantineMaxRows).toBe(0);
+    expect(loadConfig({ QUARANTINE_MAX_ROWS: '' }).quarantineMaxRows).toBe(DEFAULT_QUARANTINE_MAX_ROWS);
+    for (const bad of ['-1', '1e5', 'many', '100000001']) {
+      expect(problemsOf({ QUARANTINE_MAX_ROWS: bad })).toEqual([`QUARANTINE_MAX_ROWS must be a whole number from 0 to 100000000, got "${bad}"`]);
+    }
   });
 
   it('reads MAX_OPERATION_COST as a whole number of bank calls from 1, with a default that serves real screens', () => {

@@ -32,6 +32,8 @@ export interface Config extends NetworkConfig, AuthConfig {
   publishAccessDirectives: boolean;
   /** `SUBSCRIPTION_KEEPALIVE_MS`: how often each graphql-ws socket is pinged; one silent until the next ping is ended. */
   subscriptionKeepAliveMs: number;
+  /** `QUARANTINE_MAX_ROWS`: how many quarantined deliveries may await review; past it, more are not kept. */
+  quarantineMaxRows: number;
 }
 
 /**
@@ -40,6 +42,9 @@ export interface Config extends NetworkConfig, AuthConfig {
  * calls is refused; docs/benchmarks.md prices the screens it was chosen against.
  */
 export const DEFAULT_MAX_OPERATION_COST = 25;
+
+/** Quarantined deliveries that may await review: a bad day's refusals many times over, far from what fills a disk. */
+export const DEFAULT_QUARANTINE_MAX_ROWS = 100_000;
 
 /** Thrown by `loadConfig` with every problem found, one per line; never holds a secret's value. */
 export class ConfigError extends Error {
@@ -71,6 +76,7 @@ export function loadConfig(env: Env): Config {
     publishAccessDirectives: readPublishAccessDirectives(source),
     // graphql-ws's own default; a proxy in front that drops idle sockets sooner needs it shorter.
     subscriptionKeepAliveMs: integer(source, 'SUBSCRIPTION_KEEPALIVE_MS', 12_000, 100, 600_000),
+    quarantineMaxRows: integer(source, 'QUARANTINE_MAX_ROWS', DEFAULT_QUARANTINE_MAX_ROWS, 0, 100_000_000),
   };
   if (source.problems.length > 0) throw new ConfigError(source.problems);
   return config;

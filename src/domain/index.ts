@@ -8,3 +8,5 @@ export type * from './bank.ts';
 export type * from './merchant.ts';
 export * from './notification.ts';
 export type * from './transaction.ts';
+export type * from './quarantine.ts';
+export * from './money-fields.ts';

@@ -37,6 +37,9 @@ describe('estimateBankCalls over the subgraph schema', () => {
   it('prices store reads: a page one, a range of days one per 16 days it touches', () => {
     expect(estimate('{ collectionNotifications(first: 100) { nodes { settlementId } } }')).toBe(1);
     expect(estimate('{ collectionNotifications(from: "2026-11-01T00:00:00Z") { nodes { settlementId } } }')).toBe(1);
+    expect(estimate('{ quarantinedDeliveries(first: 100, from: "2025-11-01T00:00:00Z", to: "2026-11-01T00:00:00Z") { nodes { rawBody } } }')).toBe(1);
+    const aliased = Array.from({ length: 30 }, (_, i) => `q${i}: quarantinedDeliveries { nodes { id } }`).join(' ');
+    expect(estimate(`{ ${aliased} }`)).toBe(30);
     const month = '{ collectionSummary(from: "2026-10-01T00:00:00+01:00", to: "2026-11-01T00:00:00+01:00") { count days { date count } } }';
     expect(estimate(month)).toBe(2);
     const year = 'query($from: DateTime!, $to: DateTime!) { collectionSummary(from: $from, to: $to) { count } }';

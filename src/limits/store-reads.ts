@@ -22,6 +22,7 @@ export function storeReadPrice(parentType: string, fieldName: string, args: Reco
   if (fieldName === 'collectionSummary') return rangePrice(args.from, args.to);
   if (fieldName === 'collectionNotifications') return args.to == null ? 1 : rangePrice(args.from, args.to);
   if (fieldName === 'collectionNotification') return 1;
+  if (fieldName === 'quarantinedDeliveries') return 1;
   return 0;
 }
 

@@ -1,4 +1,5 @@
 import type { MutationResolvers } from '../__generated__/resolvers-types.ts';
+import { badUserInput } from '../errors.ts';
 import * as valid from '../validation.ts';
 
 export const Mutation: MutationResolvers = {
@@ -19,6 +20,13 @@ export const Mutation: MutationResolvers = {
     }),
   merchantRefreshSession: (_, { refreshToken }, { bank }) =>
     bank.wallet.refreshSession(valid.required(refreshToken, 'refreshToken')),
+
+  reviewQuarantinedDelivery: async (_, { id, note }, { quarantine, caller }) => {
+    const reviewedBy = caller.kind === 'verified' ? (caller.subject ?? null) : null;
+    const result = await quarantine.review({ id, note: valid.note(note), reviewedBy, reviewedAt: new Date().toISOString() });
+    if (result.status === 'already-reviewed') throw badUserInput('id', `was reviewed at ${result.delivery.reviewedAt}; a review is recorded once.`);
+    return result.status === 'reviewed' ? result.delivery : null;
+  },
 
   transactionAuthorize: (_, { redirectUri }, { bank }) => bank.transaction.authorize(valid.redirectUri(redirectUri)),
   transactionToken: (_, { code, redirectUri }, { bank }) =>

@@ -1,5 +1,5 @@
 import type { QueryResolvers } from '../__generated__/resolvers-types.ts';
-import { decodeCursor } from '../collection/cursor.ts';
+import { decodeCursor, decodeQuarantineCursor } from '../collection/cursor.ts';
 import * as valid from '../validation.ts';
 
 /** Page size of `collectionNotifications` when `first` is not given, and its ceiling. */
@@ -36,6 +36,13 @@ export const Query: QueryResolvers = {
     // One extra row tells whether another page follows.
     const rows = await store.listNewestFirst({ accountNumber, before, ...range, limit: limit + 1 });
     return { notifications: rows.slice(0, limit), hasNextPage: rows.length > limit };
+  },
+  quarantinedDeliveries: async (_, args, { quarantine }) => {
+    const limit = valid.pageSize(args.first, DEFAULT_PAGE, MAX_PAGE);
+    const before = args.after == null ? undefined : decodeQuarantineCursor(args.after);
+    const { from, to } = valid.openRange(args.from, args.to);
+    const rows = await quarantine.list({ before, limit: limit + 1, kind: args.kind ?? undefined, reviewed: args.reviewed ?? undefined, from, to });
+    return { deliveries: rows.slice(0, limit), hasNextPage: rows.length > limit };
   },
   collectionSummary: (_, args, { store, bankTimezone }) => {
     const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);

@@ -5,6 +5,7 @@ import { Bank } from './Bank.ts';
 import { BillCategory } from './BillCategory.ts';
 import { CollectionNotification, CollectionNotificationConnection, CollectionNotificationEdge } from './CollectionNotification.ts';
 import { Mutation } from './Mutation.ts';
+import { QuarantinedDelivery, QuarantinedDeliveryConnection, QuarantinedDeliveryEdge } from './QuarantinedDelivery.ts';
 import { Query } from './Query.ts';
 import { Subscription } from './Subscription.ts';
 
@@ -19,6 +20,9 @@ export const resolvers: Resolvers = {
   CollectionNotification,
   CollectionNotificationConnection,
   CollectionNotificationEdge,
+  QuarantinedDelivery,
+  QuarantinedDeliveryConnection,
+  QuarantinedDeliveryEdge,
   Decimal: DecimalScalar,
   DateTime: DateTimeScalar,
   JSON: JSONScalar,

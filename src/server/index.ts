@@ -56,6 +56,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     ...settings.webhook,
     store: services.store,
     notificationFeed: services.notificationFeed,
+    quarantine: services.quarantineKeeper,
     metrics: services.metrics,
     logger: services.logger,
     edge,

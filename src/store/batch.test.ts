@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
-import { createInsertBatcher, type BatchReport, type WriteBatch } from './batch.ts';
+import { createInsertBatcher, UnstorableNotificationError, type BatchReport, type WriteBatch } from './batch.ts';
 
 /** A write that stores in memory, remembering each batch it was given. */
 function memoryWrite() {
@@ -135,6 +135,24 @@ describe('createInsertBatcher', () => {
     ]);
     // Seven distinct rows, halved wherever the poison is: 7 ✗, 4 ✗, 2 ✓, 2 ✗, 1 ✓, 1 ✗ (the poison), 3 ✓.
     expect(calls.map((batch) => batch.length)).toEqual([7, 4, 2, 2, 1, 1, 3]);
+  });
+
+  it('rejects the row the database refused for its content as unstorable, and any other lone failure as it came', async () => {
+    const { write } = memoryWrite();
+    const refusals = { poison: Object.assign(new Error('check violated'), { aboutRow: true }), unlucky: new Error('deadlock detected') };
+    const refusing: WriteBatch = async (notifications) => {
+      const refused = notifications.find((one) => one.settlementId in refusals);
+      if (refused) throw refusals[refused.settlementId as keyof typeof refusals];
+      return write(notifications);
+    };
+    const batcher = createInsertBatcher(refusing, { refusedStatement: () => true, refusedRow: (error) => (error as { aboutRow?: boolean }).aboutRow === true });
+    const [poison, unlucky, good] = await Promise.allSettled(
+      [notification({ settlementId: 'poison' }), notification({ settlementId: 'unlucky' }), notification()].map((one) => batcher.insert(one)),
+    );
+    expect(poison).toMatchObject({ status: 'rejected', reason: expect.any(UnstorableNotificationError) });
+    expect((poison as PromiseRejectedResult).reason.cause).toBe(refusals.poison);
+    expect(unlucky).toMatchObject({ status: 'rejected', reason: refusals.unlucky });
+    expect(good).toMatchObject({ status: 'fulfilled', value: { status: 'inserted' } });
   });
 
   it('fails every insert at once when the failure is not a refusal of the statement', async () => {

@@ -23,6 +23,17 @@ export interface BatchOptions {
 }
 
 /**
+ * A notification the store refused on its own, for its content (a constraint, a value it cannot
+ * hold), once written apart from its batch: a retry cannot help it. `cause` is the database's error.
+ */
+export class UnstorableNotificationError extends Error {
+  constructor(cause: unknown) {
+    super(`the store refused this notification: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'UnstorableNotificationError';
+  }
+}
+
+/**
  * Whether a failed batch is worth retrying in parts: true when the database refused the statement
  * itself (a row it will not take), false when it could not be written at all (the connection lost,
  * the disk full), where every part would fail alike.
@@ -65,9 +76,16 @@ export interface InsertBatcher {
  * (setImmediate) for others to join it. Up to `inFlight` batches are written at once (1 by
  * default); while that many are being written, the next batch gathers.
  */
+/** How a batch is retried apart: whether a failure refused the statement, and whether one row's failure refused that row. */
+interface Refusals {
+  refusedStatement?: RefusedStatement | undefined;
+  /** A single row's failure that was about its content: rejected as UnstorableNotificationError. */
+  refusedRow?: RefusedStatement | undefined;
+}
+
 export function createInsertBatcher(
   write: WriteBatch,
-  options: BatchOptions & { limits?: BatchLimits | undefined; inFlight?: number | undefined; refusedStatement?: RefusedStatement | undefined } = {},
+  options: BatchOptions & Refusals & { limits?: BatchLimits | undefined; inFlight?: number | undefined } = {},
 ): InsertBatcher {
   const limits = options.limits ?? DEFAULT_LIMITS;
   const inFlight = options.inFlight ?? 1;
@@ -125,7 +143,7 @@ function take(pending: readonly Entry[], limits: BatchLimits): Entry[] {
 type Outcome = { record: CollectionNotificationRecord | null; settled: LogPosition } | { error: unknown };
 
 /** Writes one batch and answers each of its entries; never rejects itself. */
-async function run(write: WriteBatch, batch: Entry[], options: Pick<BatchOptions, 'onBatch'> & { refusedStatement?: RefusedStatement | undefined }): Promise<void> {
+async function run(write: WriteBatch, batch: Entry[], options: Pick<BatchOptions, 'onBatch'> & Refusals): Promise<void> {
   // A settlementId twice in one batch: the first goes to the database, the rest are its duplicates,
   // answered only once the batch has committed (if it fails, the first was never stored).
   const firsts = new Map<string, Entry>();
@@ -149,11 +167,7 @@ async function run(write: WriteBatch, batch: Entry[], options: Pick<BatchOptions
  * so on down to single rows, so one row the store will not take (whatever the reason) fails alone
  * and its batch-mates are stored. A failure that is not a refusal fails them all at once.
  */
-async function writeApartOnRefusal(
-  write: WriteBatch,
-  notifications: NewCollectionNotification[],
-  options: Pick<BatchOptions, 'onBatch'> & { refusedStatement?: RefusedStatement | undefined },
-): Promise<Outcome[]> {
+async function writeApartOnRefusal(write: WriteBatch, notifications: NewCollectionNotification[], options: Pick<BatchOptions, 'onBatch'> & Refusals): Promise<Outcome[]> {
   const started = performance.now();
   const ms = () => performance.now() - started;
   try {
@@ -163,6 +177,7 @@ async function writeApartOnRefusal(
     return records.map((record) => ({ record, settled }));
   } catch (error) {
     report(options.onBatch, { size: notifications.length, inserted: 0, outcome: 'failed', ms: ms() });
+    if (notifications.length === 1 && options.refusedRow?.(error)) return [{ error: new UnstorableNotificationError(error) }];
     if (notifications.length === 1 || !options.refusedStatement?.(error)) return notifications.map(() => ({ error }));
     const half = Math.ceil(notifications.length / 2);
     const first = await writeApartOnRefusal(write, notifications.slice(0, half), options);

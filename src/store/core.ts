@@ -1,11 +1,11 @@
 // The store, the same for every backend: the NotificationStore's rules (closing, limits, getMany's
 // order, group commit, summaries by bank-local day) over a backend that only runs statements.
 import { LRUCache } from 'lru-cache';
-import { START_OF_LOG, type LogPosition, type NewCollectionNotification } from '../domain/index.ts';
+import { MONEY_FIELDS, moneyFieldsOf, moneyKey, START_OF_LOG, type LogPosition, type MoneyFields, type NewCollectionNotification } from '../domain/index.ts';
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
 import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
-import type { NotificationStore, StoreSize } from './types.ts';
+import type { CollectionStore, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
 /** What a backend wrote of one batch: each notification's position, null where it was already stored. */
 export interface WrittenBatch {
@@ -63,12 +63,19 @@ export interface StoreBackend {
   ping(): Promise<void>;
   /** Whether a failed insertBatch was the database refusing the statement (retried in parts), not failing to write at all. */
   refusedStatement(error: unknown): boolean;
+  /**
+   * Whether a failed insert of one row was the database refusing that row's content (a constraint, a
+   * value it cannot hold): a retry cannot help it. Not a lock, a rolled-back transaction or a fault.
+   */
+  refusedRow(error: unknown): boolean;
+  /** The quarantine in the same database. */
+  readonly quarantine: QuarantineStore;
   /** Releases the connection(s); called once, after the last batch is answered. */
   close(): Promise<void>;
 }
 
 /** The NotificationStore over `backend`: inserts are group-committed through it, `backend.batchesInFlight` batches at a time. */
-export function createStore(backend: StoreBackend, options: BatchOptions): NotificationStore {
+export function createStore(backend: StoreBackend, options: BatchOptions): CollectionStore {
   let closing: Promise<void> | undefined;
   // Reads and inserts after close() are refused at once; inserts queued before it are still written.
   const open = () => {
@@ -89,6 +96,15 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
       // at the end of the turn with the others, as a batch's inserts are.
       if (stored.has(notification.settlementId)) return answerWithTheTurn(DUPLICATE);
       return batcher.insert(notification);
+    },
+    async moneyOf(settlementId) {
+      const known = stored.money(settlementId);
+      if (known) return known;
+      const [row] = await open().rowsOf([settlementId]);
+      if (!row) return null;
+      const money = pickMoney(toRecord(row));
+      stored.add(settlementId, money);
+      return money;
     },
     async getMany(settlementIds) {
       const store = open();
@@ -123,6 +139,12 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
     async ping() {
       return open().ping();
     },
+    quarantine: {
+      keep: async (deliveries, maxUnreviewed) => (deliveries.length === 0 ? 0 : open().quarantine.keep(deliveries, maxUnreviewed)),
+      list: async (query) => open().quarantine.list({ ...query, limit: checkLimit(query.limit) }),
+      review: async (review) => open().quarantine.review(review),
+      countUnreviewed: async () => open().quarantine.countUnreviewed(),
+    },
     close() {
       // Inserts already queued are written and answered first: a SIGTERM drain loses none.
       closing ??= batcher.drain().then(() => backend.close());
@@ -132,6 +154,8 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Notif
 }
 
 const DUPLICATE = { status: 'duplicate' } as const;
+
+const pickMoney = (record: MoneyFields): MoneyFields => Object.fromEntries(MONEY_FIELDS.map((field) => [field, record[field]])) as MoneyFields;
 
 /** A read whose account filters leave no account: nothing to ask the database. */
 const NO_ACCOUNT = 'none';
@@ -170,22 +194,32 @@ function endOfTurnAnswers() {
 /**
  * How many settlementIds a store remembers as stored, the most recently seen kept: the bank retries a
  * transfer when our reply did not reach it, soon after. A few megabytes of heap when full of ids of some
- * 30 characters.
+ * 30 characters, each with its money fields.
  */
 export const KNOWN_STORED_IDS = 50_000;
 
+/** What a store remembers of a notification it found stored by another writer: only that it is. */
+const MONEY_UNKNOWN = '';
+
 /**
- * settlementIds known to be in the database: committed by this store, or found there by its insert.
- * The subgraph never removes a stored notification, so what is known here stays true on every
- * replica; one archived by hand (docs/operations.md) and retried while still remembered gets 01,
- * since we did own it.
+ * settlementIds known to be in the database, with their money fields (moneyKey) where known:
+ * committed by this store, or found there by its insert (their fields unknown until read). The
+ * subgraph never removes a stored notification, so what is known here stays true on every replica;
+ * one archived by hand (docs/operations.md) and retried while still remembered gets 01, since we did
+ * own it.
  */
 function knownStored() {
-  const ids = new LRUCache<string, true>({ max: KNOWN_STORED_IDS });
+  const ids = new LRUCache<string, string>({ max: KNOWN_STORED_IDS });
   return {
     // get(), not has(): a transfer the bank keeps retrying stays remembered.
-    has: (settlementId: string) => ids.get(settlementId) === true,
-    add: (settlementId: string) => void ids.set(settlementId, true),
+    has: (settlementId: string) => ids.get(settlementId) !== undefined,
+    /** The money fields remembered, undefined when not stored or not known. */
+    money: (settlementId: string) => {
+      const key = ids.get(settlementId);
+      return key === undefined || key === MONEY_UNKNOWN ? undefined : moneyFieldsOf(key);
+    },
+    add: (settlementId: string, money: MoneyFields) => void ids.set(settlementId, moneyKey(money)),
+    addFound: (settlementId: string) => void (ids.has(settlementId) || ids.set(settlementId, MONEY_UNKNOWN)),
   };
 }
 
@@ -193,7 +227,14 @@ function knownStored() {
 function groupCommit(backend: StoreBackend, options: BatchOptions, stored: ReturnType<typeof knownStored>) {
   return createInsertBatcher(async (notifications) => {
     const { positions, settled } = await backend.insertBatch(notifications);
-    for (const notification of notifications) stored.add(notification.settlementId);
+    notifications.forEach((notification, index) =>
+      positions[index] ? stored.add(notification.settlementId, notification) : stored.addFound(notification.settlementId),
+    );
     return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
-  }, { ...options, inFlight: backend.batchesInFlight, refusedStatement: (error) => backend.refusedStatement(error) });
+  }, {
+    ...options,
+    inFlight: backend.batchesInFlight,
+    refusedStatement: (error) => backend.refusedStatement(error),
+    refusedRow: (error) => backend.refusedRow(error),
+  });
 }

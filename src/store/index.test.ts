@@ -71,6 +71,28 @@ describe('createNotificationStore', () => {
     expect(queryFile(path, "SELECT name FROM sqlite_master WHERE name = 'collection_notifications'")).toEqual([]);
   });
 
+  it('refuses a SQLite store made before the quarantine, saying so and what to do, and leaves its notifications as they were', async () => {
+    const path = join(tempDirectory(), 'collections.db');
+    const store = await createNotificationStore(`sqlite:${path}`, { logger: silent });
+    await store.insert(notification());
+    await store.close();
+    queryFile(path, 'DROP TABLE collection_quarantine');
+    const error = await createNotificationStore(`sqlite:${path}`, { logger: silent }).catch((caught: unknown) => caught);
+    expect(String(error)).toMatch(/made by a pre-release build of bank-subgraph \(its version 1, "store_schema", has no collection_quarantine/);
+    expect(String(error)).toContain('Point STORE_URL at a new, empty database');
+    expect(queryFile(path, 'SELECT count(*) AS n FROM collection_notifications')).toEqual([{ n: 1 }]);
+  });
+
+  it.runIf(databaseUrl !== undefined)('refuses a PostgreSQL store made before the quarantine, saying so', async () => {
+    const url = await isolatedPostgresUrl(databaseUrl!);
+    const store = await createNotificationStore(url, { logger: silent });
+    await store.close();
+    const client = await postgresSession(url);
+    await client.query('DROP TABLE collection_quarantine');
+    const error = await createNotificationStore(url, { logger: silent }).catch((caught: unknown) => caught);
+    expect(String(error)).toMatch(/Could not open the postgres store: this store was made by a pre-release build .*has no collection_quarantine/);
+  });
+
   it.runIf(databaseUrl !== undefined)('refuses a PostgreSQL store made by a pre-release build, saying so and what to do', async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
     const client = await postgresSession(url);

@@ -2,10 +2,10 @@ import type { Logger } from '../logger.ts';
 import type { BatchOptions } from './batch.ts';
 import { createPostgresStore } from './postgres.ts';
 import { openSqliteStore } from './sqlite.ts';
-import type { NotificationStore } from './types.ts';
+import type { CollectionStore, NotificationStore } from './types.ts';
 
-export type { BatchReport } from './batch.ts';
-export type { InsertResult, NotificationStore } from './types.ts';
+export { UnstorableNotificationError, type BatchReport } from './batch.ts';
+export type { CollectionStore, InsertResult, NotificationStore, QuarantineStore } from './types.ts';
 
 type StoreKind = NotificationStore['kind'];
 
@@ -33,7 +33,7 @@ export class StoreOpenError extends Error {
  * before resolving. A relative SQLite path is relative to the working directory; missing directories
  * are created.
  */
-export async function createNotificationStore(url: string, options: BatchOptions & { logger: Logger }): Promise<NotificationStore> {
+export async function createNotificationStore(url: string, options: BatchOptions & { logger: Logger }): Promise<CollectionStore> {
   const kind = kindOf(url);
   const logger = options.logger.child({ store: kind });
   try {

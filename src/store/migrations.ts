@@ -7,6 +7,8 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** The tables it creates. */
+  tables: string[];
 }
 
 /** What a backend gives the shared runner; `schema_migrations (version, name, applied_at)` is its record. */
@@ -19,9 +21,12 @@ export interface MigrationTarget {
   applied(): Promise<Map<number, string>>;
   /** Runs the migration and records it in one transaction; false when another process had applied it. */
   apply(migration: Migration): Promise<boolean>;
+  /** Those of `tables` the database does not have. */
+  missingTables(tables: readonly string[]): Promise<string[]>;
 }
 
 const FILE_NAME = /^(\d+)_([a-z0-9_]+)\.sql$/;
+const CREATE_TABLE = /^CREATE TABLE (?:IF NOT EXISTS )?(\w+)/gim;
 
 /** The migrations of one backend, `<kind>` being the folder beside this file, ordered by version. */
 export async function loadMigrations(kind: 'sqlite' | 'postgres'): Promise<Migration[]> {
@@ -31,7 +36,8 @@ export async function loadMigrations(kind: 'sqlite' | 'postgres'): Promise<Migra
     const match = FILE_NAME.exec(file);
     if (!match) continue;
     const sql = await readFile(join(directory, file), 'utf8');
-    migrations.push({ version: Number(match[1]), name: match[2] ?? file, sql });
+    const tables = [...sql.matchAll(CREATE_TABLE)].map((table) => table[1]!);
+    migrations.push({ version: Number(match[1]), name: match[2] ?? file, sql, tables });
   }
   migrations.sort((a, b) => a.version - b.version);
   const versions = new Set(migrations.map((migration) => migration.version));
@@ -40,15 +46,17 @@ export async function loadMigrations(kind: 'sqlite' | 'postgres'): Promise<Migra
 }
 
 /**
- * A store whose recorded migrations are not this release's under the same numbers: one made by a
- * pre-release build, before the schema was gathered into one migration. Nothing upgrades it.
+ * A store made by a pre-release build: its recorded migrations are not this release's under the same
+ * numbers (made before the schema was gathered into one migration), or lack a table this release's
+ * make (made before the quarantine). Nothing upgrades it.
  */
 export class UnknownStoreSchemaError extends Error {
-  constructor(version: number, recorded: string, expected: string) {
+  /** `difference`: what sets the store apart, said of "its schema_migrations" or "its version N". */
+  constructor(difference: string) {
     super(
-      `this store was made by a pre-release build of bank-subgraph (its schema_migrations records "${recorded}" as version ${version}, ` +
-        `where this release has "${expected}"), and this release cannot upgrade it. Point STORE_URL at a new, empty database ` +
-        '(or SQLite file); to keep the notifications stored there, copy them out first (docs/operations.md, "Archiving old notifications").',
+      `this store was made by a pre-release build of bank-subgraph (${difference}), and this release cannot upgrade it. ` +
+        'Point STORE_URL at a new, empty database (or SQLite file); to keep the notifications stored there, copy them out first ' +
+        '(docs/operations.md, "Archiving old notifications").',
     );
     this.name = 'UnknownStoreSchemaError';
   }
@@ -68,7 +76,13 @@ export async function runMigrations(
     const applied = await target.applied();
     for (const migration of migrations) {
       const recorded = applied.get(migration.version);
-      if (recorded !== undefined && recorded !== migration.name) throw new UnknownStoreSchemaError(migration.version, recorded, migration.name);
+      if (recorded !== undefined && recorded !== migration.name) {
+        throw new UnknownStoreSchemaError(`its schema_migrations records "${recorded}" as version ${migration.version}, where this release has "${migration.name}"`);
+      }
+      const missing = recorded === undefined ? [] : await target.missingTables(migration.tables);
+      if (missing.length > 0) {
+        throw new UnknownStoreSchemaError(`its version ${migration.version}, "${recorded}", has no ${missing.join(', ')}, which this release's makes`);
+      }
     }
     const known = new Set(migrations.map((migration) => migration.version));
     const unknown = [...applied.keys()].filter((version) => !known.has(version));

@@ -51,6 +51,11 @@ function migrationTarget(client: pg.Client): MigrationTarget {
       const result = await client.query<{ version: number; name: string }>('SELECT version, name FROM schema_migrations');
       return new Map(result.rows.map((row) => [row.version, row.name]));
     },
+    async missingTables(tables) {
+      // to_regclass reads the search_path, as every statement of the store does.
+      const result = await client.query<{ name: string }>('SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(name) IS NULL', [tables]);
+      return result.rows.map((row) => row.name);
+    },
     async apply(migration: Migration) {
       await client.query('BEGIN');
       try {

@@ -7,8 +7,9 @@ import { toInsertParams, toPosition, type NotificationRow } from './notification
 import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { migrate } from './postgres-migrate.ts';
 import { accountParameter, AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName } from './postgres-queries.ts';
+import { createPostgresQuarantine } from './postgres-quarantine.ts';
 import { daySums } from './postgres-summary.ts';
-import type { NotificationStore } from './types.ts';
+import type { CollectionStore } from './types.ts';
 
 /**
  * Batches written at once, each one statement on a connection of its own: commits in flight together
@@ -19,11 +20,12 @@ const BATCHES_IN_FLIGHT = 4;
 
 /**
  * Each kind of work has connections of its own: the webhook's writes (one per batch in flight), the
- * log follower's reads (live delivery), and everything a GraphQL caller asks for. A storm of heavy
- * reads then waits for its own connections and never takes one a write needs; and with few of them,
- * it queues here rather than in the database, where it would take the CPU the writes need.
+ * log follower's reads (live delivery), everything a GraphQL caller asks for, and the quarantine's
+ * writes (one at a time). A storm of heavy reads, or of refused deliveries, then waits for its own
+ * connections and never takes one a write of money needs; and with few of them, it queues here
+ * rather than in the database, where it would take the CPU the writes need.
  */
-const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3 } as const;
+const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3, quarantine: 1 } as const;
 type PoolRole = keyof typeof POOL_SIZES;
 
 const POOL_SETTINGS = {
@@ -54,7 +56,7 @@ export interface PostgresStoreOptions extends BatchOptions {
  * are group-committed: each batch one statement in its own transaction (one round trip), up to
  * BATCHES_IN_FLIGHT at once; while that many are written, the next gathers.
  */
-export async function createPostgresStore(url: string, options: PostgresStoreOptions): Promise<NotificationStore> {
+export async function createPostgresStore(url: string, options: PostgresStoreOptions): Promise<CollectionStore> {
   const { logger } = options;
   const { identity, synchronousCommit } = await migrate(url, POOL_SETTINGS, logger);
   if (synchronousCommit === 'off') {
@@ -82,6 +84,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     write: withDeadline(pools.write, timeoutMs),
     log: withDeadline(pools.log, timeoutMs),
     read: withDeadline(pools.read, timeoutMs),
+    quarantine: withDeadline(pools.quarantine, timeoutMs),
   };
   const close = async () => void (await Promise.all(Object.values(pools).map((pool) => pool.end())));
   return createStore(backendOver(identity, runners, close), options);
@@ -132,6 +135,18 @@ function refusedStatement(error: unknown): boolean {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|53|57)/.test(code);
 }
 
+/**
+ * Whether PostgreSQL refused a row for its content: a data exception (22: a value out of range or
+ * not of its type), an integrity constraint (23: a CHECK, NOT NULL, a unique index), or a program
+ * limit (54: an index entry too big). Not a rolled-back transaction (40: a deadlock, a serialization
+ * failure), a missing table or privilege (42), a lock not granted (55), a trigger's own exception
+ * (P0) or a failure to run at all: those can pass on a retry.
+ */
+function refusedRow(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
+}
+
 /** The store's statements, each named (every connection parses and plans it once), each on the connections of its kind of work. */
 function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, close: () => Promise<void>): StoreBackend {
   const query = async <Row extends pg.QueryResultRow>(role: PoolRole, name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
@@ -171,6 +186,8 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     // Readiness asks whether the store answers: on the log's connections, which a storm does not hold.
     ping: async () => void (await runners.log({ text: 'SELECT 1' })),
     refusedStatement,
+    refusedRow,
+    quarantine: createPostgresQuarantine(runners),
     close,
   };
 }

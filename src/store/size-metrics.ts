@@ -1,17 +1,19 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { NotificationStore, StoreSize } from './types.ts';
+import type { NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
 /** A scrape reuses a size measured this recently: several scrapers (HA Prometheus) cost one query. */
 const SIZE_TTL_MS = 10_000;
+/** The quarantine's count is one index read: fresh enough that a review shows at the next scrape. */
+const UNREVIEWED_TTL_MS = 1_000;
 /** A scrape waits this long for a measurement, then shows the last one: a slow store never stalls /metrics. */
-const SIZE_WAIT_MS = 1_000;
+const SCRAPE_WAIT_MS = 1_000;
 
 /**
  * Exports the store's size on `registry` as `collection_store_bytes` and
  * `collection_store_notifications`, measured at scrape time (never on the webhook's path).
  */
 export function exportStoreSize(registry: Registry, store: Pick<NotificationStore, 'size'>): void {
-  const sizes = createSizeCache(() => store.size());
+  const sizes = lastMeasured(() => store.size(), SIZE_TTL_MS);
   new Gauge({
     name: 'collection_store_bytes',
     help: "Bytes the stored notifications take in the store: on PostgreSQL the table with its indexes and TOAST, on SQLite the database file. Read at scrape time (at most every 10 s) from the database's own bookkeeping.",
@@ -33,26 +35,44 @@ export function exportStoreSize(registry: Registry, store: Pick<NotificationStor
 }
 
 /**
- * The last size measured: measured afresh once it is older than the TTL, one measurement at a time;
- * a scrape waits for it up to SIZE_WAIT_MS and otherwise (or when it fails) shows the last value,
- * since a store's size does not change while it cannot be reached.
+ * Exports `collection_quarantine_unreviewed`: the quarantined deliveries awaiting review, counted in
+ * the store (an index of them alone) at scrape time, so every replica, and a restarted one, shows
+ * the same number.
  */
-function createSizeCache(measure: () => Promise<StoreSize>) {
-  let last: { at: number; size: StoreSize } | undefined;
+export function exportQuarantineUnreviewed(registry: Registry, quarantine: Pick<QuarantineStore, 'countUnreviewed'>): void {
+  const unreviewed = lastMeasured(() => quarantine.countUnreviewed(), UNREVIEWED_TTL_MS);
+  new Gauge({
+    name: 'collection_quarantine_unreviewed',
+    help: 'Webhook deliveries in the quarantine awaiting review (refused for their content, conflicting duplicates, refused by the store), read from the store at scrape time: the same on every replica.',
+    registers: [registry],
+    async collect() {
+      const count = await unreviewed.read();
+      if (count !== undefined) this.set(count);
+    },
+  });
+}
+
+/**
+ * The last value measured: measured afresh once it is older than `ttlMs`, one measurement at a
+ * time; a scrape waits for it up to SCRAPE_WAIT_MS and otherwise (or when it fails) shows the last
+ * value, since what a store holds does not change while it cannot be reached.
+ */
+function lastMeasured<T>(measure: () => Promise<T>, ttlMs: number) {
+  let last: { at: number; value: T } | undefined;
   let inFlight: Promise<void> | undefined;
   const refresh = () =>
     (inFlight ??= measure()
-      .then((size) => void (last = { at: Date.now(), size }), () => undefined)
+      .then((value) => void (last = { at: Date.now(), value }), () => undefined)
       .finally(() => (inFlight = undefined)));
   return {
-    async read(): Promise<StoreSize | undefined> {
-      if (!last || Date.now() - last.at >= SIZE_TTL_MS) {
+    async read(): Promise<T | undefined> {
+      if (!last || Date.now() - last.at >= ttlMs) {
         let timer: NodeJS.Timeout | undefined;
-        const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SIZE_WAIT_MS)));
+        const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SCRAPE_WAIT_MS)));
         await Promise.race([refresh(), waited]);
         clearTimeout(timer);
       }
-      return last?.size;
+      return last?.value;
     },
   };
 }

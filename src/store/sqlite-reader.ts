@@ -59,6 +59,8 @@ export function startSqliteReader(path: string, logger: Logger): SqliteReader {
     rowsOf: call('rowsOf'),
     newestFirst: call('newestFirst'),
     daySums: call('daySums'),
+    quarantinePage: call('quarantinePage'),
+    quarantineUnreviewed: call('quarantineUnreviewed'),
     async close() {
       closed = true;
       const stopping = worker;

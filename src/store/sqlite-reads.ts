@@ -4,6 +4,7 @@ import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { LogPosition } from '../domain/index.ts';
 import type { AccountFilter, AfterPage, NewestFirstPage } from './core.ts';
 import { selectList, type NotificationRow } from './notification-row.ts';
+import { createQuarantineReads } from './sqlite-quarantine.ts';
 import { daySums, prepareSummaryStatements, rangedPage } from './sqlite-summary.ts';
 import type { DayWindow, DaySums } from './summary.ts';
 
@@ -31,6 +32,7 @@ export function createSqliteReads(database: DatabaseSync) {
     summary: prepareSummaryStatements(database),
   };
   return {
+    ...createQuarantineReads(database),
     rowsOf: (settlementIds: readonly string[]) => rows(statements.getMany, JSON.stringify(settlementIds)),
     newestFirst({ accountNumber, accounts, before, limit, from: start, to }: NewestFirstPage): NotificationRow[] {
       const bound = seqBefore(before);
@@ -56,6 +58,6 @@ export function createSqliteReads(database: DatabaseSync) {
 
 export type SqliteReads = ReturnType<typeof createSqliteReads>;
 
-/** The reads a GraphQL caller can make as heavy as it likes: the reader thread runs them. */
-export const HEAVY_READS = ['rowsOf', 'newestFirst', 'daySums'] as const;
+/** The reads a GraphQL caller (or a scrape) can make as heavy as it likes: the reader thread runs them. */
+export const HEAVY_READS = ['rowsOf', 'newestFirst', 'daySums', 'quarantinePage', 'quarantineUnreviewed'] as const;
 export type HeavyRead = (typeof HEAVY_READS)[number];

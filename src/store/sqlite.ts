@@ -5,14 +5,14 @@ import type { NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import { loadMigrations, runMigrations, type Migration, type MigrationTarget } from './migrations.ts';
 import type { BatchOptions } from './batch.ts';
-import { createStore, type AccountFilter, type NewestFirstPage, type StoreBackend } from './core.ts';
+import { createStore, type StoreBackend } from './core.ts';
 import { toInsertParams } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
 import { startSqliteReader, type SqliteReader } from './sqlite-reader.ts';
-import { atSeq, createSqliteReads } from './sqlite-reads.ts';
+import { createSqliteQuarantine } from './sqlite-quarantine.ts';
+import { atSeq, createSqliteReads, HEAVY_READS, type HeavyRead, type SqliteReads } from './sqlite-reads.ts';
 import { pushSummaryValues } from './sqlite-summary.ts';
-import type { DayWindow } from './summary.ts';
-import type { NotificationStore, StoreSize } from './types.ts';
+import type { CollectionStore, StoreSize } from './types.ts';
 
 /** What the SQLite store takes: its logger, and what to tell about each batch. */
 export interface SqliteStoreOptions extends BatchOptions {
@@ -20,7 +20,7 @@ export interface SqliteStoreOptions extends BatchOptions {
 }
 
 /** Opens the SQLite database at `location` (a path, created with its directories, or `:memory:`) as a store. */
-export async function openSqliteStore(location: string, options: SqliteStoreOptions): Promise<NotificationStore> {
+export async function openSqliteStore(location: string, options: SqliteStoreOptions): Promise<CollectionStore> {
   if (location === ':memory:') return createSqliteStore(new DatabaseSync(location), options);
   const path = resolve(location);
   mkdirSync(dirname(path), { recursive: true });
@@ -36,7 +36,7 @@ export async function openSqliteStore(location: string, options: SqliteStoreOpti
  * their own, so none of them holds the event loop that answers the bank; an in-memory database has
  * no second connection, so there they run here.
  */
-export async function createSqliteStore(database: DatabaseSync, options: SqliteStoreOptions & { readerPath?: string }): Promise<NotificationStore> {
+export async function createSqliteStore(database: DatabaseSync, options: SqliteStoreOptions & { readerPath?: string }): Promise<CollectionStore> {
   try {
     const mode = configureConnection(database);
     if (mode !== 'wal' && mode !== 'memory') {
@@ -66,6 +66,10 @@ function migrationTarget(database: DatabaseSync): MigrationTarget {
       const rows = database.prepare('SELECT version, name FROM schema_migrations').all();
       return new Map(rows.map((row) => [Number(row.version), String(row.name)]));
     },
+    async missingTables(tables) {
+      const found = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (SELECT value FROM json_each(?))").all(JSON.stringify(tables));
+      return tables.filter((table) => !found.some((row) => row.name === table));
+    },
     async apply(migration: Migration) {
       return inTransaction(database, () => {
         if (isRecorded(migration.version)) return false;
@@ -89,7 +93,7 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
   const ping = database.prepare('SELECT 1');
   const identity = String(database.prepare('SELECT id FROM store_identity').get()?.id);
   const local = createSqliteReads(database);
-  const heavy = reader ?? { rowsOf: async (ids: readonly string[]) => local.rowsOf(ids), newestFirst: async (page: NewestFirstPage) => local.newestFirst(page), daySums: async (days: readonly DayWindow[], filter: AccountFilter) => local.daySums(days, filter) };
+  const heavy: HeavyReads = reader ?? onThisThread(local);
   const rowOf = (notification: NewCollectionNotification) => pushSummaryValues(toInsertParams(notification), notification);
   const readSize = sizeReader(database);
   return {
@@ -110,14 +114,24 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     // Everything committed is settled.
     committedHead: async () => local.settledHead(),
     daySums: (days, filter) => heavy.daySums(days, filter),
+    quarantine: createSqliteQuarantine(database, heavy),
     size: async () => readSize(),
     ping: async () => void ping.get(),
     refusedStatement,
+    refusedRow,
     async close() {
       await reader?.close();
       database.close();
     },
   };
+}
+
+type HeavyReads = Omit<SqliteReader, 'close'>;
+
+/** The heavy reads on this thread's connection: an in-memory database has no other. */
+function onThisThread(reads: SqliteReads): HeavyReads {
+  const call = (name: HeavyRead) => async (...args: unknown[]) => (reads[name] as (...values: unknown[]) => unknown)(...args);
+  return Object.fromEntries(HEAVY_READS.map((name) => [name, call(name)])) as HeavyReads;
 }
 
 /**
@@ -130,6 +144,14 @@ const WHOLE_DATABASE_FAILURES = new Set([5, 6, 7, 8, 10, 11, 13, 14]);
 function refusedStatement(error: unknown): boolean {
   const code = (error as { errcode?: unknown } | null)?.errcode;
   return typeof code !== 'number' || !WHOLE_DATABASE_FAILURES.has(code & 0xff);
+}
+
+/** The primary result codes about a row's content: a value too big, a constraint (a trigger's RAISE too), a type STRICT refuses. */
+const ROW_REFUSALS = new Set([18, 19, 20]);
+
+function refusedRow(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' && ROW_REFUSALS.has(code & 0xff);
 }
 
 /**

@@ -190,6 +190,25 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     expect(await store.insert(notification())).toMatchObject({ status: 'inserted' });
   });
 
+  test("answers a stored notification's money fields, null for a settlementId not stored", async () => {
+    const { store } = await setup();
+    const kept = notification({ transactionAmount: '1500.0', currency: null });
+    await store.insert(kept);
+    const money = { accountNumber: kept.accountNumber, transactionAmount: '1500.0', settledAmount: kept.settledAmount, feeAmount: kept.feeAmount, vatAmount: kept.vatAmount, currency: null };
+    expect(await store.moneyOf(kept.settlementId)).toEqual(money);
+    expect(await store.moneyOf('never-stored')).toBeNull();
+  });
+
+  testShared('reads the money fields of a notification another store on the database wrote', async () => {
+    const { open, store } = await setup();
+    const other = await open();
+    const kept = notification({ feeAmount: null });
+    await other.insert(kept);
+    // Found stored by this store's own insert: it knows the id, not yet the fields.
+    expect(await store.insert({ ...kept, transactionAmount: '9.99' })).toEqual({ status: 'duplicate' });
+    expect(await store.moneyOf(kept.settlementId)).toMatchObject({ transactionAmount: kept.transactionAmount, feeAmount: null });
+  });
+
   testShared('keeps the data across close and reopen', async () => {
     const { open, store } = await setup();
     const kept = notification();

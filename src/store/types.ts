@@ -1,4 +1,14 @@
-import type { CollectionNotificationRecord, CollectionSummaryRecord, LogPosition, NewCollectionNotification } from '../domain/index.ts';
+import type {
+  CollectionNotificationRecord,
+  CollectionSummaryRecord,
+  LogPosition,
+  MoneyFields,
+  NewCollectionNotification,
+  NewQuarantinedDelivery,
+  QuarantinedDeliveryRecord,
+  QuarantineKind,
+  QuarantineReview,
+} from '../domain/index.ts';
 
 export type InsertResult =
   | {
@@ -99,4 +109,50 @@ export interface StoreSize {
   bytes: number;
   /** Stored notifications, estimated without a scan (SQLite: exact unless rows in the middle were deleted). */
   approximateRows: number;
+}
+
+/** A page of the quarantine, newest first (the largest ids); every filter optional. */
+export interface QuarantineQuery {
+  /** Only deliveries with a smaller id (the page after it); every one when undefined. */
+  before: number | undefined;
+  limit: number;
+  kind: QuarantineKind | undefined;
+  /** true: only those reviewed; false: only those awaiting review. */
+  reviewed: boolean | undefined;
+  /** Only deliveries received in [from, to), either end open when absent. */
+  from: Date | undefined;
+  to: Date | undefined;
+}
+
+/** What recording a review came to: the delivery as it now stands, or why nothing changed. */
+export type ReviewResult =
+  | { status: 'reviewed'; delivery: QuarantinedDeliveryRecord }
+  | { status: 'already-reviewed'; delivery: QuarantinedDeliveryRecord }
+  | { status: 'unknown' };
+
+/**
+ * The quarantine, in the same database as the notifications and apart from them: what the webhook
+ * refused or took for a conflict (domain/quarantine.ts). Bounded by the deliveries awaiting review.
+ */
+export interface QuarantineStore {
+  /**
+   * Keeps `deliveries` in order while fewer than `maxUnreviewed` await review, committed before it
+   * resolves; answers how many were kept (the first ones). Exact across replicas.
+   */
+  keep(deliveries: readonly NewQuarantinedDelivery[], maxUnreviewed: number): Promise<number>;
+  list(query: QuarantineQuery): Promise<QuarantinedDeliveryRecord[]>;
+  /** Records a review once: a delivery already reviewed keeps its first review. */
+  review(review: QuarantineReview): Promise<ReviewResult>;
+  /** How many await review, read from an index of them alone. */
+  countUnreviewed(): Promise<number>;
+}
+
+/** The store as the app opens it: the notifications, and the quarantine beside them. */
+export interface CollectionStore extends NotificationStore {
+  /**
+   * The money fields of the notification stored under `settlementId` (settled or not), null when
+   * none is: from what the store remembers of the ids it wrote or read, else read and remembered.
+   */
+  moneyOf(settlementId: string): Promise<MoneyFields | null>;
+  readonly quarantine: QuarantineStore;
 }

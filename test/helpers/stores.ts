@@ -16,7 +16,7 @@ import { createNotificationStore } from '../../src/store/index.ts';
 import { createSqliteStore } from '../../src/store/sqlite.ts';
 import type { BatchOptions } from '../../src/store/batch.ts';
 import { comparePositions, START_OF_LOG, type LogPosition } from '../../src/domain/index.ts';
-import type { InsertResult, NotificationStore } from '../../src/store/types.ts';
+import type { CollectionStore, InsertResult, NotificationStore } from '../../src/store/types.ts';
 import { onCleanup } from './cleanup.ts';
 import { serviceUrl } from './services.ts';
 import { Inbox, waitFor } from './wait.ts';
@@ -56,7 +56,7 @@ export function testStoreUrl(env: Record<string, string | undefined>): string {
 }
 
 /** A store on a new in-memory SQLite database, closed after the test: for wrapping as an app's store. */
-export async function openMemoryStore(): Promise<NotificationStore> {
+export async function openMemoryStore(): Promise<CollectionStore> {
   const store = await createNotificationStore('sqlite::memory:', { logger: silent });
   onCleanup(() => store.close());
   return store;
@@ -95,7 +95,7 @@ export async function postgresSession(url: string): Promise<pg.Client> {
 }
 
 /** The store at `url` (migrated as it opens), closed after the test. */
-export async function storeAt(url: string, logger: Logger = silent): Promise<NotificationStore> {
+export async function storeAt(url: string, logger: Logger = silent): Promise<CollectionStore> {
   const store = await createNotificationStore(url, { logger });
   onCleanup(() => store.close());
   return store;
@@ -116,7 +116,7 @@ async function queryPostgres(url: string, sql: string): Promise<Record<string, u
 /** One fresh, empty database of a backend; it and every store opened on it go when the test ends. */
 export interface TestDatabase {
   /** A new store on this database (an in-memory database backs only one). */
-  open(logger?: Logger, options?: BatchOptions): Promise<NotificationStore>;
+  open(logger?: Logger, options?: BatchOptions): Promise<CollectionStore>;
   /** Runs SQL on the database beside the store, for inspection. */
   query(sql: string): Promise<Record<string, unknown>[]>;
   /** Makes every insert fail inside the database (as a full disk would), storing nothing. */
@@ -127,6 +127,25 @@ export interface TestDatabase {
   refuseRow(settlementId: string): Promise<void>;
   /** Counts the stored notifications, straight from the database. */
   countRows(): Promise<number>;
+  /** Makes the quarantine refuse every write (a table gone read-only), the notifications untouched. */
+  freezeQuarantine(): Promise<void>;
+  /** The quarantine's rows, oldest first, the body as text, straight from the database. */
+  quarantined(): Promise<QuarantinedRow[]>;
+}
+
+/** A row of the quarantine as a test reads it. */
+export interface QuarantinedRow {
+  kind: string;
+  reason: string;
+  detail: string | null;
+  response_code: string;
+  received_at: string;
+  session_id: string | null;
+  settlement_id: string | null;
+  account_number: string | null;
+  /** The body's bytes. */
+  raw_body: Buffer;
+  reviewed_at: string | null;
 }
 
 /** A database the app can reach by URL. */
@@ -150,33 +169,45 @@ export interface StoreBackend<Database extends TestDatabase = TestDatabase> {
 const TABLE = 'collection_notifications';
 
 /** The parts of a test database every backend builds the same way from its `query`. */
-function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string; refuse(settlementId: string): string }) {
+function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string; refuse(settlementId: string): string; freezeQuarantine: string }) {
   return {
     breakInserts: async () => void (await query(fault.add)),
     repairInserts: async () => void (await query(fault.remove)),
     refuseRow: async (settlementId: string) => void (await query(fault.refuse(settlementId))),
     countRows: async () => Number((await query(`SELECT count(*) AS n FROM ${TABLE}`))[0]?.n),
+    freezeQuarantine: async () => void (await query(fault.freezeQuarantine)),
+    quarantined: async () =>
+      (
+        await query(
+          'SELECT kind, reason, detail, response_code, received_at, session_id, settlement_id, account_number, raw_body, reviewed_at FROM collection_quarantine ORDER BY id',
+        )
+      ).map((row) => ({ ...row, raw_body: Buffer.from(row.raw_body as Uint8Array) }) as QuarantinedRow),
   };
 }
 
-// Test ids only: quoted as SQL literals without escaping.
+// Test ids only: quoted as SQL literals without escaping. A failure of the database (breakInserts) is
+// an error about no row (SQLite's generic error, from a bad JSON path; PostgreSQL's trigger
+// exception), which a retry may pass; a refused row (refuseRow) is a constraint, which none passes.
 const SQLITE_FAULT = {
-  add: `CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} BEGIN SELECT RAISE(ABORT, 'disk full'); END`,
+  add: `CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} BEGIN SELECT json_extract('{}', 'disk full'); END`,
   remove: 'DROP TRIGGER fail_inserts',
   refuse: (id: string) =>
     `CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} WHEN NEW.settlement_id = '${id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+  freezeQuarantine: "CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine BEGIN SELECT RAISE(ABORT, 'read-only'); END",
 };
 
 const POSTGRES_FAULT = {
   add: `CREATE FUNCTION fail_inserts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$;
         CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} FOR EACH ROW EXECUTE FUNCTION fail_inserts()`,
   remove: `DROP TRIGGER fail_inserts ON ${TABLE}; DROP FUNCTION fail_inserts()`,
-  refuse: (id: string) => `CREATE FUNCTION refuse_${id}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
+  refuse: (id: string) => `CREATE FUNCTION refuse_${id}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation'; END $$;
         CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} FOR EACH ROW WHEN (NEW.settlement_id = '${id}') EXECUTE FUNCTION refuse_${id}()`,
+  freezeQuarantine: `CREATE FUNCTION quarantine_read_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'read-only'; END $$;
+        CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine FOR EACH ROW EXECUTE FUNCTION quarantine_read_only()`,
 };
 
 /** Opens a store on `url` for the current test, closed when it finishes (before its database goes). */
-async function openOn(url: string, logger: Logger = silent, options: BatchOptions = {}): Promise<NotificationStore> {
+async function openOn(url: string, logger: Logger = silent, options: BatchOptions = {}): Promise<CollectionStore> {
   const store = await createNotificationStore(url, { ...options, logger });
   onCleanup(() => store.close());
   return store;

@@ -1,6 +1,6 @@
 // What both webhook floors share (floors/receiver.ts on SQLite, floors/pg-receiver.ts on PostgreSQL):
 // the bank's rules and reply on a bare node:http server. The signature is decided from the headers
-// before the body is read; each valid body joins the batch of its event-loop turn (group commit),
+// before the body is parsed (a refused one's body is read only for its sessionId); each valid body joins the batch of its event-loop turn (group commit),
 // and is answered (00, 01, 03) only once the floor's store has committed that batch.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
@@ -31,6 +31,16 @@ function signed(headers: IncomingHttpHeaders): boolean {
   return headers['client-id'] === clientId && signature.length === expected.length && timingSafeEqual(signature, expected);
 }
 
+/** The body's sessionId when it is a JSON object carrying one as text, else `''`. */
+function sessionIdOf(body: string): string {
+  try {
+    const sessionId: unknown = JSON.parse(body)?.sessionId;
+    return typeof sessionId === 'string' ? sessionId : '';
+  } catch {
+    return '';
+  }
+}
+
 /** Answers in the bank's shape. */
 export function reply(response: ServerResponse, sessionId: string, code: Code): void {
   const body = JSON.stringify({ requestSuccessful: true, sessionId, responseMessage: MESSAGES[code], responseCode: code });
@@ -58,14 +68,14 @@ export async function serveWebhookFloor(store: FloorStore): Promise<void> {
   };
   const server = createServer((request, response) => {
     if (request.method !== 'POST' || request.url !== '/webhooks/collection') return void response.writeHead(404).end();
-    if (!signed(request.headers)) {
-      request.resume();
-      return reply(response, '', '02');
-    }
+    const isSigned = signed(request.headers);
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const read = readDelivery(Buffer.concat(chunks).toString('utf8'));
+      const body = Buffer.concat(chunks).toString('utf8');
+      // Refused on its headers, the body read only for the sessionId the reply echoes.
+      if (!isSigned) return reply(response, sessionIdOf(body), '02');
+      const read = readDelivery(body);
       if ('refused' in read) return reply(response, read.refused, '02');
       if (queue.length === 0) setImmediate(commitQueue);
       queue.push({ row: read.row, response });

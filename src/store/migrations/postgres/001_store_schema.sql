@@ -60,6 +60,53 @@ CREATE INDEX collection_notifications_account_time ON collection_notifications (
 CREATE INDEX collection_notifications_time ON collection_notifications (event_time)
   INCLUDE (txid, seq, transaction_amount_numeric, settled_amount_numeric, fee_amount_numeric, vat_amount_numeric);
 
+-- The quarantine: deliveries the webhook refused for their content (REJECTED), duplicates of a stored
+-- settlementId with other money fields (CONFLICT) and rows the store refused (UNSTORABLE), apart from
+-- the money records. raw_body is the request's bytes as received, whatever they are.
+CREATE TABLE collection_quarantine (
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  kind TEXT NOT NULL CHECK (kind IN ('REJECTED', 'CONFLICT', 'UNSTORABLE')),
+  reason TEXT NOT NULL,
+  detail TEXT,
+  response_code TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  session_id TEXT,
+  settlement_id TEXT,
+  account_number TEXT,
+  raw_body BYTEA NOT NULL,
+  reviewed_at TEXT,
+  review_note TEXT,
+  reviewed_by TEXT
+);
+
+-- What awaits review: counted for the bound and the gauge, and listed, without reading the rest.
+CREATE INDEX collection_quarantine_unreviewed ON collection_quarantine (id) WHERE reviewed_at IS NULL;
+CREATE INDEX collection_quarantine_kind ON collection_quarantine (kind, id);
+CREATE INDEX collection_quarantine_received ON collection_quarantine (received_at);
+
+-- Keeps a batch of deliveries (a JSON array of rows, each its columns' text in the insert's order,
+-- the body in base64) while fewer than max_unreviewed await review; returns how many it kept, the
+-- first ones. Replicas take turns on the lock, and each statement here reads what the last writer
+-- committed (a fresh snapshot per statement), so the bound holds exactly.
+CREATE FUNCTION collection_quarantine_keep(deliveries jsonb, max_unreviewed bigint) RETURNS bigint
+  LANGUAGE plpgsql
+  AS $$
+DECLARE
+  waiting bigint;
+  kept bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(7314002);
+  SELECT count(*) INTO waiting FROM (SELECT 1 FROM collection_quarantine WHERE reviewed_at IS NULL LIMIT max_unreviewed) AS unreviewed;
+  INSERT INTO collection_quarantine (kind, reason, detail, response_code, received_at, session_id, settlement_id, account_number, raw_body)
+    SELECT d ->> 0, d ->> 1, d ->> 2, d ->> 3, d ->> 4, d ->> 5, d ->> 6, d ->> 7, decode(d ->> 8, 'base64')
+    FROM jsonb_array_elements(deliveries) WITH ORDINALITY AS u(d, position)
+    WHERE position <= max_unreviewed - waiting
+    ORDER BY position;
+  GET DIAGNOSTICS kept = ROW_COUNT;
+  RETURN kept;
+END
+$$;
+
 -- Which store this is, drawn once when the store is made. Pub/sub channel names carry it, so
 -- deployments on different stores that share one Redis never wake each other.
 CREATE TABLE store_identity (id TEXT NOT NULL);

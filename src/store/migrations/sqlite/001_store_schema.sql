@@ -57,6 +57,30 @@ CREATE INDEX collection_notifications_time ON collection_notifications (
 -- The rare rows whose amounts are added from their text; empty while the bank sends kobo.
 CREATE INDEX collection_notifications_beyond_kobo ON collection_notifications (event_ms) WHERE amounts_beyond_kobo = 1;
 
+-- The quarantine: deliveries the webhook refused for their content (REJECTED), duplicates of a stored
+-- settlementId with other money fields (CONFLICT) and rows the store refused (UNSTORABLE), apart from
+-- the money records. raw_body is the request's bytes as received, whatever they are.
+CREATE TABLE collection_quarantine (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL CHECK (kind IN ('REJECTED', 'CONFLICT', 'UNSTORABLE')),
+  reason TEXT NOT NULL,
+  detail TEXT,
+  response_code TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  session_id TEXT,
+  settlement_id TEXT,
+  account_number TEXT,
+  raw_body BLOB NOT NULL,
+  reviewed_at TEXT,
+  review_note TEXT,
+  reviewed_by TEXT
+) STRICT;
+
+-- What awaits review: counted for the bound and the gauge, and listed, without reading the rest.
+CREATE INDEX collection_quarantine_unreviewed ON collection_quarantine (id) WHERE reviewed_at IS NULL;
+CREATE INDEX collection_quarantine_kind ON collection_quarantine (kind, id);
+CREATE INDEX collection_quarantine_received ON collection_quarantine (received_at);
+
 -- Which store this is, drawn once when the store is made. Pub/sub channel names carry it, so
 -- deployments on different stores that share one Redis never wake each other.
 CREATE TABLE store_identity (id TEXT NOT NULL) STRICT;

@@ -1,0 +1,30 @@
+import type {
+  QuarantinedDeliveryConnectionResolvers,
+  QuarantinedDeliveryEdgeResolvers,
+  QuarantinedDeliveryResolvers,
+} from '../__generated__/resolvers-types.ts';
+import { encodeQuarantineCursor } from '../collection/cursor.ts';
+
+const bytes = (body: Uint8Array) => Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+
+export const QuarantinedDelivery: QuarantinedDeliveryResolvers = {
+  // Buffer, not TextDecoder: a leading byte-order mark stays in the text, as it was sent.
+  rawBody: (delivery) => bytes(delivery.rawBody).toString('utf8'),
+  rawBodyBase64: (delivery) => bytes(delivery.rawBody).toString('base64'),
+};
+
+export const QuarantinedDeliveryConnection: QuarantinedDeliveryConnectionResolvers = {
+  edges: (page) => page.deliveries,
+  nodes: (page) => page.deliveries,
+  pageInfo: ({ deliveries, hasNextPage }) => ({
+    hasNextPage,
+    hasPreviousPage: false,
+    startCursor: deliveries[0] ? encodeQuarantineCursor(deliveries[0].id) : null,
+    endCursor: deliveries.at(-1) ? encodeQuarantineCursor(deliveries.at(-1)!.id) : null,
+  }),
+};
+
+export const QuarantinedDeliveryEdge: QuarantinedDeliveryEdgeResolvers = {
+  cursor: (delivery) => encodeQuarantineCursor(delivery.id),
+  node: (delivery) => delivery,
+};

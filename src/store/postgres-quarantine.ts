@@ -1,0 +1,47 @@
+// The PostgreSQL store's quarantine: kept and counted on a connection of its own, so it never takes
+// one the webhook's writes need; listed and reviewed on the GraphQL reads' connections.
+import type { RunQuery } from './postgres-deadline.ts';
+import { QUARANTINE_COLUMNS, quarantineId, quarantinePage, quarantineParams, storableText, toQuarantineRecord, type QuarantineRow } from './quarantine-row.ts';
+import type { QuarantineStore } from './types.ts';
+
+/** The quarantine over `runners`: `quarantine` for its writes and count, `read` for pages and reviews. */
+export function createPostgresQuarantine(runners: { quarantine: RunQuery; read: RunQuery }): QuarantineStore {
+  const byId = async (run: RunQuery, text: string, values: unknown[]) => (await run<QuarantineRow>({ text, values })).rows[0];
+  return {
+    async keep(deliveries, maxUnreviewed) {
+      // One jsonb parameter, as the notifications' insert takes its batch; the bytes in base64.
+      const rows = deliveries.map((delivery) =>
+        quarantineParams(delivery).map((value) => (value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value)),
+      );
+      const { rows: [result] } = await runners.quarantine<{ kept: string }>({
+        name: 'quarantine-keep',
+        text: 'SELECT collection_quarantine_keep($1::jsonb, $2) AS kept',
+        values: [JSON.stringify(rows), maxUnreviewed],
+      });
+      return Number(result?.kept ?? 0);
+    },
+    async list(query) {
+      const { text, values } = quarantinePage(query, (n) => `$${n}`);
+      return (await runners.read<QuarantineRow>({ text, values })).rows.map(toQuarantineRecord);
+    },
+    async review({ id, note, reviewedBy, reviewedAt }) {
+      const number = quarantineId(id);
+      if (number === undefined) return { status: 'unknown' };
+      const reviewed = await byId(
+        runners.read,
+        `UPDATE collection_quarantine SET reviewed_at = $1, review_note = $2, reviewed_by = $3 WHERE id = $4 AND reviewed_at IS NULL RETURNING ${QUARANTINE_COLUMNS}`,
+        [reviewedAt, storableText(note), storableText(reviewedBy), number],
+      );
+      if (reviewed) return { status: 'reviewed', delivery: toQuarantineRecord(reviewed) };
+      const found = await byId(runners.read, `SELECT ${QUARANTINE_COLUMNS} FROM collection_quarantine WHERE id = $1`, [number]);
+      return found ? { status: 'already-reviewed', delivery: toQuarantineRecord(found) } : { status: 'unknown' };
+    },
+    async countUnreviewed() {
+      const { rows: [row] } = await runners.quarantine<{ n: string }>({
+        name: 'quarantine-unreviewed',
+        text: 'SELECT count(*) AS n FROM collection_quarantine WHERE reviewed_at IS NULL',
+      });
+      return Number(row?.n ?? 0);
+    },
+  };
+}

@@ -1,0 +1,164 @@
+// What the webhook refuses, or takes for a conflict, is kept in the store's quarantine once its reply
+// has gone: on both stores, through the real server, the rows read straight from the database.
+import { Readable } from 'node:stream';
+import { request } from 'undici';
+import { describe, expect, it } from 'vitest';
+import { sandboxCredentials } from '../src/sandbox/credentials.ts';
+import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { captureLogs } from './helpers/logs.ts';
+import { scrapeSum } from './helpers/metrics.ts';
+import { urlStoreBackends } from './helpers/stores.ts';
+import { waitFor } from './helpers/wait.ts';
+
+const KEPT = 'collection notification kept in the quarantine';
+const NOT_KEPT = /^collection notification not kept in the quarantine/;
+
+describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhook quarantine on $name', (backend) => {
+  async function start(env: Record<string, string> = {}) {
+    const database = await backend.create();
+    const { logger, logged } = captureLogs();
+    const app = await startApp({ STORE_URL: database.storeUrl, ...env }, { logger });
+    const send = async (body: string, headers?: Record<string, string>) => (await app.deliver(body, headers)).reply.responseCode as string;
+    /** Resolves once the delivery of this sessionId was kept (or given up: the log line). */
+    const kept = (sessionId: string) => logged((line) => line.msg === KEPT && line.sessionId === sessionId);
+    const notKept = (sessionId: string) => logged((line) => NOT_KEPT.test(String(line.msg)) && line.sessionId === sessionId);
+    return { ...app, database, send, kept, notKept, logged };
+  }
+
+  it('keeps each signed delivery refused for its content with its body byte for byte, its reason, reply code, arrival and ids', async () => {
+    const { database, send, kept } = await start();
+    const before = new Date().toISOString();
+    // Odd whitespace, a byte-order mark, escapes: kept as sent, not as parsed.
+    const nineDigits = `\uFEFF {\r\n\t"sessionId" : "S-nine",  "accountNumber":"012345678" ,\n"settlementId": "STL-9", "transactionAmount":"1500.00", "x":"\\u00e9"  }\n\n`;
+    const notJson = '{"sessionId": "S-broken", "accountNumber": "0123456789", ';
+    const tooLong = JSON.stringify(notificationBody({ sessionId: 'S-long', settlementId: '9'.repeat(65) }));
+    expect([await send(nineDigits), await send(notJson), await send(tooLong)]).toEqual(['02', '02', '02']);
+    await kept('S-nine');
+    await kept('S-long');
+
+    const rows = await database.quarantined();
+    expect(rows.map((row) => row.raw_body.toString('utf8'))).toEqual([nineDigits, notJson, tooLong]);
+    expect(rows.map(({ raw_body: _body, received_at: _at, ...row }) => row)).toEqual([
+      { kind: 'REJECTED', reason: 'invalid_account_number', detail: null, response_code: '02', session_id: 'S-nine', settlement_id: 'STL-9', account_number: '012345678', reviewed_at: null },
+      // Not JSON: none of its ids could be read.
+      { kind: 'REJECTED', reason: 'body_not_json_object', detail: null, response_code: '02', session_id: null, settlement_id: null, account_number: null, reviewed_at: null },
+      { kind: 'REJECTED', reason: 'settlement_id_too_long', detail: null, response_code: '02', session_id: 'S-long', settlement_id: '9'.repeat(65), account_number: '0123456789', reviewed_at: null },
+    ]);
+    for (const row of rows) expect(row.received_at >= before && row.received_at <= new Date().toISOString()).toBe(true);
+    expect(await database.countRows()).toBe(0);
+  });
+
+  it('keeps what it read of a signed body over 1 MiB, refused with 413, saying how much', async () => {
+    const { database, deliver, baseUrl } = await start();
+    const body = JSON.stringify(notificationBody({ sessionId: 'S-huge', tranRemarks: 'x'.repeat(1024 * 1024) }));
+    // Declared too long: refused before a byte is read.
+    expect((await deliver(body)).status).toBe(413);
+    // Sent in chunks, no length declared: refused once the limit is passed, the rest unread.
+    const chunked = await request(`${baseUrl}/webhooks/collection`, { method: 'POST', headers: signedHeaders(), body: Readable.from([body.slice(0, 600_000), body.slice(600_000)]) });
+    await chunked.body.dump();
+    expect(chunked.statusCode).toBe(413);
+    await waitFor(async () => ((await database.quarantined()).length === 2 ? true : undefined));
+    const [declared, read] = await database.quarantined();
+    expect(declared).toMatchObject({ kind: 'REJECTED', reason: 'body_too_large', response_code: '02', detail: 'its declared length passed the size limit: none of it was read' });
+    expect(declared!.raw_body.byteLength).toBe(0);
+    expect(read).toMatchObject({ reason: 'body_too_large', detail: 'it passed the size limit: its first 1048576 bytes are kept' });
+    expect(read!.raw_body.toString('utf8')).toBe(body.slice(0, 1024 * 1024));
+  });
+
+  it('keeps nothing of a delivery refused for its signature or its source', async () => {
+    const { database, send, kept } = await start();
+    const invalid = JSON.stringify(notificationBody({ sessionId: 'S-unsigned', accountNumber: '012345678' }));
+    expect(await send(invalid, signedHeaders(sandboxCredentials.webhookClientId, 'not-the-secret'))).toBe('02');
+    expect(await send(invalid, { 'content-type': 'application/json' })).toBe('02');
+    // Kept in the order handed over: once this one is in, the two before would be too.
+    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S-signed', accountNumber: '012345678' })))).toBe('02');
+    await kept('S-signed');
+    expect((await database.quarantined()).map((row) => row.session_id)).toEqual(['S-signed']);
+
+    const elsewhere = await start({ WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' });
+    expect(await elsewhere.send(JSON.stringify(notificationBody({ sessionId: 'S-elsewhere', accountNumber: '012345678' })))).toBe('02');
+    // Closing drains the quarantine: whatever it was handed is written by then.
+    await elsewhere.app.close();
+    expect(await elsewhere.database.quarantined()).toEqual([]);
+  });
+
+  it('keeps a duplicate with other money fields as a CONFLICT answered 01, the first staying the money record; an exact one is not kept', async () => {
+    const { database, send, kept, query, logged, baseUrl } = await start();
+    const first = notificationBody({ transactionAmount: '1500.00' });
+    expect(await send(JSON.stringify(first))).toBe('00');
+    // The bank's retry: another session, its amount written otherwise, the same money.
+    expect(await send(JSON.stringify({ ...first, sessionId: 'S-retry', transactionAmount: '1500.0', currency: 'ngn' }))).toBe('01');
+    const forged = JSON.stringify({ ...first, sessionId: 'S-forged', transactionAmount: '950000.00' }, null, 1);
+    expect(await send(forged)).toBe('01');
+    await kept('S-forged');
+
+    const rows = await database.quarantined();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({
+      kind: 'CONFLICT',
+      reason: 'conflicting_duplicate',
+      detail: 'transactionAmount 950000.00 (stored 1500.00)',
+      response_code: '01',
+      session_id: 'S-forged',
+      settlement_id: first.settlementId,
+      account_number: '0123456789',
+    });
+    expect(rows[0]!.raw_body.toString('utf8')).toBe(forged);
+    expect(await logged((line) => line.level === 40 && line.sessionId === 'S-forged')).toMatchObject({ fields: ['transactionAmount'] });
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { transactionAmount sessionId } }', { id: first.settlementId });
+    expect(data!.collectionNotification).toEqual({ transactionAmount: '1500.00', sessionId: first.sessionId });
+    expect(await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'CONFLICT', reason: 'conflicting_duplicate' })).toBe(1);
+  });
+
+  it('keeps a conflict with a notification another replica stored', async () => {
+    const { database, send } = await start();
+    const { logger, logged } = captureLogs();
+    const second = await startApp({ STORE_URL: database.storeUrl }, { logger });
+    const first = notificationBody();
+    expect(await send(JSON.stringify(first))).toBe('00');
+    // The second replica finds it stored: it knows the settlementId, not the money, until it reads it.
+    expect((await second.deliver({ ...first, sessionId: 'S-other-account', accountNumber: '1234567890' })).reply.responseCode).toBe('01');
+    await logged((line) => line.msg === KEPT && line.sessionId === 'S-other-account');
+    expect(await database.quarantined()).toEqual([expect.objectContaining({ kind: 'CONFLICT', detail: 'accountNumber 1234567890 (stored 0123456789)' })]);
+  });
+
+  it('refuses with 02 and keeps as UNSTORABLE a delivery the store refuses on its own; a store that cannot write keeps nothing (03)', async () => {
+    const { database, send, kept } = await start();
+    const poison = notificationBody({ sessionId: 'S-poison', settlementId: `9${Date.now()}` });
+    await database.refuseRow(poison.settlementId as string);
+    expect(await send(JSON.stringify(poison))).toBe('02');
+    await kept('S-poison');
+    expect(await database.quarantined()).toEqual([
+      expect.objectContaining({ kind: 'UNSTORABLE', reason: 'store_refused_row', response_code: '02', session_id: 'S-poison', detail: expect.stringContaining('refused') }),
+    ]);
+
+    await database.breakInserts();
+    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S-down' })))).toBe('03');
+    // Kept in the order handed over: the 03 before it would be in by now.
+    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S-marker', accountNumber: '1' })))).toBe('02');
+    await kept('S-marker');
+    expect((await database.quarantined()).map((row) => row.session_id)).toEqual(['S-poison', 'S-marker']);
+  });
+
+  it('answers as ever when the quarantine cannot be written, and counts and logs what it did not keep', async () => {
+    const { database, send, notKept, baseUrl } = await start();
+    await database.freezeQuarantine();
+    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S-frozen', accountNumber: '012345678' })))).toBe('02');
+    expect(await notKept('S-frozen')).toMatchObject({ cause: 'write_failed', level: 50 });
+    expect(await scrapeSum({ baseUrl }, 'collection_quarantine_not_kept_total', { kind: 'REJECTED', cause: 'write_failed' })).toBe(1);
+    // The money path is untouched.
+    expect(await send(JSON.stringify(notificationBody()))).toBe('00');
+    expect(await database.quarantined()).toEqual([]);
+  });
+
+  it('keeps at most QUARANTINE_MAX_ROWS awaiting review, and counts and logs those past it', async () => {
+    const { database, send, kept, notKept, baseUrl } = await start({ QUARANTINE_MAX_ROWS: '2' });
+    const refused = (sessionId: string) => JSON.stringify(notificationBody({ sessionId, accountNumber: '012345678' }));
+    expect([await send(refused('S-1')), await send(refused('S-2')), await send(refused('S-3'))]).toEqual(['02', '02', '02']);
+    await kept('S-2');
+    expect(await notKept('S-3')).toMatchObject({ cause: 'over_limit', level: 40 });
+    expect((await database.quarantined()).map((row) => row.session_id)).toEqual(['S-1', 'S-2']);
+    expect(await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'REJECTED', reason: 'invalid_account_number' })).toBe(2);
+    expect(await scrapeSum({ baseUrl }, 'collection_quarantine_not_kept_total', { kind: 'REJECTED', cause: 'over_limit' })).toBe(1);
+  });
+});
