@@ -11,7 +11,7 @@ import type { PubSub } from './pubsub/types.ts';
 import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
-import { createNotificationStore, type BatchReport } from './store/index.ts';
+import { createNotificationStore } from './store/index.ts';
 import { exportQuarantineUnreviewed, exportStoreSize } from './store/size-metrics.ts';
 import type { CollectionStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
@@ -71,8 +71,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     );
     const authenticator = await createAuthenticator(config.auth);
 
-    const onBatch = (batch: BatchReport) => metrics.storeBatchSize.observe({ outcome: batch.outcome }, batch.size);
-    const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, onBatch }));
+    const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, batchSizes: metrics.storeBatchSize }));
     if (!overrides.store) started.push(() => store.close());
     exportStoreSize(metrics.registry, store);
     exportQuarantineUnreviewed(metrics.registry, store.quarantine);

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
-import { createInsertBatcher, UnstorableNotificationError, type BatchReport, type WriteBatch } from './batch.ts';
+import { createInsertBatcher, UnstorableNotificationError, type WriteBatch } from './batch.ts';
 
 /** A write that stores in memory, remembering each batch it was given. */
 function memoryWrite() {
@@ -39,30 +39,19 @@ describe('createInsertBatcher', () => {
     expect(calls.map((batch) => batch.length)).toEqual([1, 3, 2]);
   });
 
-  it('answers as usual when the batch observer throws', async () => {
+  it('answers as usual when the batch-size histogram throws', async () => {
     const { write } = memoryWrite();
-    const reports: BatchReport[] = [];
+    const observed: [string, number][] = [];
     const batcher = createInsertBatcher(write, {
-      onBatch: (report) => {
-        reports.push(report);
-        throw new Error('observer failed');
+      batchSizes: {
+        observe: ({ outcome }, size) => {
+          observed.push([outcome, size]);
+          throw new Error('observer failed');
+        },
       },
     });
     expect(await batcher.insert(notification())).toMatchObject({ status: 'inserted' });
-    expect(reports).toEqual([{ size: 1, inserted: 1, outcome: 'committed', ms: expect.any(Number) }]);
-  });
-
-  it('reports how long each batch took to write, commit included', async () => {
-    const { write } = memoryWrite();
-    const reports: BatchReport[] = [];
-    const slow: WriteBatch = async (notifications) => {
-      await new Promise((resolve) => setTimeout(resolve, 40));
-      return write(notifications);
-    };
-    const batcher = createInsertBatcher(slow, { onBatch: (report) => void reports.push(report) });
-    await batcher.insert(notification());
-    expect(reports[0]!.ms).toBeGreaterThanOrEqual(35);
-    expect(reports[0]!.ms).toBeLessThan(5_000);
+    expect(observed).toEqual([['committed', 1]]);
   });
 
   it('drains: resolves once the batch in flight and the ones queued behind it are answered', async () => {

@@ -4,22 +4,18 @@
 import type { CollectionNotificationRecord, LogPosition, NewCollectionNotification } from '../domain/index.ts';
 import type { InsertResult } from './types.ts';
 
-/** What one batch came to; for tests and the batch-size metric. */
-export interface BatchReport {
-  /** Notifications the statement wrote or found stored (a settlementId twice in one batch counts once). */
-  size: number;
-  /** Rows it stored. */
-  inserted: number;
-  /** `rolled-back`: every insert was a duplicate, so nothing needed a durable commit. */
-  outcome: 'committed' | 'rolled-back' | 'failed';
-  /** How long the write took, commit included (on SQLite, synchronous: the event loop was held as long). */
-  ms: number;
+/** What became of one statement: `rolled-back` when every insert was a duplicate, so nothing needed a durable commit. */
+export type BatchOutcome = 'committed' | 'rolled-back' | 'failed';
+
+/** Where each statement's size is recorded: the `collection_store_batch_size` histogram, as prom-client observes. */
+export interface BatchSizes {
+  observe(labels: { outcome: BatchOutcome }, size: number): void;
 }
 
 /** Options every store takes about its batches. */
 export interface BatchOptions {
-  /** Called once per statement written (a batch, or a part of one retried apart), after its commit, rollback or failure. */
-  onBatch?: ((report: BatchReport) => void) | undefined;
+  /** Told once per statement written (a batch, or a part of one retried apart), after its commit, rollback or failure. */
+  batchSizes?: BatchSizes | undefined;
 }
 
 /**
@@ -143,7 +139,7 @@ function take(pending: readonly Entry[], limits: BatchLimits): Entry[] {
 type Outcome = { record: CollectionNotificationRecord | null; settled: LogPosition } | { error: unknown };
 
 /** Writes one batch and answers each of its entries; never rejects itself. */
-async function run(write: WriteBatch, batch: Entry[], options: Pick<BatchOptions, 'onBatch'> & Refusals): Promise<void> {
+async function run(write: WriteBatch, batch: Entry[], options: Pick<BatchOptions, 'batchSizes'> & Refusals): Promise<void> {
   // A settlementId twice in one batch: the first goes to the database, the rest are its duplicates,
   // answered only once the batch has committed (if it fails, the first was never stored).
   const firsts = new Map<string, Entry>();
@@ -167,16 +163,13 @@ async function run(write: WriteBatch, batch: Entry[], options: Pick<BatchOptions
  * so on down to single rows, so one row the store will not take (whatever the reason) fails alone
  * and its batch-mates are stored. A failure that is not a refusal fails them all at once.
  */
-async function writeApartOnRefusal(write: WriteBatch, notifications: NewCollectionNotification[], options: Pick<BatchOptions, 'onBatch'> & Refusals): Promise<Outcome[]> {
-  const started = performance.now();
-  const ms = () => performance.now() - started;
+async function writeApartOnRefusal(write: WriteBatch, notifications: NewCollectionNotification[], options: Pick<BatchOptions, 'batchSizes'> & Refusals): Promise<Outcome[]> {
   try {
     const { records, settled } = await write(notifications);
-    const inserted = records.filter((record) => record !== null).length;
-    report(options.onBatch, { size: notifications.length, inserted, outcome: inserted > 0 ? 'committed' : 'rolled-back', ms: ms() });
+    record(options.batchSizes, notifications.length, records.some((record) => record !== null) ? 'committed' : 'rolled-back');
     return records.map((record) => ({ record, settled }));
   } catch (error) {
-    report(options.onBatch, { size: notifications.length, inserted: 0, outcome: 'failed', ms: ms() });
+    record(options.batchSizes, notifications.length, 'failed');
     if (notifications.length === 1 && options.refusedRow?.(error)) return [{ error: new UnstorableNotificationError(error) }];
     if (notifications.length === 1 || !options.refusedStatement?.(error)) return notifications.map(() => ({ error }));
     const half = Math.ceil(notifications.length / 2);
@@ -185,9 +178,9 @@ async function writeApartOnRefusal(write: WriteBatch, notifications: NewCollecti
   }
 }
 
-function report(onBatch: BatchOptions['onBatch'], batch: BatchReport): void {
+function record(batchSizes: BatchSizes | undefined, size: number, outcome: BatchOutcome): void {
   try {
-    onBatch?.(batch);
+    batchSizes?.observe({ outcome }, size);
   } catch {
     // An observer's failure must not change what the inserts are answered.
   }

@@ -4,7 +4,7 @@ import { createPostgresStore } from './postgres.ts';
 import { openSqliteStore } from './sqlite.ts';
 import type { CollectionStore, NotificationStore } from './types.ts';
 
-export { UnstorableNotificationError, type BatchReport } from './batch.ts';
+export { UnstorableNotificationError } from './batch.ts';
 export type { CollectionStore, InsertResult, NotificationStore, QuarantineStore } from './types.ts';
 
 type StoreKind = NotificationStore['kind'];
