@@ -5,6 +5,7 @@ import type {
 } from '../__generated__/resolvers-types.ts';
 import { encodeCursor } from '../collection/cursor.ts';
 import * as valid from '../validation.ts';
+import { pageInfoOf } from './page-info.ts';
 
 export const CollectionNotification: CollectionNotificationResolvers = {
   __resolveReference: ({ settlementId }, { loaders }) => loaders.notificationLoader.load(valid.settlementId(settlementId)),
@@ -14,12 +15,7 @@ export const CollectionNotification: CollectionNotificationResolvers = {
 export const CollectionNotificationConnection: CollectionNotificationConnectionResolvers = {
   edges: (page) => page.notifications,
   nodes: (page) => page.notifications,
-  pageInfo: ({ notifications, hasNextPage }) => ({
-    hasNextPage,
-    hasPreviousPage: false,
-    startCursor: notifications[0] ? encodeCursor(notifications[0].position) : null,
-    endCursor: notifications.at(-1) ? encodeCursor(notifications.at(-1)!.position) : null,
-  }),
+  pageInfo: ({ notifications, hasNextPage }) => pageInfoOf(notifications, hasNextPage, (notification) => encodeCursor(notification.position)),
 };
 
 export const CollectionNotificationEdge: CollectionNotificationEdgeResolvers = {

@@ -4,6 +4,7 @@ import type {
   QuarantinedDeliveryResolvers,
 } from '../__generated__/resolvers-types.ts';
 import { encodeQuarantineCursor } from '../collection/cursor.ts';
+import { pageInfoOf } from './page-info.ts';
 
 const bytes = (body: Uint8Array) => Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 
@@ -16,12 +17,7 @@ export const QuarantinedDelivery: QuarantinedDeliveryResolvers = {
 export const QuarantinedDeliveryConnection: QuarantinedDeliveryConnectionResolvers = {
   edges: (page) => page.deliveries,
   nodes: (page) => page.deliveries,
-  pageInfo: ({ deliveries, hasNextPage }) => ({
-    hasNextPage,
-    hasPreviousPage: false,
-    startCursor: deliveries[0] ? encodeQuarantineCursor(deliveries[0].id) : null,
-    endCursor: deliveries.at(-1) ? encodeQuarantineCursor(deliveries.at(-1)!.id) : null,
-  }),
+  pageInfo: ({ deliveries, hasNextPage }) => pageInfoOf(deliveries, hasNextPage, (delivery) => encodeQuarantineCursor(delivery.id)),
 };
 
 export const QuarantinedDeliveryEdge: QuarantinedDeliveryEdgeResolvers = {
