@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from './helpers/app.ts';
+import type { TestApp } from './helpers/app.ts';
 import { startCountingBank, startLiveApp } from './helpers/counting-bank.ts';
 import { scrape, scrapeSum } from './helpers/metrics.ts';
 

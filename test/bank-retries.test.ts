@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { startApp } from './helpers/app.ts';
 import { startCountingBank, startLiveApp, type BankOperation } from './helpers/counting-bank.ts';
 import { scrape } from './helpers/metrics.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startApp, type TestApp } from './helpers/app.ts';
+import type { TestApp } from './helpers/app.ts';
 import { startCountingBank, startLiveApp, type BankOperation } from './helpers/counting-bank.ts';
 import { scrapeSum } from './helpers/metrics.ts';
 import { waitFor } from './helpers/wait.ts';
