@@ -37,7 +37,7 @@ const LIVE_CREDENTIALS = {
 describe('bank_circuit_open', () => {
   it('is 1 for the area whose breaker opened, 0 while it is closed', async () => {
     const bank = await startFakeBank((_request, reply) => reply.status(502).text('Bad Gateway'));
-    const urls = { BANK_BASE_URL: bank.url, BANK_GATEWAY_URL: bank.url, BANK_BILLING_URL: bank.url, BANK_POSTING_URL: bank.url, BANK_WALLET_URL: bank.url };
+    const urls = { BANK_BASE_URL: bank.url, BANK_GATEWAY_URL: bank.url, BANK_BILLING_URL: bank.url, BANK_POSTING_URL: bank.url, BANK_WALLET_URL: bank.url, COLLECTION_CONFIRMATION: 'off' };
     const app = await startApp({ UPSTREAM_MODE: 'live', ...urls, ...LIVE_CREDENTIALS, ...TEST_AUTH });
 
     await app.query('{ banks { code } }');

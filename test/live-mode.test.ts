@@ -31,6 +31,7 @@ async function startLive() {
     BANK_BILLING_URL: bank.urls.billing,
     BANK_POSTING_URL: bank.urls.posting,
     BANK_WALLET_URL: bank.urls.wallet,
+    COLLECTION_CONFIRMATION: 'off',
     ...CREDENTIALS,
     ...TEST_AUTH,
   }, {}, { headers: await productionHeaders() });

@@ -94,6 +94,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers 
       BANK_BILLING_URL: `${baseUrl}/billing/provipay/webapi`,
       BANK_POSTING_URL: `${baseUrl}/posting/postingrest`,
       BANK_WALLET_URL: `${baseUrl}/wallet`,
+      COLLECTION_CONFIRMATION: 'off',
     }, {}, { headers: await headers() });
   }
 

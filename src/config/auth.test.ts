@@ -4,7 +4,7 @@ import { loadConfig } from './index.ts';
 
 const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test', AUTH_AUDIENCE: 'bank-subgraph' };
 /** What the settings come to beside the variables: the JWKS's default max age, and the development key allowed. */
-const SANDBOX_DEFAULTS = { keysMaxAgeMs: 300_000, refuseDevelopmentKey: false };
+const SANDBOX_DEFAULTS = { keysMaxAgeMs: 600_000, refuseDevelopmentKey: false };
 const PRODUCTION = { NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-1' };
 
 describe('authorization settings', () => {

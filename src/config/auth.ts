@@ -23,7 +23,7 @@ export function readAuth(source: Source): AuthConfig {
 }
 
 /** How long a fetched JWKS counts as current by default: a key withdrawn at the issuer stops working within it. */
-const DEFAULT_KEYS_MAX_AGE_S = 300;
+const DEFAULT_KEYS_MAX_AGE_S = 600;
 
 function readTokenSettings(source: Source): AuthSettings | undefined {
   const jwksUrl = source.read('AUTH_JWKS_URL');

@@ -131,12 +131,16 @@ function readBankUrls(source: Source): BankUrls {
     return value.replace(/\/+$/, '');
   };
   const base = url('BANK_BASE_URL');
+  // Confirmation asks the collection service about every stored notification: required unless it is off.
+  const confirming = (source.read('COLLECTION_CONFIRMATION') ?? 'on').toLowerCase() !== 'off';
+  const collection = confirming || source.read('BANK_COLLECTION_URL') !== undefined ? url('BANK_COLLECTION_URL') : undefined;
   return {
     base,
     gateway: url('BANK_GATEWAY_URL', base === '' ? undefined : base),
     billing: url('BANK_BILLING_URL'),
     posting: url('BANK_POSTING_URL'),
     wallet: url('BANK_WALLET_URL'),
+    collection,
   };
 }
 

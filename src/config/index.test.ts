@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { problemsOf } from '../../test/helpers/config.ts';
-import { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_ROWS, describeUrl, loadConfig } from './index.ts';
+import { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_BYTES, DEFAULT_QUARANTINE_MAX_ROWS, describeUrl, loadConfig } from './index.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 
@@ -15,6 +15,7 @@ const LIVE_BANK = {
   BANK_BILLING_URL: 'https://bills.bank.test/provipay/webapi',
   BANK_POSTING_URL: 'https://post.bank.test/postingrest',
   BANK_WALLET_URL: 'https://wallet.bank.test/api',
+  BANK_COLLECTION_URL: 'https://collect.bank.test/vps/api/',
   BANK_API_TOKEN: 'tok-live-1',
   BANK_USERNAME: 'partner',
   BANK_PASSWORD: 'pw-live-1',
@@ -55,6 +56,7 @@ describe('loadConfig', () => {
       billing: 'https://bills.bank.test/provipay/webapi',
       posting: 'https://post.bank.test/postingrest',
       wallet: 'https://wallet.bank.test/api',
+      collection: 'https://collect.bank.test/vps/api',
     });
     expect(config.upstream.credentials.apiToken.reveal()).toBe('tok-live-1');
     expect(config.webhook.clientId).toBe('collector');
@@ -109,6 +111,33 @@ describe('loadConfig', () => {
     for (const bad of ['-1', '1e5', 'many', '100000001']) {
       expect(problemsOf({ QUARANTINE_MAX_ROWS: bad })).toEqual([`QUARANTINE_MAX_ROWS must be a whole number from 0 to 100000000, got "${bad}"`]);
     }
+  });
+
+  it('reads QUARANTINE_MAX_BYTES as a whole number of bytes from 0, 1 GiB by default', () => {
+    expect(loadConfig({}).quarantineMaxBytes).toBe(DEFAULT_QUARANTINE_MAX_BYTES);
+    expect(DEFAULT_QUARANTINE_MAX_BYTES).toBe(1_073_741_824);
+    expect(loadConfig({ QUARANTINE_MAX_BYTES: '0' }).quarantineMaxBytes).toBe(0);
+    expect(loadConfig({ QUARANTINE_MAX_BYTES: '5000000' }).quarantineMaxBytes).toBe(5_000_000);
+    for (const bad of ['-1', '1GiB', '1e9']) {
+      expect(problemsOf({ QUARANTINE_MAX_BYTES: bad })[0]).toMatch(/^QUARANTINE_MAX_BYTES must be a whole number from 0 to /);
+    }
+  });
+
+  it('confirms with the bank by default, CONFIRMATION_CONCURRENCY at a time, and COLLECTION_CONFIRMATION=off turns it off', () => {
+    expect(loadConfig({}).confirmation).toEqual({ enabled: true, concurrency: 4 });
+    expect(loadConfig({ COLLECTION_CONFIRMATION: 'OFF', CONFIRMATION_CONCURRENCY: '16' }).confirmation).toEqual({ enabled: false, concurrency: 16 });
+    expect(problemsOf({ COLLECTION_CONFIRMATION: 'maybe' })).toEqual(['COLLECTION_CONFIRMATION must be "on" or "off", got "maybe"']);
+    expect(problemsOf({ CONFIRMATION_CONCURRENCY: '0' })).toEqual(['CONFIRMATION_CONCURRENCY must be a whole number from 1 to 256, got "0"']);
+  });
+
+  it('requires BANK_COLLECTION_URL under the live bank unless COLLECTION_CONFIRMATION=off', () => {
+    const upstream = loadConfig(LIVE).upstream;
+    expect(upstream.mode === 'live' && upstream.urls.collection).toBe('https://collect.bank.test/vps/api');
+    const { BANK_COLLECTION_URL: _omitted, ...withoutCollection } = LIVE;
+    expect(problemsOf(withoutCollection)).toEqual(['BANK_COLLECTION_URL is required when UPSTREAM_MODE=live']);
+    const off = loadConfig({ ...withoutCollection, COLLECTION_CONFIRMATION: 'off' }).upstream;
+    expect(off.mode === 'live' && off.urls.collection).toBeUndefined();
+    expect(problemsOf({ ...LIVE, BANK_COLLECTION_URL: 'collect.bank.test' })).toEqual(['BANK_COLLECTION_URL must be an absolute http(s) URL']);
   });
 
   it('reads MAX_OPERATION_COST as a whole number of bank calls from 1, with a default that serves real screens', () => {

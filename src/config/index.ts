@@ -32,8 +32,20 @@ export interface Config extends NetworkConfig, AuthConfig {
   publishAccessDirectives: boolean;
   /** `SUBSCRIPTION_KEEPALIVE_MS`: how often each graphql-ws socket is pinged; one silent until the next ping is ended. */
   subscriptionKeepAliveMs: number;
-  /** `QUARANTINE_MAX_ROWS`: how many quarantined deliveries may await review; past it, more are not kept. */
+  /** `QUARANTINE_MAX_ROWS`: how many quarantined deliveries may await review; past it, a delivery to keep is answered `03`. */
   quarantineMaxRows: number;
+  /** `QUARANTINE_MAX_BYTES`: how many bytes of raw bodies the unreviewed quarantine may hold; past it, as past the rows. */
+  quarantineMaxBytes: number;
+  /** `COLLECTION_CONFIRMATION` and `CONFIRMATION_CONCURRENCY`: whether, and how many at once, stored notifications are confirmed with the bank. */
+  confirmation: ConfirmationConfig;
+}
+
+/** How stored notifications are confirmed with the bank's collection service (ops 15 to 17). */
+export interface ConfirmationConfig {
+  /** `COLLECTION_CONFIRMATION=on`: every stored notification is confirmed; off, each reads `UNCHECKED`. */
+  enabled: boolean;
+  /** `CONFIRMATION_CONCURRENCY`: confirmations in flight with the bank at once, per replica. */
+  concurrency: number;
 }
 
 /**
@@ -45,6 +57,9 @@ export const DEFAULT_MAX_OPERATION_COST = 25;
 
 /** Quarantined deliveries that may await review: a bad day's refusals many times over, far from what fills a disk. */
 export const DEFAULT_QUARANTINE_MAX_ROWS = 100_000;
+
+/** Bytes of raw bodies the unreviewed quarantine may hold: a thousand of the largest bodies the webhook reads. */
+export const DEFAULT_QUARANTINE_MAX_BYTES = 1024 * 1024 * 1024;
 
 /** Thrown by `loadConfig` with every problem found, one per line; never holds a secret's value. */
 export class ConfigError extends Error {
@@ -77,6 +92,8 @@ export function loadConfig(env: Env): Config {
     // graphql-ws's own default; a proxy in front that drops idle sockets sooner needs it shorter.
     subscriptionKeepAliveMs: integer(source, 'SUBSCRIPTION_KEEPALIVE_MS', 12_000, 100, 600_000),
     quarantineMaxRows: integer(source, 'QUARANTINE_MAX_ROWS', DEFAULT_QUARANTINE_MAX_ROWS, 0, 100_000_000),
+    quarantineMaxBytes: integer(source, 'QUARANTINE_MAX_BYTES', DEFAULT_QUARANTINE_MAX_BYTES, 0, Number.MAX_SAFE_INTEGER),
+    confirmation: readConfirmation(source),
   };
   if (source.problems.length > 0) throw new ConfigError(source.problems);
   return config;
@@ -88,6 +105,13 @@ export function loadConfig(env: Env): Config {
  */
 export function readPublishAccessDirectives(source: Source): boolean {
   return boolean(source, 'PUBLISH_ACCESS_DIRECTIVES', true);
+}
+
+/** `COLLECTION_CONFIRMATION` (`on` or `off`) and `CONFIRMATION_CONCURRENCY`. */
+export function readConfirmation(source: Source): ConfirmationConfig {
+  const given = (source.read('COLLECTION_CONFIRMATION') ?? 'on').toLowerCase();
+  if (given !== 'on' && given !== 'off') source.problems.push(`COLLECTION_CONFIRMATION must be "on" or "off", got "${given}"`);
+  return { enabled: given !== 'off', concurrency: integer(source, 'CONFIRMATION_CONCURRENCY', 4, 1, 256) };
 }
 
 /** Where to listen, and how to log. */

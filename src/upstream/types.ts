@@ -28,6 +28,11 @@ export interface BankUrls {
   posting: string;
   /** `{wallet_url}` (ops 8-12). */
   wallet: string;
+  /**
+   * `{collection_url}`: the collection service's API (ops 15-17, `BANK_COLLECTION_URL`); undefined
+   * only where confirmation is off and none was given.
+   */
+  collection?: string | undefined;
 }
 
 /** The credentials the subgraph itself presents to the bank, and the webhook's shared secret. */

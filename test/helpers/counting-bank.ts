@@ -69,6 +69,7 @@ export function liveBankEnv(baseUrl: string): Record<string, string> {
     BANK_BILLING_URL: `${baseUrl}/billing/provipay/webapi`,
     BANK_POSTING_URL: `${baseUrl}/posting/postingrest`,
     BANK_WALLET_URL: `${baseUrl}/wallet`,
+    COLLECTION_CONFIRMATION: 'off',
     BANK_API_TOKEN: 'count-token',
     BANK_USERNAME: 'count-user',
     BANK_PASSWORD: 'count-pass',
