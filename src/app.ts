@@ -173,8 +173,8 @@ async function connectBank(
     urls = config.upstream.urls;
     description = `live at ${new URL(urls.base).host}`;
   }
-  const { credentials, timeoutMs } = config.upstream;
-  const clients = createBankClients({ urls, credentials, timeoutMs, logger, metrics });
+  const { credentials, timeoutMs, timezone } = config.upstream;
+  const clients = createBankClients({ urls, credentials, collectionCredentials: config.webhook, timezone, timeoutMs, logger, metrics });
   started.push(() => clients.close());
   return { bank: clients, sandbox, description };
 }
