@@ -1,6 +1,9 @@
 // `npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789] [--amount 1500.00]
-//   [--count N] [--duplicate] [--invalid] [--conflict]`: sends signed collection notifications to a
-// running subgraph the way the bank's collection service does (op 14), and prints each reply.
+//   [--count N] [--duplicate] [--invalid] [--conflict] [--lost | --forged | --tampered]`: incoming
+// transfers the way the bank's collection service notifies them (op 14), each reply printed. Against
+// the in-process sandbox the sandbox bank makes each transfer and delivers it, so the bank holds it
+// for confirmation as the real one would; against any other subgraph the script posts signed
+// notifications itself.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -9,10 +12,17 @@ import { request } from 'undici';
 import { collectionHeaders, collectionNotification } from '../scripts/collection-notifier.ts';
 
 const USAGE = `usage: npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789]
-       [--amount 1500.00] [--count 1] [--duplicate] [--invalid] [--conflict] [--narration text]
---duplicate: each sent twice (00, then 01).
+       [--amount 1500.00] [--count 1] [--narration text] [--duplicate] [--invalid] [--conflict]
+       [--lost | --forged | --tampered]
+--duplicate: each delivered twice (00, then 01).
 --invalid: each with its account cut to 9 digits, which the subgraph refuses (02) and keeps in its quarantine.
 --conflict: each sent again with another amount (a 9 put before it): 00, then 01, kept in the quarantine as a CONFLICT.
+--lost: the bank records each transfer and never delivers it; its ids are printed, to reconcile (sandbox only).
+--forged: each a signed delivery posted straight to the webhook, that the bank never made.
+--tampered: the bank records each transfer, and a delivery with another amount is posted straight to the webhook,
+  as a man in the middle would (sandbox only).
+Against the in-process sandbox the sandbox bank makes and delivers each transfer; what no bank would send
+(--invalid, --forged, the second delivery of --conflict and --tampered) is posted straight to the webhook.
 Signs with WEBHOOK_CLIENT_ID / WEBHOOK_CLIENT_SECRET (from the environment or .env; the sandbox's by default).`;
 
 function fail(message: string): never {
@@ -29,6 +39,9 @@ const options = {
   duplicate: { type: 'boolean', default: false },
   invalid: { type: 'boolean', default: false },
   conflict: { type: 'boolean', default: false },
+  lost: { type: 'boolean', default: false },
+  forged: { type: 'boolean', default: false },
+  tampered: { type: 'boolean', default: false },
   narration: { type: 'string', default: 'Payment for order' },
   help: { type: 'boolean', default: false },
 } as const;
@@ -49,7 +62,7 @@ if (!/^\d{10}$/.test(values.account)) fail(`--account must be 10 digits, got "${
 if (!/^\d+(\.\d+)?$/.test(values.amount)) fail(`--amount must be a plain decimal such as 1500.00, got "${values.amount}"`);
 const count = Number(values.count);
 if (!Number.isSafeInteger(count) || count < 1) fail(`--count must be a whole number of at least 1, got "${values.count}"`);
-if (values.invalid && values.conflict) fail('--invalid and --conflict do not go together: an invalid notification is never stored, so nothing can conflict with it');
+refuseCombinations();
 let target: URL;
 try {
   target = new URL(values.url);
@@ -59,10 +72,26 @@ try {
 // A bare server URL means the subgraph's webhook route.
 if (target.pathname === '/' || target.pathname === '') target.pathname = '/webhooks/collection';
 
+/** Flags that cannot go together, each refusal naming both and why. */
+function refuseCombinations(): void {
+  const kinds = (['lost', 'forged', 'tampered', 'invalid'] as const).filter((flag) => values[flag]);
+  if (kinds.length > 1) fail(`--${kinds[0]} and --${kinds[1]} do not go together: each says differently what becomes of a transfer`);
+  if (values.invalid && values.conflict) fail('--invalid and --conflict do not go together: an invalid notification is never stored, so nothing can conflict with it');
+  if (values.lost && values.duplicate) fail('--lost and --duplicate do not go together: a lost transfer is never delivered, so not twice either');
+  if (values.lost && values.conflict) fail('--lost and --conflict do not go together: a lost transfer is never delivered, so nothing can conflict with it');
+  if (values.tampered && values.conflict) fail('--tampered and --conflict do not go together: --tampered already sends another amount');
+}
+
 const headers = collectionHeaders(process.env.WEBHOOK_CLIENT_ID || undefined, process.env.WEBHOOK_CLIENT_SECRET || undefined);
 
-/** A notification shaped like the bank's, with a fresh settlementId and sessionId. */
-function notification(sequence: number) {
+type Notification = Record<string, string>;
+interface Reply {
+  status: number;
+  reply: unknown;
+}
+
+/** A notification shaped like the bank's, with a fresh settlementId and sessionId, for a straight post. */
+function notification(sequence: number): Notification {
   const stamp = DateTime.now().setZone(process.env.BANK_TIMEZONE || 'Africa/Lagos');
   return collectionNotification({
     settlementId: `SIM${stamp.toFormat('yyyyMMddHHmmss')}${randomUUID().slice(0, 8)}`,
@@ -70,45 +99,161 @@ function notification(sequence: number) {
     // Nine digits: refused for its content, as the bank's would be with a mistyped account.
     accountNumber: values.invalid ? values.account.slice(0, 9) : values.account,
     transactionAmount: values.amount,
-    tranRemarks: count > 1 ? `${values.narration} #${sequence}` : values.narration,
+    tranRemarks: narration(sequence),
     tranDateTime: stamp.toFormat('yyyy-MM-dd HH:mm:ss'),
   });
 }
 
-async function send(body: string, label: string): Promise<boolean> {
-  const started = performance.now();
+function narration(sequence: number): string {
+  return count > 1 ? `${values.narration} #${sequence}` : values.narration;
+}
+
+async function exchange(url: string | URL, method: 'GET' | 'POST', body?: string, sent: Record<string, string> = {}): Promise<Reply> {
+  const response = await request(url, { method, headers: sent, body, headersTimeout: 15_000, bodyTimeout: 15_000 });
+  const text = await response.body.text();
   try {
-    const response = await request(target, { method: 'POST', headers, body, headersTimeout: 15_000, bodyTimeout: 15_000 });
-    const text = await response.body.text();
-    const ms = (performance.now() - started).toFixed(1);
-    let reply: { responseCode?: string; responseMessage?: string } = {};
-    try {
-      reply = JSON.parse(text);
-    } catch {
-      // Printed raw below.
-    }
-    const summary = reply.responseCode ? `${reply.responseCode} ${reply.responseMessage}` : text.slice(0, 200);
-    console.log(`${label} → HTTP ${response.statusCode} ${summary} (${ms} ms)`);
-    return response.statusCode === 200;
-  } catch (error) {
-    console.log(`${label} → failed: ${(error as Error).message}`);
-    return false;
+    return { status: response.statusCode, reply: JSON.parse(text) as unknown };
+  } catch {
+    return { status: response.statusCode, reply: text };
   }
 }
 
-const how = [values.invalid && ', each refused for its 9-digit account,', values.duplicate && ', each twice,', values.conflict && ', each again with another amount,']
+/** Prints one line for a webhook's answer; true when it was HTTP 200. */
+function report(label: string, started: number, answer: Reply | { error: string }): boolean {
+  const ms = (performance.now() - started).toFixed(1);
+  if ('error' in answer) {
+    console.log(`${label} → failed: ${answer.error} (${ms} ms)`);
+    return false;
+  }
+  const { responseCode, responseMessage } = (typeof answer.reply === 'object' && answer.reply !== null ? answer.reply : {}) as Notification;
+  const summary = responseCode ? `${responseCode} ${responseMessage}` : String(answer.reply).slice(0, 200);
+  console.log(`${label} → HTTP ${answer.status} ${summary} (${ms} ms)`);
+  return answer.status === 200;
+}
+
+/** Posts `body` straight to the webhook, signed as the bank signs, and prints the reply. */
+async function postStraight(body: Notification, label: string): Promise<boolean> {
+  const started = performance.now();
+  try {
+    return report(label, started, await exchange(target, 'POST', JSON.stringify(body), headers));
+  } catch (error) {
+    return report(label, started, { error: (error as Error).message });
+  }
+}
+
+/** The in-process sandbox bank's console, when the subgraph runs on it; undefined for any other bank. */
+async function sandboxConsole(): Promise<string | undefined> {
+  const found = await exchange(new URL('/sandbox/bank', target), 'GET');
+  if (found.status !== 200) return undefined;
+  const consoleUrl = (found.reply as { collectionConsole?: unknown }).collectionConsole;
+  if (typeof consoleUrl !== 'string') throw new Error('/sandbox/bank did not name the sandbox bank\'s console');
+  return consoleUrl;
+}
+
+interface BankTransfer {
+  settlementId: string;
+  sessionId: string;
+  notification: Notification;
+  delivered: boolean;
+  webhook?: Reply;
+  error?: string;
+}
+
+/** Has the sandbox bank make one transfer (delivered, or recorded and never delivered) and prints what became of it. */
+async function bankTransfer(consoleUrl: string, sequence: number, lost: boolean): Promise<{ ok: boolean; transfer?: BankTransfer }> {
+  const order = { accountNumber: values.account, amount: values.amount, narration: narration(sequence), lost };
+  const started = performance.now();
+  const made = await exchange(`${consoleUrl}/transfers`, 'POST', JSON.stringify(order), { 'content-type': 'application/json' });
+  if (made.status !== 201) {
+    return { ok: report(`#${sequence} the sandbox bank refused the transfer`, started, { error: JSON.stringify(made.reply) }) };
+  }
+  const transfer = made.reply as BankTransfer;
+  const label = `#${sequence} ${transfer.settlementId} ${values.account} NGN ${values.amount}`;
+  if (lost) {
+    console.log(`${label} → lost: the bank holds it and never delivered it (settlementId ${transfer.settlementId}, sessionId ${transfer.sessionId})`);
+    return { ok: true, transfer };
+  }
+  return { ok: report(label, started, transfer.webhook ?? { error: transfer.error ?? 'not delivered' }), transfer };
+}
+
+/** Has the sandbox bank deliver a transfer it made once more, and prints the reply. */
+async function deliverAgain(consoleUrl: string, transfer: BankTransfer, label: string): Promise<boolean> {
+  const started = performance.now();
+  const again = await exchange(`${consoleUrl}/transfers/${encodeURIComponent(transfer.settlementId)}/deliveries`, 'POST', '{}', { 'content-type': 'application/json' });
+  const outcome = again.reply as BankTransfer;
+  return report(label, started, outcome.webhook ?? { error: outcome.error ?? `HTTP ${again.status}` });
+}
+
+/** The same notification with another amount, as a conflicting duplicate or a man in the middle would send it. */
+function withAnotherAmount(body: Notification): Notification {
+  return { ...body, transactionAmount: `9${body.transactionAmount}`, settledAmount: `9${body.settledAmount}` };
+}
+
+/** One transfer through the sandbox bank; what no bank would send is posted straight. */
+async function throughSandbox(consoleUrl: string, sequence: number): Promise<boolean> {
+  if (values.invalid || values.forged) return straight(sequence);
+  const { ok, transfer } = await bankTransfer(consoleUrl, sequence, values.lost || values.tampered);
+  if (transfer === undefined) return false;
+  const label = `#${sequence} ${transfer.settlementId} ${values.account} NGN ${values.amount}`;
+  let sent = ok;
+  if (values.tampered) {
+    const tampered = withAnotherAmount(transfer.notification);
+    const tamperedLabel = `${label} (tampered: posted as NGN ${tampered.transactionAmount}, the bank holds NGN ${values.amount})`;
+    sent = (await postStraight(tampered, tamperedLabel)) && sent;
+    if (values.duplicate) sent = (await postStraight(tampered, `${tamperedLabel} (again)`)) && sent;
+    return sent;
+  }
+  if (values.duplicate && !values.lost) sent = (await deliverAgain(consoleUrl, transfer, `${label} (again)`)) && sent;
+  if (values.conflict) {
+    const other = withAnotherAmount(transfer.notification);
+    sent = (await postStraight(other, `${label} (again, as NGN ${other.transactionAmount})`)) && sent;
+  }
+  return sent;
+}
+
+/** One notification posted straight to the webhook, as before there was a bank to go through. */
+async function straight(sequence: number): Promise<boolean> {
+  const body = notification(sequence);
+  const forged = values.forged ? ' (forged: the bank never made it)' : '';
+  const label = `#${sequence} ${body.settlementId} ${body.accountNumber} NGN ${body.transactionAmount}${forged}`;
+  let sent = await postStraight(body, label);
+  if (values.duplicate) sent = (await postStraight(body, `${label} (again)`)) && sent;
+  if (values.conflict) {
+    const other = withAnotherAmount(body);
+    sent = (await postStraight(other, `${label} (again, as NGN ${other.transactionAmount})`)) && sent;
+  }
+  return sent;
+}
+
+let bankConsole: string | undefined;
+try {
+  bankConsole = await sandboxConsole();
+} catch (error) {
+  console.log(`${target.origin} → failed: ${(error as Error).message}`);
+  process.exit(1);
+}
+if (bankConsole === undefined && (values.lost || values.tampered)) {
+  fail(`--${values.lost ? 'lost' : 'tampered'} needs the in-process sandbox bank (npm start with no UPSTREAM_MODE): only it can be made to record a transfer; ${target.origin} is not running on it`);
+}
+
+const how = [
+  values.invalid && ', each refused for its 9-digit account,',
+  values.duplicate && ', each twice,',
+  values.conflict && ', each again with another amount,',
+  values.forged && ', each forged,',
+  values.tampered && ', each tampered with,',
+]
   .filter(Boolean)
   .join('');
-console.log(`Sending ${count} notification(s)${how} to ${target.href}`);
+const route = bankConsole === undefined ? '' : ' through the sandbox bank';
+console.log(values.lost ? `Making ${count} transfer(s) the sandbox bank never delivers` : `Sending ${count} notification(s)${how} to ${target.href}${route}`);
 let ok = true;
 for (let i = 1; i <= count; i += 1) {
-  const body = notification(i);
-  const label = `#${i} ${body.settlementId} ${body.accountNumber} NGN ${body.transactionAmount}`;
-  ok = (await send(JSON.stringify(body), label)) && ok;
-  if (values.duplicate) ok = (await send(JSON.stringify(body), `${label} (again)`)) && ok;
-  if (values.conflict) {
-    const other = { ...body, transactionAmount: `9${body.transactionAmount}`, settledAmount: `9${body.settledAmount}` };
-    ok = (await send(JSON.stringify(other), `${label} (again, as NGN ${other.transactionAmount})`)) && ok;
+  try {
+    ok = (bankConsole === undefined ? await straight(i) : await throughSandbox(bankConsole, i)) && ok;
+  } catch (error) {
+    console.log(`#${i} → failed: ${(error as Error).message}`);
+    ok = false;
   }
 }
 process.exit(ok ? 0 : 1);

@@ -2,6 +2,7 @@ import { createAuthenticator } from './auth/authenticator.ts';
 import { describeUrl, type Config } from './config/index.ts';
 import { startNotificationFeed } from './collection/notification-feed.ts';
 import { createQuarantineKeeper } from './collection/quarantine.ts';
+import { WEBHOOK_PATHS } from './collection/webhook-route.ts';
 import type { Services } from './context.ts';
 import { createReferenceData } from './loaders/reference-data.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -118,6 +119,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       subscriptionKeepAliveMs: config.subscriptionKeepAliveMs,
       callbackUrls: config.callbackUrls,
       webhookPort: config.webhookPort,
+      sandboxBank: sandbox && config.sandboxRules ? { collectionConsoleUrl: sandbox.collection.consoleUrl } : undefined,
     });
     // The server drains first: in-flight webhook writes finish before the store closes.
     started.push(() => server.close());
@@ -126,6 +128,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     return {
       async listen() {
         const { graphqlUrl: url, webhookUrl } = await server.listen(config.port, config.host);
+        // The sandbox bank started before there was a webhook to deliver to.
+        sandbox?.collection.deliverTo(localWebhookUrl(webhookUrl ?? url));
         if (webhookUrl !== undefined) logger.info({ webhookUrl }, `collection webhook and health listening at ${webhookUrl} (WEBHOOK_PORT)`);
         logger.info({ url }, `bank subgraph listening at ${url}`);
         return url;
@@ -139,6 +143,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     await closeStarted();
     throw error;
   }
+}
+
+/** The webhook on this machine, as the in-process sandbox bank reaches it (a wildcard bind over loopback). */
+function localWebhookUrl(listening: string): string {
+  const url = new URL(WEBHOOK_PATHS[0], listening);
+  if (url.hostname === 'localhost') url.hostname = '127.0.0.1';
+  return url.href;
 }
 
 /** Authorization as the first log line tells it: on (with whose tokens), or off, and why that is allowed. */
@@ -164,7 +175,12 @@ async function connectBank(
   let urls: BankUrls;
   let description: string;
   if (config.upstream.mode === 'sandbox') {
-    const running = await startBankSandbox({ logger: logger.child({ component: 'sandbox' }) });
+    const running = await startBankSandbox({
+      logger: logger.child({ component: 'sandbox' }),
+      // The bank signs with, and checks ops 15-17 against, the pair the partner configured.
+      partner: config.webhook,
+      timezone: config.upstream.timezone,
+    });
     started.push(() => running.close());
     sandbox = running;
     urls = running.urls;
@@ -173,8 +189,8 @@ async function connectBank(
     urls = config.upstream.urls;
     description = `live at ${new URL(urls.base).host}`;
   }
-  const { credentials, timeoutMs } = config.upstream;
-  const clients = createBankClients({ urls, credentials, timeoutMs, logger, metrics });
+  const { credentials, timeoutMs, timezone } = config.upstream;
+  const clients = createBankClients({ urls, credentials, collectionCredentials: config.webhook, timezone, timeoutMs, logger, metrics });
   started.push(() => clients.close());
   return { bank: clients, sandbox, description };
 }

@@ -58,6 +58,8 @@ describe('bank_circuit_open', () => {
     const clients = createBankClients({
       urls: { base: bank.url, gateway: bank.url, billing: bank.url, posting: bank.url, wallet: bank.url },
       credentials: loadConfig({}).upstream.credentials,
+      collectionCredentials: loadConfig({}).webhook,
+      timezone: 'Africa/Lagos',
       timeoutMs: 2_000,
       logger,
       metrics,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { collectionSignature } from '../domain/collection-signature.ts';
 import { Secret } from '../secret.ts';
 
 /** What the bank signs its deliveries with (`WEBHOOK_CLIENT_ID`, `WEBHOOK_CLIENT_SECRET` and, during a rotation, `_PREVIOUS`). */
@@ -10,9 +10,7 @@ export interface WebhookCredentials {
 }
 
 /** The `X-Auth-Signature` the bank sends: upper-case hex SHA-512 of `<Client-Id>:<secret>`. */
-export function signatureFor(clientId: string, secret: string): string {
-  return createHash('sha512').update(`${clientId}:${secret}`, 'utf8').digest('hex').toUpperCase();
-}
+export const signatureFor = collectionSignature;
 
 /** Which configured secret a delivery was signed with: the current one, or the previous during a rotation. */
 export type SignedWith = 'current' | 'previous';

@@ -5,6 +5,9 @@
  */
 export * from './amount.ts';
 export type * from './bank.ts';
+export * from './bank-time.ts';
+export type * from './bank-transaction.ts';
+export * from './collection-signature.ts';
 export type * from './merchant.ts';
 export * from './notification.ts';
 export type * from './transaction.ts';

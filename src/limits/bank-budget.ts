@@ -39,6 +39,7 @@ export function createBankBudget(bank: BankClients, max: number, onExhausted?: (
   let billing: BankClients['billing'] | undefined;
   let wallet: BankClients['wallet'] | undefined;
   let posting: BankClients['posting'] | undefined;
+  let collection: BankClients['collection'] | undefined;
   return {
     bank: {
       get account() {
@@ -55,6 +56,9 @@ export function createBankBudget(bank: BankClients, max: number, onExhausted?: (
       },
       get posting() {
         return (posting ??= budgeted(bank.posting, spend));
+      },
+      get collection() {
+        return (collection ??= budgeted(bank.collection, spend));
       },
     },
     spent: () => spent,

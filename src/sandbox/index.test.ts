@@ -18,6 +18,7 @@ describe('the sandbox server', () => {
       billing: `${origin}/billing/provipay/webapi`,
       posting: `${origin}/posting/postingrest`,
       wallet: `${origin}/wallet`,
+      collection: `${origin}/collection`,
     });
   });
 

@@ -4,10 +4,13 @@ import { fastify, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { accountRoutes } from './account.ts';
 import { billingRoutes } from './billing.ts';
+import { createCollectionService, type CollectionPartner } from './collection.ts';
+import { sandboxCredentials } from './credentials.ts';
 import { headerValue, type SandboxDeps } from './http.ts';
 import { postingRoutes } from './posting.ts';
 import { authorizeRoutes, createOAuthState, tokenRoutes } from './transaction.ts';
 import { walletRoutes } from './wallet.ts';
+import { Secret } from '../secret.ts';
 
 /** Where each area of the sandbox answers: the spec's placeholders, as a live deployment configures them. */
 export interface SandboxUrls {
@@ -16,10 +19,18 @@ export interface SandboxUrls {
   billing: string;
   posting: string;
   wallet: string;
+  /** `{collection_url}`: the collection service's API (ops 15-17). */
+  collection: string;
 }
 
 export interface BankSandbox {
   urls: SandboxUrls;
+  collection: {
+    /** The bank's test console: `POST <consoleUrl>/transfers` makes a transfer (docs/sandbox.md). */
+    consoleUrl: string;
+    /** Tells the bank where the partner's webhook is, once it listens; until then nothing is delivered. */
+    deliverTo(webhookUrl: string): void;
+  };
   close(): Promise<void>;
 }
 
@@ -32,6 +43,10 @@ export interface BankSandboxOptions {
   logger?: Logger;
   /** The clock of code and token expiry, in ms since the epoch; default Date.now. */
   now?: () => number;
+  /** What the bank signs its notifications with and checks on ops 15-17; default the sandbox's webhook pair. */
+  partner?: CollectionPartner;
+  /** The bank's zone, for the local times it writes; default Africa/Lagos. */
+  timezone?: string;
 }
 
 /** Each area under its own path prefix, so clients that drop a prefix fail here as they would live. */
@@ -41,7 +56,11 @@ export const SANDBOX_PREFIXES = {
   billing: '/billing/provipay/webapi',
   posting: '/posting/postingrest',
   wallet: '/wallet',
+  collection: '/collection',
 } as const satisfies SandboxUrls;
+
+/** Where the bank's test console answers: not a bank API, so not among the areas. */
+const CONSOLE_PREFIX = '/console/collection';
 
 const BODY_LIMIT = 1024 * 1024;
 
@@ -62,11 +81,19 @@ export async function startBankSandbox(options: BankSandboxOptions = {}): Promis
   await app.register(billingRoutes(deps), { prefix: SANDBOX_PREFIXES.billing });
   await app.register(postingRoutes(deps), { prefix: SANDBOX_PREFIXES.posting });
   await app.register(walletRoutes(deps), { prefix: SANDBOX_PREFIXES.wallet });
+  const partner = options.partner ?? {
+    clientId: sandboxCredentials.webhookClientId,
+    clientSecret: new Secret(sandboxCredentials.webhookClientSecret),
+  };
+  const collection = createCollectionService(deps, partner, options.timezone ?? 'Africa/Lagos');
+  await app.register(collection.apiRoutes, { prefix: SANDBOX_PREFIXES.collection });
+  await app.register(collection.consoleRoutes, { prefix: CONSOLE_PREFIX });
 
   try {
     await app.listen({ host, port: options.port ?? 0 });
   } catch (error) {
     await app.close();
+    await collection.close();
     throw error;
   }
   const origin = `http://${urlHost(host)}:${(app.server.address() as AddressInfo).port}`;
@@ -76,9 +103,18 @@ export async function startBankSandbox(options: BankSandboxOptions = {}): Promis
     billing: origin + SANDBOX_PREFIXES.billing,
     posting: origin + SANDBOX_PREFIXES.posting,
     wallet: origin + SANDBOX_PREFIXES.wallet,
+    collection: origin + SANDBOX_PREFIXES.collection,
   };
   deps.logger?.debug({ urls }, 'bank sandbox listening');
-  return { urls, close: () => app.close() };
+  return {
+    urls,
+    collection: { consoleUrl: origin + CONSOLE_PREFIX, deliverTo: (url) => collection.deliverTo(url) },
+    async close() {
+      // Deliveries in flight end first: they are the sandbox's own requests, not its clients'.
+      await collection.close();
+      await app.close();
+    },
+  };
 }
 
 /** A host to put in a URL: a wildcard bind is reached over loopback; IPv6 goes in brackets. */

@@ -12,6 +12,7 @@ import { GRAPHQL_PATH, registerGraphQL, type GraphQLSettings } from './graphql.t
 import { registerHealthRoutes } from './health.ts';
 import { createHttpEdge, type HttpEdge } from './http-edge.ts';
 import { registerMetricsRoute } from './metrics-route.ts';
+import { registerSandboxBankRoute, type SandboxBankSettings } from './sandbox-bank.ts';
 import { attachSubscriptionServer } from './websocket.ts';
 
 export interface HttpServer {
@@ -42,6 +43,8 @@ export interface HttpSettings extends GraphQLSettings {
   webhookPort: number | undefined;
   /** `SUBSCRIPTION_KEEPALIVE_MS`: how often each WebSocket is pinged. */
   subscriptionKeepAliveMs: number;
+  /** The in-process sandbox bank, only while it runs under the sandbox rules (sandbox-bank.ts). */
+  sandboxBank?: SandboxBankSettings | undefined;
 }
 
 /**
@@ -68,6 +71,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     : undefined;
 
   registerMetricsRoute(fastify, services.metrics);
+  for (const app of [fastify, webhookFastify]) if (app !== undefined) registerSandboxBankRoute(app, settings.sandboxBank);
   registerHealthRoutes(webhookFastify ?? fastify, { store: services.store, pubsub: services.pubsub, registry: services.metrics.registry, isDraining: edge.isDraining });
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
   const limits = createOperationLimits(schema, { maxCost: services.maxOperationCost, introspection: settings.introspection, logger: services.logger });

@@ -19,7 +19,7 @@ import {
   type RetryPolicy,
 } from './resilience.ts';
 
-export type BankArea = 'account' | 'transaction' | 'billing' | 'wallet' | 'posting';
+export type BankArea = 'account' | 'transaction' | 'billing' | 'wallet' | 'posting' | 'collection';
 
 /** A bank answer handed to an area's reader. */
 export interface BankResponse {
@@ -27,6 +27,8 @@ export interface BankResponse {
   headers: IncomingHttpHeaders;
   /** The parsed JSON body; `undefined` when there is none (or, where allowed, when it is not JSON). */
   body: unknown;
+  /** The body exactly as received. */
+  text: string;
 }
 
 /** One call to the bank, as an area module describes it. */
@@ -46,6 +48,8 @@ export interface BankCall<T> {
   idempotent?: boolean;
   /** Hand 3xx answers to `read` instead of refusing them (op 4's redirect form). */
   acceptRedirect?: boolean;
+  /** Parses a JSON body (`JSON.parse` by default); throws on text that is not JSON. */
+  parse?: (text: string) => unknown;
   /** Reads a 4xx/5xx body for the bank's code and message, or a different contract code. */
   readFailure?: (status: number, body: unknown) => Partial<AnswerFailure> | undefined;
   /** Maps a success to the domain; throws `AnswerRefused` for anything else. */
@@ -192,9 +196,9 @@ function interpret(call: BankCall<unknown>, status: number, headers: IncomingHtt
   const redirect = status >= 300 && status < 400;
   if ((status >= 200 && status < 300) || (redirect && call.acceptRedirect === true)) {
     const strict = !redirect && (call.expect ?? 'json') === 'json';
-    const body = strict ? parseJson(text, status) : tryParseJson(text);
+    const body = strict ? parseJson(call, text, status) : tryParseJson(call, text);
     try {
-      return call.read({ status, headers, body });
+      return call.read({ status, headers, body, text });
     } catch (error) {
       if (error instanceof AnswerRefused) throw new CallFailure(error.failure, status);
       // A reader that trips over the body (a bug, or a shape we did not foresee): not the documented JSON.
@@ -206,28 +210,28 @@ function interpret(call: BankCall<unknown>, status: number, headers: IncomingHtt
     // A redirect or informational answer to a JSON API: a moved endpoint or a login page.
     throw new CallFailure({ code: ErrorCode.UPSTREAM_INVALID_RESPONSE, reason: 'unexpected status' }, status);
   }
-  const details = call.readFailure?.(status, tryParseJson(text));
+  const details = call.readFailure?.(status, tryParseJson(call, text));
   throw new CallFailure(
     { ...details, code: details?.code ?? code, reason: details?.reason ?? 'refused by status' },
     status,
   );
 }
 
-function parseJson(text: string, status: number): unknown {
+function parseJson(call: BankCall<unknown>, text: string, status: number): unknown {
   if (text.trim() === '') {
     throw new CallFailure({ code: ErrorCode.UPSTREAM_INVALID_RESPONSE, reason: 'empty body' }, status);
   }
   try {
-    return JSON.parse(text);
+    return (call.parse ?? JSON.parse)(text);
   } catch {
     // An HTML error page from a proxy lands here too.
     throw new CallFailure({ code: ErrorCode.UPSTREAM_INVALID_RESPONSE, reason: 'body is not JSON' }, status);
   }
 }
 
-function tryParseJson(text: string): unknown {
+function tryParseJson(call: BankCall<unknown>, text: string): unknown {
   try {
-    return text.trim() === '' ? undefined : JSON.parse(text);
+    return text.trim() === '' ? undefined : (call.parse ?? JSON.parse)(text);
   } catch {
     return undefined;
   }

@@ -1,7 +1,7 @@
 /**
  * The bank clients with their idempotent personal reads shared while in flight, across requests: a
- * name enquiry, a BVN, a posting lookup or a category's bills asked for again before the bank has
- * answered makes no second call. The bank list and the bill categories are not shared here: their
+ * name enquiry, a BVN, a posting lookup, a category's bills or a transfer's confirmation asked for
+ * again before the bank has answered makes no second call. The bank list and the bill categories are not shared here: their
  * process-wide caches (loaders/reference-cache.ts) already keep one refresh in flight. Only reads
  * made with the subgraph's own credentials are shared; the wallet and OAuth calls carry the
  * caller's and are never shared.
@@ -15,7 +15,7 @@ export type OnSharedRead = (area: BankArea, operation: string) => void;
 
 /** `clients` with their reads shared while in flight; the state-changing calls unchanged. */
 export function shareIdenticalReads(clients: BankClients, onShared?: OnSharedRead): BankClients {
-  const { account, billing, posting } = clients;
+  const { account, billing, posting, collection } = clients;
   // One map per read, keyed by what the bank is asked (JSON keeps values apart whatever they hold).
   const shared = <A extends unknown[], T>(
     area: BankArea,
@@ -49,6 +49,11 @@ export function shareIdenticalReads(clients: BankClients, onShared?: OnSharedRea
         (input: Parameters<typeof posting.lookupAccount>[0]) => posting.lookupAccount(input),
         (input) => [input.accountNumber, input.beneficiaryBank],
       ),
+    },
+    collection: {
+      ...collection,
+      verifyBySessionId: shared('collection', 'verifyBySessionId', (id: string) => collection.verifyBySessionId(id)),
+      verifyBySettlementId: shared('collection', 'verifyBySettlementId', (id: string) => collection.verifyBySettlementId(id)),
     },
   };
 }

@@ -6,11 +6,13 @@ import type {
   AccountRecord,
   AuthorizationCodeRecord,
   BankRecord,
+  BankTransactionRecord,
   BillCategoryRecord,
   BillRecord,
   BvnRecord,
   MerchantSessionRecord,
   MerchantTokensRecord,
+  RepushRecord,
   StatusMessageRecord,
   TransactionTokenRecord,
 } from '../domain/index.ts';
@@ -46,6 +48,15 @@ export interface BankCredentials {
   postingPassword: Secret;
   oauthClientId: string;
   oauthClientSecret: Secret;
+}
+
+/**
+ * What our calls to the bank's collection service carry: the pair the bank signs its deliveries
+ * with (`WEBHOOK_CLIENT_ID` and the current `WEBHOOK_CLIENT_SECRET`), which it checks ours with too.
+ */
+export interface CollectionCredentials {
+  clientId: string;
+  clientSecret: Secret;
 }
 
 /** Account area (ops 1-3). */
@@ -86,6 +97,19 @@ export interface PostingClient {
   lookupAccount(input: { accountNumber: string; beneficiaryBank: string }): Promise<AccountRecord>;
 }
 
+/** The bank's collection service (ops 15-17 of its collection API). */
+export interface CollectionClient {
+  /** Op 15: the transfer the bank holds under `sessionId`; `null` when it knows none. */
+  verifyBySessionId(sessionId: string): Promise<BankTransactionRecord | null>;
+  /** Op 16: the transfer the bank holds under `settlementId`; `null` when it knows none. */
+  verifyBySettlementId(settlementId: string): Promise<BankTransactionRecord | null>;
+  /**
+   * Op 17: asks the bank to send a transfer's notification to the webhook again (either id may be
+   * left out, not both). Sent once: after a time-out the bank may have queued it, so it is never retried.
+   */
+  repush(ids: { settlementId?: string | undefined; sessionId?: string | undefined }): Promise<RepushRecord>;
+}
+
 /** Every area of the bank, as the resolvers reach it. */
 export interface BankClients {
   account: AccountClient;
@@ -93,4 +117,5 @@ export interface BankClients {
   billing: BillingClient;
   wallet: WalletClient;
   posting: PostingClient;
+  collection: CollectionClient;
 }

@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { expect } from 'vitest';
-import type { BankCredentials, BankUrls } from '../../src/upstream/types.ts';
+import type { BankCredentials, BankUrls, CollectionCredentials } from '../../src/upstream/types.ts';
 import { UpstreamError, type UpstreamErrorCode } from '../../src/errors.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
@@ -20,6 +20,7 @@ export const testSecrets = {
   billingPassword: 'bill-pw-55c2-SECRET',
   postingPassword: 'post-pw-0d7e-SECRET',
   oauthClientSecret: 'oauth-sec-7a3b-SECRET',
+  webhookClientSecret: 'webhook-sec-2e8f-SECRET',
 };
 
 export const testCredentials: BankCredentials = {
@@ -34,14 +35,23 @@ export const testCredentials: BankCredentials = {
   oauthClientSecret: new Secret(testSecrets.oauthClientSecret),
 };
 
+/** The webhook pair the clients sign their collection-service calls with, in tests. */
+export const testCollectionCredentials: CollectionCredentials = {
+  clientId: 'test-collection',
+  clientSecret: new Secret(testSecrets.webhookClientSecret),
+};
+
 /** Every area at one base URL (the fake bank serves them all). */
 export function urlsAt(base: string): BankUrls {
-  return { base, gateway: base, billing: base, posting: base, wallet: base };
+  return { base, gateway: base, billing: base, posting: base, wallet: base, collection: base };
 }
 
 export interface TestClientsOptions {
   timeoutMs?: number;
   credentials?: BankCredentials;
+  collectionCredentials?: CollectionCredentials;
+  /** `BANK_TIMEZONE`; default Africa/Lagos. */
+  timezone?: string;
   breaker?: Partial<BreakerOptions>;
   retry?: Partial<RetryPolicy>;
 }
@@ -59,6 +69,8 @@ export function createTestClients(urls: BankUrls, options: TestClientsOptions = 
   const clients = createBankClients({
     urls,
     credentials: options.credentials ?? testCredentials,
+    collectionCredentials: options.collectionCredentials ?? testCollectionCredentials,
+    timezone: options.timezone ?? 'Africa/Lagos',
     timeoutMs: options.timeoutMs ?? 2_000,
     logger: pino({ level: 'debug' }, sink),
     metrics,
@@ -110,6 +122,12 @@ export const sandboxBankCredentials: BankCredentials = {
   oauthClientSecret: new Secret(sandboxCredentials.oauthClientSecret),
 };
 
+/** The sandbox's webhook pair, as the configuration holds it in sandbox mode. */
+export const sandboxCollectionCredentials: CollectionCredentials = {
+  clientId: sandboxCredentials.webhookClientId,
+  clientSecret: new Secret(sandboxCredentials.webhookClientSecret),
+};
+
 /** The sandbox's secret values, for leak checks. */
 export const sandboxSecrets = [
   sandboxCredentials.apiToken,
@@ -117,4 +135,5 @@ export const sandboxSecrets = [
   sandboxCredentials.billingPassword,
   sandboxCredentials.postingPassword,
   sandboxCredentials.oauthClientSecret,
+  sandboxCredentials.webhookClientSecret,
 ];

@@ -24,6 +24,8 @@ export function useSandbox(options: BankSandboxOptions = {}): () => BankSandbox 
 /** A sandbox bank behind a recording proxy: every area's URL leads through the proxy, which keeps what it was sent. */
 export interface RecordedSandbox extends Pick<RecordingProxy, 'received' | 'fingerprint'> {
   urls: SandboxUrls;
+  /** The sandbox bank's collection console and webhook target, reached directly. */
+  collection: BankSandbox['collection'];
 }
 
 /** Starts a sandbox bank and a recording proxy in front of it, both closed when the current test finishes. */
@@ -32,9 +34,17 @@ export async function startRecordedSandbox(options: BankSandboxOptions = {}): Pr
   const origin = new URL(sandbox.urls.base).origin;
   const proxy = await startRecordingProxy(origin);
   const through = (url: string) => proxy.url + url.slice(origin.length);
-  const { base, gateway, billing, posting, wallet } = sandbox.urls;
+  const { base, gateway, billing, posting, wallet, collection } = sandbox.urls;
   return {
-    urls: { base: through(base), gateway: through(gateway), billing: through(billing), posting: through(posting), wallet: through(wallet) },
+    urls: {
+      base: through(base),
+      gateway: through(gateway),
+      billing: through(billing),
+      posting: through(posting),
+      wallet: through(wallet),
+      collection: through(collection),
+    },
+    collection: sandbox.collection,
     received: proxy.received,
     fingerprint: proxy.fingerprint,
   };
