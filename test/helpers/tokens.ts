@@ -114,14 +114,19 @@ export function unsignedToken(claims: Record<string, unknown>): string {
   return `${encode({ alg: 'none', typ: 'JWT' })}.${encode({ iss: TEST_ISSUER, exp: now + 600, ...claims })}.`;
 }
 
-/** Serves `issuer`'s JWKS over HTTP on a loopback port; counts the fetches. Closed after the test. */
-export async function serveJwks(issuer: TestIssuer): Promise<{ url: string; fetches: () => number }> {
+/**
+ * Serves `issuer`'s JWKS over HTTP on a loopback port; counts the fetches. `down(true)` makes it
+ * answer 503, as an issuer in an outage, until `down(false)`. Closed after the test.
+ */
+export async function serveJwks(issuer: TestIssuer): Promise<{ url: string; fetches: () => number; down: (down: boolean) => void }> {
   let fetches = 0;
+  let unavailable = false;
   const server = createServer((_request, response) => {
     fetches += 1;
+    if (unavailable) return void response.writeHead(503).end();
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(issuer.jwks()));
   });
-  return { url: `${await listenOnLoopback(server)}/.well-known/jwks.json`, fetches: () => fetches };
+  return { url: `${await listenOnLoopback(server)}/.well-known/jwks.json`, fetches: () => fetches, down: (down) => (unavailable = down) };
 }
 
 /** Writes `issuer`'s JWKS to a fresh temporary file; resolves to its `file:` location. */
