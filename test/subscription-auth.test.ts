@@ -6,6 +6,7 @@ import WebSocket from 'ws';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { startCallbackRouter, subscribeViaCallback } from './helpers/callback-router.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { captureLogs } from './helpers/logs.ts';
 import { listenOnLoopback } from './helpers/loopback.ts';
 import { bankCalls, scrape, subscribersLive } from './helpers/metrics.ts';
 import { PRODUCTION_SANDBOX, productionHeaders } from './helpers/production.ts';
@@ -289,7 +290,7 @@ describe("the router's callback protocol", () => {
     }
   });
 
-  it('never follows a redirect from the callback URL', async () => {
+  it('never follows a redirect from the callback URL, and answers the subscription request with HTTP 400', async () => {
     const target = await startCallbackRouter();
     let redirected = 0;
     const redirector = createServer((_request, response) => {
@@ -297,11 +298,15 @@ describe("the router's callback protocol", () => {
       response.writeHead(307, { location: target.callbackUrl }).end();
     });
     const origin = await listenOnLoopback(redirector);
-    const app = await startApp();
+    const logs = captureLogs('debug');
+    const app = await startApp({}, { logger: logs.logger });
     const { status, body } = await subscribeViaCallback(app, `${origin}/callback/1`, SUBSCRIPTION);
-    expect(status).toBe(500);
-    expect(body.errors).toEqual([expect.objectContaining({ message: expect.stringContaining('307') })]);
+    expect(status).toBe(400);
+    expect(body.errors).toEqual([expect.objectContaining({ extensions: { code: 'BAD_USER_INPUT', argumentName: 'callbackUrl' } })]);
+    expect((body.errors as { message: string }[])[0]!.message).toContain('redirect');
     expect(redirected).toBe(1);
     expect(target.messages).toEqual([]);
+    expect(await scrape(app, 'graphql_callback_subscriptions')).toBe(0);
+    expect(logs.logs.filter((entry) => (entry.level as number) >= 50 || JSON.stringify(entry).includes('"stack"'))).toEqual([]);
   });
 });

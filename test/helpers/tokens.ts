@@ -27,6 +27,8 @@ export interface TokenClaims {
   notBefore?: number;
   issuer?: string;
   audience?: string | undefined;
+  /** The `sub`; `test-caller` unless given. */
+  subject?: string;
   /** Any other claim. */
   extra?: Record<string, unknown>;
 }
@@ -87,7 +89,7 @@ export class TestIssuer {
     const jwt = new SignJWT(payload)
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
       .setIssuer(claims.issuer ?? TEST_ISSUER)
-      .setSubject('test-caller')
+      .setSubject(claims.subject ?? 'test-caller')
       .setIssuedAt(now)
       .setExpirationTime(now + (claims.expiresIn ?? 600));
     if (claims.audience !== undefined) jwt.setAudience(claims.audience);
