@@ -112,7 +112,7 @@ export async function registerGraphQL(
 
 /**
  * An HTTP operation's context: its caller from the Authorization header. Its streams (the callback
- * protocol's) end themselves when the token expires: no connection of the client's would.
+ * protocol's) end themselves when the token ends: no connection of the client's would.
  */
 async function httpContext(services: Services, request: FastifyRequest): Promise<Context> {
   const caller = await services.authenticator.callerOf(request.headers.authorization);
