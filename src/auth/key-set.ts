@@ -78,7 +78,7 @@ export async function openKeySet(location: string, { maxAgeMs }: KeySetOptions):
     timeoutDuration: FETCH_TIMEOUT_MS,
     [jwksCache]: lastGood as ExportedJWKSCache,
     [customFetch]: async (url, init) => {
-      if (Date.now() < retryAt) throw new Error('the JWKS could not be read a moment ago');
+      if (Date.now() < retryAt) throw new CoolingDown();
       const response = await load(url, init).catch((error: unknown) => {
         retryAt = Date.now() + cooldownMs;
         throw error;
@@ -97,7 +97,8 @@ export async function openKeySet(location: string, { maxAgeMs }: KeySetOptions):
   const refresh = async (force = false): Promise<void> => {
     if (force || !remote.fresh) {
       await remote.reload().catch((error: unknown) => {
-        retryAt = Math.max(retryAt, Date.now() + cooldownMs);
+        // A document that is not a key set fails after its fetch: not tried again before the cool-down either.
+        if (!(error instanceof CoolingDown)) retryAt = Math.max(retryAt, Date.now() + cooldownMs);
         if (lastGood.jwks === undefined) throw error;
       });
     }
@@ -168,11 +169,21 @@ function createKeyWatch(options: { nextReadAt: () => number; reread: () => Promi
       for (const [thumbprint, set] of watchers) {
         if (held.has(thumbprint)) continue;
         watchers.delete(thumbprint);
-        for (const withdrawn of set) withdrawn();
+        const withdrawn = [...set];
+        set.clear();
+        for (const notify of withdrawn) notify();
       }
       schedule();
     },
   };
+}
+
+/** A read not tried, a failed one being too recent. */
+class CoolingDown extends Error {
+  constructor() {
+    super('the JWKS could not be read a moment ago; not read again before the cool-down');
+    this.name = 'CoolingDown';
+  }
 }
 
 async function readKeySetFile(path: string): Promise<Response> {
