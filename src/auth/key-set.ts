@@ -153,9 +153,8 @@ function createKeyWatch(options: { nextReadAt: () => number; reread: () => Promi
       const set = watchers.get(thumbprint) ?? new Set();
       watchers.set(thumbprint, set);
       set.add(withdrawn);
+      // A key withdrawn between its token's check and now is seen gone by the next read, as any other.
       if (timer === undefined) schedule();
-      // Already gone from the last read (withdrawn between the token's check and now): at once.
-      if (seen !== undefined) void thumbprintsOf(seen).then((held) => held.has(thumbprint) || (set.delete(withdrawn) && withdrawn()));
       return () => {
         set.delete(withdrawn);
         if (set.size === 0 && watchers.get(thumbprint) === set) watchers.delete(thumbprint);
