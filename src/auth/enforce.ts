@@ -3,7 +3,7 @@ import { defaultFieldResolver, GraphQLError, isNonNullType, isObjectType, type G
 import { forbiddenAccount, unauthenticated, unauthorizedField } from '../errors.ts';
 import { readAccessRules, refusalFor, type AccessRules, type Requirement } from './access-rules.ts';
 import type { Caller, RefusalReason } from './caller.ts';
-import { endingWithToken, type TokenEnd } from './token-deadline.ts';
+import { endingWithToken, TOKEN_END_PROBLEMS } from './token-deadline.ts';
 
 /** What an operation's context tells the rules: who calls, and whether its streams end with its token. */
 export interface AuthContext {
@@ -107,16 +107,10 @@ function guardedSubscribe(
     if (!streamsEndWithToken || caller.kind !== 'verified' || !isAsyncIterator(stream)) return stream;
     return endingWithToken(stream, caller.lifetime, (why) => {
       countRefusal(why);
-      return unauthenticated(`${TOKEN_ENDS[why]}; subscribe again with a fresh token and \`after\``);
+      return unauthenticated(`${TOKEN_END_PROBLEMS[why]}; subscribe again with a fresh token and \`after\``);
     });
   };
 }
-
-/** What a subscriber is told when its token ends mid-way. */
-const TOKEN_ENDS = {
-  expired: 'the token expired',
-  unknown_key: "the key that signed the token was withdrawn from the issuer's JWKS",
-} satisfies Record<TokenEnd, string>;
 
 function isAsyncIterator(value: unknown): value is AsyncIterableIterator<unknown> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;

@@ -8,6 +8,12 @@ const LONGEST_TIMER_MS = 2 ** 31 - 1;
 /** Why a token ended, as the refusal it now meets (`graphql_authorization_refusals_total{reason}`). */
 export type TokenEnd = 'expired' | 'unknown_key';
 
+/** What a client is told of why its token ended: enough to act on, nothing of the token. */
+export const TOKEN_END_PROBLEMS = {
+  expired: 'the token expired',
+  unknown_key: "the key that signed the token was withdrawn from the issuer's JWKS",
+} as const satisfies Record<TokenEnd, string>;
+
 /** Calls `fire` once at `deadline` (epoch ms; at once when past); returns how to cancel it. */
 export function atDeadline(deadline: number, fire: () => void): () => void {
   let timer: NodeJS.Timeout | undefined;

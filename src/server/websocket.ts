@@ -6,7 +6,7 @@ import { useServer, type Extra } from 'graphql-ws/use/ws';
 import WebSocket, { WebSocketServer } from 'ws';
 import { reportTooFarBehind } from '../collection/subscriber-queue.ts';
 import { accessKey, sharedCaller, type Caller, type TokenLifetime } from '../auth/caller.ts';
-import { whenTokenEnds, type TokenEnd } from '../auth/token-deadline.ts';
+import { TOKEN_END_PROBLEMS, whenTokenEnds, type TokenEnd } from '../auth/token-deadline.ts';
 import { createContext, type Services } from '../context.ts';
 import { badUserInput, unauthenticated } from '../errors.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
@@ -104,7 +104,7 @@ export function attachSubscriptionServer(
       onConnect: acceptConnection({ routerSecret, keepAliveMs, services }),
       onSubscribe: (ctx, _id, payload) => {
         // Messages the client sent before it read the 4401 still arrive while the socket closes.
-        if (ctx.extra.tokenEnded !== undefined) return [tokenEnded(ctx.extra.tokenEnded)];
+        if (ctx.extra.tokenEnded !== undefined) return [unauthenticated(TOKEN_END_PROBLEMS[ctx.extra.tokenEnded])];
         // graphql-ws has already counted this operation among the connection's.
         if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_CONNECTION) return [tooManyOperations()];
         // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
@@ -134,11 +134,6 @@ function tooManyOperations() {
     'subscription',
     `this connection already holds ${MAX_OPERATIONS_PER_CONNECTION} operations, the most one connection may: complete one, or open another connection`,
   );
-}
-
-/** The error of an operation that arrives on a connection whose token has ended. */
-function tokenEnded(why: TokenEnd) {
-  return unauthenticated(why === 'expired' ? 'the token expired' : "the key that signed the token was withdrawn from the issuer's JWKS");
 }
 
 /**
