@@ -60,7 +60,7 @@ export interface OperationTransport {
   caller: Caller;
   /** The client's own connection, where it has one (WebSocket). */
   connection?: SubscriberConnection | undefined;
-  /** See AuthContext: true where no connection ends the operation's streams when the token expires. */
+  /** See AuthContext: true where no connection ends the operation's streams when the token ends. */
   streamsEndWithToken?: boolean | undefined;
 }
 

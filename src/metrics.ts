@@ -97,6 +97,11 @@ export function createMetrics() {
       help: 'incomingTransfer subscriptions currently open on this replica, one per subscriber (shared executions included).',
       registers: [registry],
     }),
+    callbackSubscriptions: new Gauge({
+      name: 'graphql_callback_subscriptions',
+      help: "Subscriptions over the router's callback protocol this replica holds, from the moment one is admitted (before its check) until it ends, however it ends.",
+      registers: [registry],
+    }),
     subscriptionEvents: new Counter({
       name: 'graphql_subscription_events_total',
       help: 'Notifications handed to incomingTransfer subscribers as events, one per subscriber reached, by source (replay or live).',

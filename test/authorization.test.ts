@@ -201,6 +201,35 @@ describe('tokens that are not accepted', () => {
     expect((await app.query(BVN, undefined, fresh)).errors).toBeUndefined();
     expect((await app.query(BVN, undefined, old)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
+
+  it('reads the JWKS again once older than AUTH_JWKS_MAX_AGE_S, and keeps the last good read while the issuer is down', async () => {
+    const issuer = await TestIssuer.create();
+    const jwks = await serveJwks(issuer);
+    const app = await startApp({ AUTH_JWKS_URL: jwks.url, AUTH_ISSUER: TEST_ISSUER, AUTH_JWKS_MAX_AGE_S: '1' });
+    const remembered = bearer(await issuer.sign({ scope: 'kyc:read' }));
+    expect((await app.query(BVN, undefined, remembered)).errors).toBeUndefined();
+    expect(jwks.fetches()).toBe(1);
+
+    jwks.down(true);
+    // Past the max age a request has the JWKS read again, which fails: the last good read stands,
+    // for the remembered token and for new ones of its keys.
+    await waitFor(async () => {
+      expect((await app.query(BVN, undefined, remembered)).errors).toBeUndefined();
+      return jwks.fetches() > 1 ? true : undefined;
+    });
+    const during = await app.query(BVN, undefined, bearer(await issuer.sign({ scope: 'kyc:read', expiresIn: 400 })));
+    expect(during.errors).toBeUndefined();
+    expect(await refusals(app, 'keys_unavailable')).toBe(0);
+    // A failed read is tried again after the cool-down (a tenth of the max age), not on every request.
+    const tried = jwks.fetches();
+    await Promise.all(Array.from({ length: 20 }, async () => app.query(BVN, undefined, bearer(await issuer.sign({ scope: 'kyc:read' })))));
+    expect(jwks.fetches() - tried).toBeLessThanOrEqual(2);
+
+    jwks.down(false);
+    await issuer.rotate();
+    const rotated = bearer(await issuer.sign({ scope: 'kyc:read' }));
+    await waitFor(async () => ((await app.query(BVN, undefined, rotated)).errors === undefined ? true : undefined));
+  });
 });
 
 describe('the BVN of an account', () => {

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_OPERATION_COST } from '../src/config/index.ts';
 import { startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startCountingBank, startLiveApp } from './helpers/counting-bank.ts';
+import { captureLogs } from './helpers/logs.ts';
+import { productionHeaders } from './helpers/production.ts';
 
 // What one operation may make the bank do: priced by the schema, refused before it runs when too
 // dear, cut off at the budget when the estimate was low, over HTTP and WebSocket alike.
@@ -159,6 +161,42 @@ describe('hostile documents', () => {
       if (message) expect(response.errors![0]!.message).toMatch(message);
     }
     expect(bank.calls()).toBe(0);
+  });
+
+  const LOGIN = 'merchantLogin(email: "merchant@sandbox.ng", password: "guess") { accessToken }';
+  const credentialCases = [
+    { name: '25 aliased merchantLogins', query: `mutation { ${Array.from({ length: 25 }, (_, i) => `p${i}: ${LOGIN}`).join(' ')} }`, named: /merchantLogin ×25/ },
+    {
+      name: 'a merchantLogin and a transactionToken through a fragment',
+      query: `mutation { ${LOGIN} ...Exchange } fragment Exchange on Mutation { transactionToken(code: "c", redirectUri: "https://app.example.com/cb") { accessToken } }`,
+      named: /merchantLogin, transactionToken/,
+    },
+  ];
+
+  it.each(credentialCases)('refuses $name in one operation over HTTP and WebSocket, before any bank call', async ({ query, named }) => {
+    const logs = captureLogs();
+    const bank = await startCountingBank();
+    const app = await startLiveApp(bank.url, {}, { logger: logs.logger });
+    const http = await app.query(query);
+    const ws = await overWebSocket(app.wsClient({ headers: await productionHeaders() }), query);
+    expect(http.status).toBe(400);
+    for (const response of [http, ws]) {
+      expect(response.data ?? undefined).toBeUndefined();
+      expect(response.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) })]);
+      expect(response.errors![0]!.message).toMatch(/at most one/);
+      expect(response.errors![0]!.message).toMatch(named);
+    }
+    expect(bank.calls()).toBe(0);
+    expect(logs.logs.filter((entry) => (entry.level as number) >= 50)).toEqual([]);
+  });
+
+  it('lets one credential-bearing mutation through, beside mutations that carry none', async () => {
+    const { bank, app } = await startCounted();
+    const { status, errors } = await app.query(`mutation { ${LOGIN} merchantLogout(accessToken: "a", refreshToken: "r") }`);
+    expect(status).toBe(200);
+    expect(errors?.map((e) => e.extensions?.code)).not.toContain('GRAPHQL_VALIDATION_FAILED');
+    // The counting bank refuses the wallet, but each mutation reached it.
+    expect(bank.calls()).toBe(2);
   });
 
   it("accepts Apollo Sandbox's introspection query, where introspection is on (the sandbox rules)", async () => {

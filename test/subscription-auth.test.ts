@@ -1,15 +1,17 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
 import { startCallbackRouter, subscribeViaCallback } from './helpers/callback-router.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { captureLogs } from './helpers/logs.ts';
 import { listenOnLoopback } from './helpers/loopback.ts';
-import { scrape, subscribersLive } from './helpers/metrics.ts';
+import { bankCalls, scrape, subscribersLive } from './helpers/metrics.ts';
 import { PRODUCTION_SANDBOX, productionHeaders } from './helpers/production.ts';
 import { bearer, serveJwks, TEST_ISSUER, TestIssuer } from './helpers/tokens.ts';
-import { waitFor } from './helpers/wait.ts';
+import { expire, waitFor } from './helpers/wait.ts';
 
 const SUBSCRIPTION = 'subscription($after: String) { incomingTransfer(after: $after) { settlementId accountNumber cursor } }';
 const OWN = '0123456789';
@@ -47,7 +49,8 @@ describe('subscriptions over graphql-ws with tokens', () => {
 
   it('closes the socket with 4401 when the token expires; the client resumes with a fresh token and after, missing nothing', async () => {
     const { app, issuer } = await startGuarded();
-    const first = app.wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: 2 })}` } });
+    // Expired 28 s ago, within the 30 s of clock skew: accepted, and served until its exp plus the skew.
+    const first = app.wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: -28 })}` } });
     const closed = closeCode(first);
     const events = first.iterate({ query: SUBSCRIPTION });
     const received = events.next();
@@ -83,6 +86,87 @@ describe('subscriptions over graphql-ws with tokens', () => {
     expect((await otherNext).value.data.incomingTransfer.settlementId).toBe(theirs.settlementId);
     // One execution for the two callers of the same accounts, one for the other: two results in all.
     expect(await scrape(app, 'graphql_subscription_executions_total{execution="shared"}')).toBe(2);
+  });
+});
+
+describe("when a token's key leaves the issuer's JWKS", () => {
+  /** An app reading the JWKS again every second, and a token of `issuer`'s current key. */
+  async function startWatching() {
+    const { app, issuer } = await startGuarded({ AUTH_JWKS_MAX_AGE_S: '1' });
+    const compromised = issuer.kid;
+    const token = await issuer.sign({ scope: 'collections:read kyc:read', accounts: [OWN] });
+    await issuer.rotate();
+    return { app, issuer, token, withdraw: () => issuer.withdraw(compromised) };
+  }
+
+  it('closes every socket the key signed with 4401 within AUTH_JWKS_MAX_AGE_S, and keeps the others', async () => {
+    const { app, issuer, token, withdraw } = await startWatching();
+    const signed = app.wsClient({ connectionParams: { Authorization: `Bearer ${token}` } });
+    const closed = Promise.withResolvers<{ code: number; reason: string }>();
+    signed.on('closed', (event) => closed.resolve(event as { code: number; reason: string }));
+    const streaming = signed.iterate({ query: SUBSCRIPTION });
+    const unaffected = app.wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN] })}` } });
+    const other = unaffected.iterate({ query: SUBSCRIPTION });
+    const [first, otherFirst] = [streaming.next(), other.next()];
+    await subscribersLive(app, 2);
+    const before = notificationBody({ accountNumber: OWN });
+    await app.deliver(before);
+    expect((await first).value.data.incomingTransfer.settlementId).toBe(before.settlementId);
+    expect((await otherFirst).value.data.incomingTransfer.settlementId).toBe(before.settlementId);
+
+    // No request comes in meanwhile: the open socket alone has the JWKS read again.
+    withdraw();
+    const { code, reason } = await expire(closed.promise, 'the 4401 close', 10_000);
+    expect(code).toBe(4401);
+    expect(reason).toContain('withdrawn');
+    expect(await scrape(app, 'graphql_authorization_refusals_total{reason="unknown_key"}')).toBe(1);
+
+    const after = notificationBody({ accountNumber: OWN });
+    await app.deliver(after);
+    expect((await other.next()).value.data.incomingTransfer.settlementId).toBe(after.settlementId);
+    // Anything new with that token, on a new connection as on the old, is refused.
+    const again = app.wsClient({ connectionParams: { Authorization: `Bearer ${token}` } }).iterate({ query: SUBSCRIPTION });
+    expect((await again.next()).value.errors).toEqual([expect.objectContaining({ extensions: { code: 'UNAUTHENTICATED' } })]);
+  });
+
+  it('runs nothing the socket sends once its key is withdrawn, though the client has not read the 4401 yet', async () => {
+    const { app, token, withdraw } = await startWatching();
+    const socket = new WebSocket(app.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws', { headers: bearer(token) });
+    onCleanup(() => socket.terminate());
+    const replies: { id?: string; type: string }[] = [];
+    socket.on('message', (data) => replies.push(JSON.parse(data.toString())));
+    await once(socket, 'open');
+    socket.send(JSON.stringify({ type: 'connection_init' }));
+    await waitFor(() => (replies.some((m) => m.type === 'connection_ack') ? true : undefined));
+
+    // A client that has not read its socket since: the server's close waits in the kernel.
+    const tcp = (socket as unknown as { _socket: Socket })._socket;
+    tcp.pause();
+    withdraw();
+    await waitFor(async () => ((await scrape(app, 'graphql_authorization_refusals_total{reason="unknown_key"}')) === 1 ? true : undefined), 10_000);
+    // A BVN look-up the token's scopes allow: were it run, the bank would be called.
+    socket.send(JSON.stringify({ id: 'late', type: 'subscribe', payload: { query: '{ bvn(number: "22212345678") { firstName } }' } }));
+    tcp.resume();
+    const [code] = (await once(socket, 'close')) as [number];
+    expect(code).toBe(4401);
+    expect(await bankCalls(app)).toBe(0);
+    expect(replies.filter((m) => m.id === 'late' && m.type === 'next')).toEqual([]);
+  });
+
+  it('completes a callback subscription with UNAUTHENTICATED within AUTH_JWKS_MAX_AGE_S', async () => {
+    const router = await startCallbackRouter();
+    const { app, token, withdraw } = await startWatching();
+    const { status } = await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION, {}, bearer(token));
+    expect(status).toBe(200);
+    await router.nth('check');
+    await subscribersLive(app, 1);
+
+    withdraw();
+    const complete = await expire(router.nth('complete'), 'the complete message', 10_000);
+    expect(complete.errors).toEqual([expect.objectContaining({ extensions: { code: 'UNAUTHENTICATED' } })]);
+    expect(complete.errors![0]!.message).toContain('withdrawn');
+    await subscribersLive(app, 0);
+    expect(await scrape(app, 'graphql_authorization_refusals_total{reason="unknown_key"}')).toBe(1);
   });
 });
 
@@ -147,13 +231,19 @@ describe("the router's callback protocol", () => {
     expect(router.messages).toEqual([]);
   });
 
-  it('completes with UNAUTHENTICATED when the token expires', async () => {
+  it('completes with UNAUTHENTICATED when the token expires, at its exp plus the clock skew', async () => {
     const router = await startCallbackRouter();
     const { app, issuer } = await startGuarded();
-    const token = await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: 2 });
+    // Expired 28 s ago, within the 30 s of clock skew: accepted, and served until its exp plus the skew.
+    const token = await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: -28 });
     const { status } = await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION, {}, bearer(token));
     expect(status).toBe(200);
+    await subscribersLive(app, 1);
+    const served = notificationBody({ accountNumber: OWN });
+    await app.deliver(served);
+    expect((await router.nth('next')).payload?.data.incomingTransfer.settlementId).toBe(served.settlementId);
     const complete = await router.nth('complete');
+    expect(router.messages.map((m) => m.action)).toEqual(['check', 'next', 'complete']);
     expect(complete.errors).toEqual([expect.objectContaining({ extensions: { code: 'UNAUTHENTICATED' } })]);
     await waitFor(async () => ((await scrape(app, 'graphql_active_subscriptions')) === 0 ? true : undefined));
   });
@@ -200,7 +290,7 @@ describe("the router's callback protocol", () => {
     }
   });
 
-  it('never follows a redirect from the callback URL', async () => {
+  it('never follows a redirect from the callback URL, and answers the subscription request with HTTP 400', async () => {
     const target = await startCallbackRouter();
     let redirected = 0;
     const redirector = createServer((_request, response) => {
@@ -208,11 +298,15 @@ describe("the router's callback protocol", () => {
       response.writeHead(307, { location: target.callbackUrl }).end();
     });
     const origin = await listenOnLoopback(redirector);
-    const app = await startApp();
+    const logs = captureLogs('debug');
+    const app = await startApp({}, { logger: logs.logger });
     const { status, body } = await subscribeViaCallback(app, `${origin}/callback/1`, SUBSCRIPTION);
-    expect(status).toBe(500);
-    expect(body.errors).toEqual([expect.objectContaining({ message: expect.stringContaining('307') })]);
+    expect(status).toBe(400);
+    expect(body.errors).toEqual([expect.objectContaining({ extensions: { code: 'BAD_USER_INPUT', argumentName: 'callbackUrl' } })]);
+    expect((body.errors as { message: string }[])[0]!.message).toContain('redirect');
     expect(redirected).toBe(1);
     expect(target.messages).toEqual([]);
+    expect(await scrape(app, 'graphql_callback_subscriptions')).toBe(0);
+    expect(logs.logs.filter((entry) => (entry.level as number) >= 50 || JSON.stringify(entry).includes('"stack"'))).toEqual([]);
   });
 });

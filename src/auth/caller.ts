@@ -45,11 +45,28 @@ export interface VerifiedCaller {
   readonly kind: 'verified';
   readonly scopes: ReadonlySet<string>;
   readonly accounts: VisibleAccounts;
-  /** Epoch milliseconds of the token's `exp`. */
-  readonly expiresAt: number;
-  /** The token's `sub`, when it names one: who recorded what (a quarantine review). */
+  /** When the token stops being accepted: what ends what it opened (sockets, subscriptions). */
+  readonly lifetime: TokenLifetime;
+  /** The token's `sub`, when it names one: who recorded what (a quarantine review), who holds which subscriptions. */
   readonly subject: string | undefined;
 }
+
+/** How long a verified token stays accepted: until its `exp` (with the clock skew), or until its key is withdrawn. */
+export interface TokenLifetime {
+  /**
+   * Epoch milliseconds from which it is refused: its `exp` plus the clock skew it was accepted
+   * within, so a token accepted a moment past its `exp` is not closed at once.
+   */
+  readonly acceptedUntil: number;
+  /**
+   * Calls `withdrawn` once the key that signed it is seen gone from the issuer's JWKS (read again
+   * at least every AUTH_JWKS_MAX_AGE_S while anyone listens); returns how to stop listening.
+   */
+  onKeyWithdrawn(withdrawn: () => void): () => void;
+}
+
+/** The lifetime of nothing that ends: a shared execution's, whose members each end with their own token. */
+const ENDLESS: TokenLifetime = Object.freeze({ acceptedUntil: Number.POSITIVE_INFINITY, onKeyWithdrawn: () => () => undefined });
 
 /**
  * The caller of one operation. `unchecked`: authorization is off (no AUTH_JWKS_URL, under the
@@ -87,7 +104,7 @@ export function accessKey(caller: Caller): string {
   return JSON.stringify([[...caller.scopes].sort(), caller.accounts]);
 }
 
-/** The caller a shared execution runs as: the same grants as `caller`, its expiry left to each member's connection. */
+/** The caller a shared execution runs as: the same grants as `caller`, its end left to each member's connection. */
 export function sharedCaller(caller: Caller): Caller {
-  return caller.kind === 'verified' ? { ...caller, expiresAt: Number.POSITIVE_INFINITY } : caller;
+  return caller.kind === 'verified' ? { ...caller, lifetime: ENDLESS } : caller;
 }

@@ -3,14 +3,15 @@ import { defaultFieldResolver, GraphQLError, isNonNullType, isObjectType, type G
 import { forbiddenAccount, unauthenticated, unauthorizedField } from '../errors.ts';
 import { readAccessRules, refusalFor, type AccessRules, type Requirement } from './access-rules.ts';
 import type { Caller, RefusalReason } from './caller.ts';
-import { endingAt } from './token-deadline.ts';
+import { endingWithToken, TOKEN_END_PROBLEMS } from './token-deadline.ts';
 
 /** What an operation's context tells the rules: who calls, and whether its streams end with its token. */
 export interface AuthContext {
   readonly caller: Caller;
   /**
-   * True where nothing else ends a subscription when the token expires (the callback protocol): the
-   * stream then ends itself with UNAUTHENTICATED. A WebSocket's connection closes instead (4401).
+   * True where nothing else ends a subscription when the token ends, expired or its key withdrawn
+   * (the callback protocol): the stream then ends itself with UNAUTHENTICATED. A WebSocket's
+   * connection closes instead (4401).
    */
   readonly streamsEndWithToken?: boolean | undefined;
 }
@@ -42,7 +43,7 @@ export function enforceAccessRules(schema: GraphQLSchema, countRefusal: RefusalC
       if (requirement === undefined) continue;
       if (field.subscribe !== undefined) {
         // Checked once, when the subscription starts; its events are the stream's own.
-        field.subscribe = guardedSubscribe(field.subscribe, (context) => check(requirement, context));
+        field.subscribe = guardedSubscribe(field.subscribe, (context) => check(requirement, context), countRefusal);
         continue;
       }
       const resolve: GraphQLFieldResolver<unknown, unknown> = field.resolve ?? defaultFieldResolver;
@@ -96,6 +97,7 @@ type ReferenceResolver = (reference: object, context: unknown, info: unknown) =>
 function guardedSubscribe(
   subscribe: GraphQLFieldResolver<unknown, unknown>,
   check: (context: unknown) => GraphQLError | undefined,
+  countRefusal: RefusalCounter,
 ): GraphQLFieldResolver<unknown, unknown> {
   return async (source, args, context, info) => {
     const refused = check(context);
@@ -103,7 +105,10 @@ function guardedSubscribe(
     const stream = await subscribe(source, args, context, info);
     const { caller, streamsEndWithToken } = context as AuthContext;
     if (!streamsEndWithToken || caller.kind !== 'verified' || !isAsyncIterator(stream)) return stream;
-    return endingAt(stream, caller.expiresAt, () => unauthenticated('the token expired; subscribe again with a fresh token and `after`'));
+    return endingWithToken(stream, caller.lifetime, (why) => {
+      countRefusal(why);
+      return unauthenticated(`${TOKEN_END_PROBLEMS[why]}; subscribe again with a fresh token and \`after\``);
+    });
   };
 }
 

@@ -2,18 +2,32 @@ import { describe, expect, it } from 'vitest';
 import { calculateJwkThumbprint, createLocalJWKSet } from 'jose';
 import { TEST_ISSUER, TestIssuer } from '../../test/helpers/tokens.ts';
 import type { KeySet } from './key-set.ts';
-import { createTokenVerifier } from './verifier.ts';
+import { CLOCK_TOLERANCE_S, createTokenVerifier } from './verifier.ts';
 
 const RULES = { issuer: TEST_ISSUER, audience: undefined, accountsClaim: 'accounts' };
 
-/** The issuer's keys as published now, counting how often a key is looked up (once per verification). */
-function countedKeys(issuer: TestIssuer): { keys: KeySet; lookups: () => number } {
+/**
+ * The issuer's keys as published now, counting how often a key is looked up (once per verification);
+ * `reread()` tells the watchers of every key the issuer no longer publishes, as a read of its JWKS would.
+ */
+function countedKeys(issuer: TestIssuer): { keys: KeySet; lookups: () => number; reread: () => Promise<void> } {
   let lookups = 0;
+  const watchers = new Set<{ thumbprint: string; withdrawn: () => void }>();
+  const current = async () => new Set(await Promise.all(issuer.jwks().keys.map((jwk) => calculateJwkThumbprint(jwk))));
   const keys: KeySet = {
     resolve: (header, token) => ((lookups += 1), createLocalJWKSet(issuer.jwks())(header, token)),
-    current: async () => new Set(await Promise.all(issuer.jwks().keys.map((jwk) => calculateJwkThumbprint(jwk)))),
+    current,
+    watch(thumbprint, withdrawn) {
+      const watcher = { thumbprint, withdrawn };
+      watchers.add(watcher);
+      return () => void watchers.delete(watcher);
+    },
   };
-  return { keys, lookups: () => lookups };
+  const reread = async () => {
+    const held = await current();
+    for (const watcher of watchers) if (!held.has(watcher.thumbprint)) watcher.withdrawn();
+  };
+  return { keys, lookups: () => lookups, reread };
 }
 
 describe('createTokenVerifier', () => {
@@ -52,6 +66,27 @@ describe('createTokenVerifier', () => {
     issuer.withdraw(withdrawn);
     expect(await verifier.verify(token)).toEqual({ kind: 'refused', reason: 'unknown_key' });
     expect(lookups()).toBe(2);
+  });
+
+  it("gives a verified caller the token's lifetime: its exp plus the clock skew, and its key's withdrawal", async () => {
+    const issuer = await TestIssuer.create();
+    const { keys, reread } = countedKeys(issuer);
+    const verifier = createTokenVerifier(keys, RULES);
+    const token = await issuer.sign({ scope: 'kyc:read', expiresIn: -10 });
+    const caller = await verifier.verify(token);
+    if (caller.kind !== 'verified') throw new Error(`refused: ${JSON.stringify(caller)}`);
+    const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
+    expect(caller.lifetime.acceptedUntil).toBe((exp + CLOCK_TOLERANCE_S) * 1000);
+
+    let withdrawn = 0;
+    const stop = caller.lifetime.onKeyWithdrawn(() => (withdrawn += 1));
+    await issuer.rotate();
+    await reread();
+    expect(withdrawn).toBe(0);
+    issuer.withdraw(issuer.jwks().keys[0]!.kid!);
+    await reread();
+    expect(withdrawn).toBe(1);
+    stop();
   });
 
   it('requires exp, and never remembers a refused token', async () => {

@@ -2,7 +2,7 @@
 // key leaves the issuer's JWKS.
 import { errors, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { ALL_ACCOUNTS_SCOPE, type Caller, type TokenRefusal, type VerifiedCaller } from './caller.ts';
+import { ALL_ACCOUNTS_SCOPE, type Caller, type TokenLifetime, type TokenRefusal, type VerifiedCaller } from './caller.ts';
 import { thumbprintOf, type KeySet } from './key-set.ts';
 
 /**
@@ -60,8 +60,14 @@ export function createTokenVerifier(keys: KeySet, rules: TokenRules): TokenVerif
   const verifyNow = async (token: string): Promise<Caller> => {
     try {
       const { payload, key } = await jwtVerify(token, keys.resolve, options);
-      const caller = callerOf(payload, rules.accountsClaim);
-      if (caller.kind === 'verified') verified.set(token, { caller, key: await thumbprintOf(key) });
+      const thumbprint = await thumbprintOf(key);
+      const lifetime: TokenLifetime = {
+        // jose accepts a token until its exp plus the tolerance: what it opens lasts as long.
+        acceptedUntil: (payload.exp! + CLOCK_TOLERANCE_S) * 1000,
+        onKeyWithdrawn: (withdrawn) => keys.watch(thumbprint, withdrawn),
+      };
+      const caller = callerOf(payload, rules.accountsClaim, lifetime);
+      if (caller.kind === 'verified') verified.set(token, { caller, key: thumbprint });
       return caller;
     } catch (error) {
       return { kind: 'refused', reason: refusalOf(error) };
@@ -71,8 +77,7 @@ export function createTokenVerifier(keys: KeySet, rules: TokenRules): TokenVerif
   return {
     async verify(token) {
       const known = verified.get(token);
-      // Kept past its exp only within the clock tolerance, which jose would grant it again.
-      if (known !== undefined && known.caller.expiresAt + CLOCK_TOLERANCE_S * 1000 > Date.now()) {
+      if (known !== undefined && known.caller.lifetime.acceptedUntil > Date.now()) {
         if ((await keys.current()).has(known.key)) return known.caller;
         // Its key was withdrawn: verified again, which now fails (unknown_key) unless the key is back.
         verified.delete(token);
@@ -88,7 +93,7 @@ export function createTokenVerifier(keys: KeySet, rules: TokenRules): TokenVerif
 }
 
 /** The grants of a verified payload: its scopes and accounts; refused when a claim has the wrong shape. */
-function callerOf(payload: JWTPayload, accountsClaim: string): Caller {
+function callerOf(payload: JWTPayload, accountsClaim: string, lifetime: TokenLifetime): Caller {
   const scope = payload.scope ?? '';
   const accounts = payload[accountsClaim] ?? [];
   if (typeof scope !== 'string' || !Array.isArray(accounts) || !accounts.every((a) => typeof a === 'string')) {
@@ -99,7 +104,7 @@ function callerOf(payload: JWTPayload, accountsClaim: string): Caller {
     kind: 'verified',
     scopes,
     accounts: scopes.has(ALL_ACCOUNTS_SCOPE) ? 'all' : [...new Set(accounts as string[])].sort(),
-    expiresAt: payload.exp! * 1000,
+    lifetime,
     subject: typeof payload.sub === 'string' ? payload.sub : undefined,
   };
 }

@@ -1,7 +1,7 @@
 /**
  * Everything an operation must pass before it runs, in one place for HTTP and WebSocket alike:
- * the document limits (parse, validation), the introspection policy, and the bank-call estimate
- * against `MAX_OPERATION_COST`.
+ * the document limits (parse, validation), one credential-bearing mutation at most, the
+ * introspection policy, and the bank-call estimate against `MAX_OPERATION_COST`.
  */
 import {
   NoSchemaIntrospectionCustomRule,
@@ -15,13 +15,14 @@ import {
 import { costEstimatedTooExpensive } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { estimateBankCalls, type CostQuery } from './cost-estimate.ts';
+import { oneCredentialMutationRule } from './credential-mutations.ts';
 import { documentLimitRules, limitedParseOptions } from './document-limits.ts';
 import { readPrices } from './prices.ts';
 
 export interface OperationLimits {
   /** For graphql-js `parse`: the token limit. */
   parseOptions: ParseOptions;
-  /** Added to graphql-js's specified rules: aliases, depth, directives, and introspection where it is off. */
+  /** Added to graphql-js's specified rules: aliases, depth, directives, credential-bearing mutations, and introspection where it is off. */
   validationRules: ValidationRule[];
   /** `COST_ESTIMATED_TOO_EXPENSIVE` when the (validated) operation is priced over the budget. */
   refuseTooExpensive(
@@ -50,9 +51,10 @@ export function createOperationLimits(
     if (price === undefined) fixedPrices.set(operation, (price = estimateBankCalls(schema, prices, { document, operation })));
     return price;
   };
+  const rules = [...documentLimitRules(), oneCredentialMutationRule(schema)];
   return {
     parseOptions: limitedParseOptions,
-    validationRules: introspection ? documentLimitRules() : [...documentLimitRules(), NoSchemaIntrospectionCustomRule],
+    validationRules: introspection ? rules : [...rules, NoSchemaIntrospectionCustomRule],
     refuseTooExpensive(document, operation, variables) {
       const estimated = estimate(document, operation, variables);
       if (estimated <= maxCost) return undefined;

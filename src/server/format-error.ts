@@ -1,5 +1,5 @@
 import { ApolloServerErrorCode, unwrapResolverError } from '@apollo/server/errors';
-import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { ErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
@@ -11,6 +11,16 @@ const SAFE_CODES = new Set<string>([
 ]);
 
 /**
+ * Apollo's refusals of an automatic persisted query that carry no code, by their message: a hash
+ * that does not match its query, a protocol version it does not know. They get the codes APQ
+ * clients read (test/client-mistakes.test.ts pins the messages of the Apollo Server in use).
+ */
+const PERSISTED_QUERY_REFUSALS = new Map<string, string>([
+  ['provided sha does not match query', 'PERSISTED_QUERY_HASH_MISMATCH'],
+  ['Unsupported persisted query version', ApolloServerErrorCode.PERSISTED_QUERY_NOT_SUPPORTED],
+]);
+
+/**
  * The error as a client may see it. Errors with a known code pass unchanged; anything else is a
  * fault of ours, logged in full and answered with a bare INTERNAL_SERVER_ERROR, since its message
  * may hold a URL, a query or a driver's detail. Used by HTTP (Apollo) and WebSocket alike.
@@ -19,6 +29,8 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
   // Bank failures are logged once, where they happen (upstream/http.ts); ours are logged here.
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && SAFE_CODES.has(code)) return formatted;
+  const persistedQuery = apolloRequestError(error) ? PERSISTED_QUERY_REFUSALS.get(error.message) : undefined;
+  if (persistedQuery !== undefined) return { ...formatted, extensions: { ...formatted.extensions, code: persistedQuery } };
   const original = unwrapResolverError(error);
   logger.error({ err: original, path: formatted.path }, 'unexpected error in a GraphQL operation');
   return {
@@ -27,6 +39,11 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown, lo
     ...(formatted.path && { path: formatted.path }),
     extensions: { code: ApolloServerErrorCode.INTERNAL_SERVER_ERROR },
   };
+}
+
+/** An error Apollo raised about the request itself (no resolver's, no wrapped fault): Apollo gives it INTERNAL_SERVER_ERROR when it has no code. */
+function apolloRequestError(error: unknown): error is GraphQLError {
+  return error instanceof GraphQLError && error.originalError === undefined && error.path === undefined;
 }
 
 /** `formatError` for a graphql-js error that never went through Apollo (WebSocket results). */

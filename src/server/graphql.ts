@@ -11,12 +11,13 @@ import type { CorsOrigins } from '../config/network.ts';
 import { createContext, type Context, type Services } from '../context.ts';
 import { isAuthenticated } from '../auth/caller.ts';
 import type { Secret } from '../secret.ts';
+import { createCallbackSubscriptionLimits } from '../limits/callback-subscriptions.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 import { graphqlOperationSpanPlugin, markCallerAuthenticated, traceGraphQLHandler } from '../telemetry/graphql.ts';
 import type { CallbackUrls } from '../callback-urls.ts';
 import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
-import { operationCostPlugin } from './operation-limit-hooks.ts';
+import { operationLimitsPlugin } from './operation-limit-hooks.ts';
 import { subscriptionCallbackPlugin } from './subscription-callback.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
@@ -71,11 +72,13 @@ export async function registerGraphQL(
         logger,
         callbackUrls: settings.callbackUrls,
         onUrlRefused: () => services.metrics.authorizationRefusals.inc({ reason: 'callback_url_refused' }),
+        limits,
+        places: createCallbackSubscriptionLimits((held) => services.metrics.callbackSubscriptions.set(held)),
       }),
       operationMetricsPlugin(services),
       graphqlOperationSpanPlugin(),
       ...cacheHintPlugins<Context>(settings.publicMaxAgeS),
-      operationCostPlugin(limits),
+      operationLimitsPlugin(limits),
     ],
   });
   await apollo.start();
@@ -109,7 +112,7 @@ export async function registerGraphQL(
 
 /**
  * An HTTP operation's context: its caller from the Authorization header. Its streams (the callback
- * protocol's) end themselves when the token expires: no connection of the client's would.
+ * protocol's) end themselves when the token ends: no connection of the client's would.
  */
 async function httpContext(services: Services, request: FastifyRequest): Promise<Context> {
   const caller = await services.authenticator.callerOf(request.headers.authorization);

@@ -1,27 +1,57 @@
 /**
  * The operation limits wired into both transports: an Apollo Server plugin for HTTP (queries,
- * mutations, and the router's callback subscriptions), and graphql-ws's `onSubscribe` for WebSocket,
- * which never passes through Apollo's plugins.
+ * mutations, and the router's callback subscriptions, whose plugin runs them first), and
+ * graphql-ws's `onSubscribe` for WebSocket, which never passes through Apollo's plugins.
  */
-import type { ApolloServerPlugin } from '@apollo/server';
+import type { ApolloServerPlugin, GraphQLRequest, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
 import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { getOperationAST, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
 import type { Context } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 
-/** Refuses, before execution, an HTTP operation priced over the budget (HTTP 400, no bank call). */
-export function operationCostPlugin(limits: OperationLimits): ApolloServerPlugin<Context> {
+/**
+ * Whether a request asks for Apollo Router's callback protocol (`extensions.subscription`, whatever
+ * its value): its gates run in their own order, in the callback plugin (subscription-callback.ts).
+ */
+export function asksForCallback(request: GraphQLRequest): boolean {
+  return request.extensions?.subscription !== undefined;
+}
+
+/**
+ * What refuses an HTTP operation before anything runs on its behalf, with its HTTP status set: a
+ * subscription without the callback protocol (nothing over plain HTTP could carry its events), or
+ * an operation priced over the budget (no bank call). Undefined when it may go on.
+ */
+export function refuseHttpOperation(limits: OperationLimits, { document, operation, request, response }: GraphQLRequestContextDidResolveOperation<Context>): GraphQLError | undefined {
+  // No such operation: Apollo answers that itself.
+  if (operation === undefined) return undefined;
+  if (operation.operation === 'subscription' && !asksForCallback(request)) {
+    response.http.status = 400;
+    return new GraphQLError(
+      'A subscription is served over WebSocket (the graphql-transport-ws protocol, at this same URL), or over HTTP only through ' +
+        "Apollo Router's callback protocol (extensions.subscription); a plain POST cannot carry its events.",
+      { extensions: { code: ApolloServerErrorCode.BAD_REQUEST } },
+    );
+  }
+  const refusal = limits.refuseTooExpensive(document, operation, request.variables);
+  // Refused before it ran, like a document that fails validation.
+  if (refusal !== undefined) response.http.status = 400;
+  return refusal;
+}
+
+/**
+ * Refuses, before execution, what `refuseHttpOperation` refuses, for every request but the callback
+ * protocol's, whose plugin runs the same check first among its own.
+ */
+export function operationLimitsPlugin(limits: OperationLimits): ApolloServerPlugin<Context> {
   return {
-    async requestDidStart() {
+    async requestDidStart({ request }) {
+      if (asksForCallback(request)) return undefined;
       return {
-        async didResolveOperation({ document, operation, request, response }) {
-          if (operation === undefined) return;
-          const refusal = limits.refuseTooExpensive(document, operation, request.variables);
-          if (refusal === undefined) return;
-          // Refused before it ran, like a document that fails validation.
-          response.http.status = 400;
-          throw refusal;
+        async didResolveOperation(resolved) {
+          const refusal = refuseHttpOperation(limits, resolved);
+          if (refusal !== undefined) throw refusal;
         },
       };
     },

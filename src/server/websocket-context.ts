@@ -31,7 +31,7 @@ export function createWebSocketContext(
 ): WebSocketContext {
   const { connection, caller, id, request } = operation;
   return {
-    // No stream of its own ends with the token: the connection closes (4401) when it expires.
+    // No stream of its own ends with the token: the connection closes (4401) when the token ends.
     ...createContext(services, { caller, connection }),
     webSocket: { connection, id, request, trace: operationTrace(operation.upgradeHeaders, operation.args, isAuthenticated(caller)) },
   };

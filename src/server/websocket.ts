@@ -5,10 +5,10 @@ import type { Context, SubscribePayload } from 'graphql-ws';
 import { useServer, type Extra } from 'graphql-ws/use/ws';
 import WebSocket, { WebSocketServer } from 'ws';
 import { reportTooFarBehind } from '../collection/subscriber-queue.ts';
-import { accessKey, sharedCaller, type Caller } from '../auth/caller.ts';
-import { atDeadline } from '../auth/token-deadline.ts';
+import { accessKey, sharedCaller, type Caller, type TokenLifetime } from '../auth/caller.ts';
+import { TOKEN_END_PROBLEMS, whenTokenEnds, type TokenEnd } from '../auth/token-deadline.ts';
 import { createContext, type Services } from '../context.ts';
-import { badUserInput } from '../errors.ts';
+import { badUserInput, unauthenticated } from '../errors.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
 import type { Logger } from '../logger.ts';
 import type { Secret } from '../secret.ts';
@@ -33,14 +33,22 @@ export const MAX_OPERATIONS_PER_CONNECTION = 100;
 /** The largest WebSocket message read; a larger one closes the socket with 1009 (ws's `maxPayload`). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
 
-/** How a connection whose token expired is closed: the client reconnects with a fresh token and resumes with `after`. */
-export const TOKEN_EXPIRED_CLOSE = { code: 4401, reason: 'Token expired: reconnect with a fresh token, resume with after' } as const;
+/**
+ * How a connection whose token ended is closed, by why it ended: the client reconnects with a fresh
+ * token and resumes with `after`.
+ */
+export const TOKEN_ENDED_CLOSE = {
+  expired: { code: 4401, reason: 'Token expired: reconnect with a fresh token, resume with after' },
+  unknown_key: { code: 4401, reason: 'Token key withdrawn: reconnect with a fresh token, resume with after' },
+} as const satisfies Record<TokenEnd, { code: number; reason: string }>;
 
 /** What we keep in graphql-ws's per-connection `extra`, from the moment it acknowledges the connection. */
 interface ConnectionExtra extends Record<PropertyKey, unknown> {
   connection: SocketConnection;
   /** Who opened the connection: its token, from the upgrade's Authorization header or connectionParams. */
   caller: Caller;
+  /** Set once its token has ended (the socket is closing): an operation that still arrives runs nothing. */
+  tokenEnded?: TokenEnd;
 }
 
 type ConnectionParams = Record<string, unknown> | undefined;
@@ -95,6 +103,8 @@ export function attachSubscriptionServer(
       schema,
       onConnect: acceptConnection({ routerSecret, keepAliveMs, services }),
       onSubscribe: (ctx, _id, payload) => {
+        // Messages the client sent before it read the 4401 still arrive while the socket closes.
+        if (ctx.extra.tokenEnded !== undefined) return [unauthenticated(TOKEN_END_PROBLEMS[ctx.extra.tokenEnded])];
         // graphql-ws has already counted this operation among the connection's.
         if (Object.keys(ctx.subscriptions).length > MAX_OPERATIONS_PER_CONNECTION) return [tooManyOperations()];
         // The same document limits and bank-call estimate as over HTTP: Apollo's plugins never see these.
@@ -130,8 +140,9 @@ function tooManyOperations() {
  * graphql-ws's `onConnect`: refuses a connection without the router secret (when one is set; graphql-ws
  * then closes it with 4403 Forbidden), and gives an accepted one its caller (from the upgrade's
  * Authorization header, else connectionParams.Authorization), its SocketConnection, kept in `extra`,
- * and its keep-alive. A connection whose token verified is closed with 4401 when the token expires.
- * One without a valid token is still accepted: what needs a token is refused field by field.
+ * and its keep-alive. A connection whose token verified is closed with 4401 when the token ends:
+ * it expires, or its key leaves the issuer's JWKS. One without a valid token is still accepted:
+ * what needs a token is refused field by field.
  */
 function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs: number; services: Services }) {
   const { logger, metrics, authenticator } = deps.services;
@@ -139,7 +150,12 @@ function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs:
     const provided = extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
     if (!routerSecretAccepted(deps.routerSecret, provided)) return false;
     extra.caller = await authenticator.callerOf(extra.request.headers.authorization ?? connectionParams?.Authorization ?? connectionParams?.authorization);
-    if (extra.caller.kind === 'verified') closeAtExpiry(extra.socket, extra.caller.expiresAt, () => metrics.authorizationRefusals.inc({ reason: 'expired' }));
+    if (extra.caller.kind === 'verified') {
+      closeWhenTokenEnds(extra.socket, extra.caller.lifetime, (why) => {
+        extra.tokenEnded = why;
+        metrics.authorizationRefusals.inc({ reason: why });
+      });
+    }
     // An operation's stream that falls too far behind closes the socket it writes to with 1013.
     extra.connection = openSocketConnection(extra.socket, {
       gauge: metrics.notificationsWaiting,
@@ -150,12 +166,14 @@ function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs:
   };
 }
 
-/** Closes `socket` with 4401 at `expiresAt`, unless it has closed by then. */
-function closeAtExpiry(socket: WebSocket, expiresAt: number, onExpired: () => void): void {
-  const cancel = atDeadline(expiresAt, () => {
+/** Closes `socket` with 4401 when the token of `lifetime` ends, unless it has closed by then. */
+function closeWhenTokenEnds(socket: WebSocket, lifetime: TokenLifetime, onEnded: (why: TokenEnd) => void): void {
+  // Gone while its token was checked: its 'close' has been and would never cancel the watch.
+  if (socket.readyState !== WebSocket.OPEN) return;
+  const cancel = whenTokenEnds(lifetime, (why) => {
     if (socket.readyState !== WebSocket.OPEN) return;
-    onExpired();
-    socket.close(TOKEN_EXPIRED_CLOSE.code, TOKEN_EXPIRED_CLOSE.reason);
+    onEnded(why);
+    socket.close(TOKEN_ENDED_CLOSE[why].code, TOKEN_ENDED_CLOSE[why].reason);
   });
   socket.once('close', cancel);
 }

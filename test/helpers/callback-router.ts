@@ -16,10 +16,19 @@ export interface CallbackMessage {
 }
 
 /**
- * A stand-in for the router's callback endpoint: records every message, answers `check` with 200
- * and the rest with 204 (the protocol's replies). `nth(action, n)` resolves once n such messages came.
+ * What the stand-in router answers a message with: an HTTP status, or `'hang'` (it never answers,
+ * as a router that is stuck).
  */
-export async function startCallbackRouter() {
+export type CallbackAnswer = (message: CallbackMessage) => number | 'hang';
+
+/** The protocol's replies: `check` 200, the rest 204. */
+const PROTOCOL_ANSWER: CallbackAnswer = (message) => (message.action === 'check' ? 200 : 204);
+
+/**
+ * A stand-in for the router's callback endpoint: records every message and answers it as `answer`
+ * says (by default, the protocol's replies). `nth(action, n)` resolves once n such messages came.
+ */
+export async function startCallbackRouter(answer: CallbackAnswer = PROTOCOL_ANSWER) {
   const messages: CallbackMessage[] = [];
   let waiters: { action: string; count: number; resolve: (m: CallbackMessage) => void }[] = [];
   const settle = () => {
@@ -36,7 +45,8 @@ export async function startCallbackRouter() {
     req.on('end', () => {
       const message = { ...JSON.parse(body), headers: req.headers } as CallbackMessage;
       messages.push(message);
-      res.writeHead(message.action === 'check' ? 200 : 204).end();
+      const status = answer(message);
+      if (status !== 'hang') res.writeHead(status).end();
       settle();
     });
   });

@@ -27,6 +27,8 @@ export interface TokenClaims {
   notBefore?: number;
   issuer?: string;
   audience?: string | undefined;
+  /** The `sub`; `test-caller` unless given. */
+  subject?: string;
   /** Any other claim. */
   extra?: Record<string, unknown>;
 }
@@ -87,7 +89,7 @@ export class TestIssuer {
     const jwt = new SignJWT(payload)
       .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
       .setIssuer(claims.issuer ?? TEST_ISSUER)
-      .setSubject('test-caller')
+      .setSubject(claims.subject ?? 'test-caller')
       .setIssuedAt(now)
       .setExpirationTime(now + (claims.expiresIn ?? 600));
     if (claims.audience !== undefined) jwt.setAudience(claims.audience);
@@ -114,14 +116,19 @@ export function unsignedToken(claims: Record<string, unknown>): string {
   return `${encode({ alg: 'none', typ: 'JWT' })}.${encode({ iss: TEST_ISSUER, exp: now + 600, ...claims })}.`;
 }
 
-/** Serves `issuer`'s JWKS over HTTP on a loopback port; counts the fetches. Closed after the test. */
-export async function serveJwks(issuer: TestIssuer): Promise<{ url: string; fetches: () => number }> {
+/**
+ * Serves `issuer`'s JWKS over HTTP on a loopback port; counts the fetches. `down(true)` makes it
+ * answer 503, as an issuer in an outage, until `down(false)`. Closed after the test.
+ */
+export async function serveJwks(issuer: TestIssuer): Promise<{ url: string; fetches: () => number; down: (down: boolean) => void }> {
   let fetches = 0;
+  let unavailable = false;
   const server = createServer((_request, response) => {
     fetches += 1;
+    if (unavailable) return void response.writeHead(503).end();
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(issuer.jwks()));
   });
-  return { url: `${await listenOnLoopback(server)}/.well-known/jwks.json`, fetches: () => fetches };
+  return { url: `${await listenOnLoopback(server)}/.well-known/jwks.json`, fetches: () => fetches, down: (down) => (unavailable = down) };
 }
 
 /** Writes `issuer`'s JWKS to a fresh temporary file; resolves to its `file:` location. */
