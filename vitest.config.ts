@@ -24,6 +24,8 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     env: { LOG_LEVEL: 'silent' },
+    // One line per run when PostgreSQL or Redis suites are skipped (DATABASE_URL, REDIS_URL unset).
+    globalSetup: ['test/helpers/skipped-services.ts'],
     // Files wait on sockets, databases and child processes more than they compute: one worker more
     // than the cores keeps them busy (vitest's default is one fewer: a single worker on 2 cores).
     maxWorkers: availableParallelism() + 1,

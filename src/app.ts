@@ -70,6 +70,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       { bank: sandbox ? 'sandbox' : 'live', store: describeUrl(config.storeUrl), pubsub: describeUrl(config.pubsubUrl), auth: auth.mode },
       `bank: ${description}; store: ${describeUrl(config.storeUrl)}; pub/sub: ${describeUrl(config.pubsubUrl)}; authorization: ${auth.description}`,
     );
+    // A door the configuration opens on purpose, said once at start beside what runs.
+    for (const warning of config.warnings) logger.warn(warning);
     const authenticator = await createAuthenticator(config.auth);
 
     const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, batchSizes: metrics.storeBatchSize }));

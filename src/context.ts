@@ -71,6 +71,7 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
     services.logger.warn({ max }, 'operation reached its bank-call budget (MAX_OPERATION_COST): further calls refused'),
   );
   // Every read of money records goes through the caller's accounts: lists, totals, by id, streams.
+  // Counted only where the caller named an account it may not see; a read by id counts nothing.
   const scope = createAccountScope(visibleAccounts(transport.caller), () =>
     services.metrics.authorizationRefusals.inc({ reason: 'forbidden_account' }),
   );

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp, type TestApp } from './helpers/app.ts';
-import { scrape, subscribersLive } from './helpers/metrics.ts';
+import { scrape, scrapeText, subscribersLive } from './helpers/metrics.ts';
 import { bearer, serveJwks, TEST_ISSUER, TestIssuer } from './helpers/tokens.ts';
 import { waitFor } from './helpers/wait.ts';
 
@@ -28,6 +28,25 @@ async function storedForThreeAccounts(): Promise<Fixture> {
   }
   const caller = async (accounts: string[], scope = 'collections:read') => bearer(await issuer.sign({ scope, accounts }));
   return { app, caller, stored };
+}
+
+/**
+ * What /metrics counts, series by series: timing sums and buckets, the process's own figures and
+ * the scrapes themselves left out, so two requests that did the same thing read the same.
+ */
+async function countedSeries(app: TestApp): Promise<Map<string, number>> {
+  const series = new Map<string, number>();
+  for (const line of (await scrapeText(app)).split('\n')) {
+    if (line === '' || line.startsWith('#') || /^(process|nodejs)_|_(bucket|sum)\{|route="\/metrics"/.test(line)) continue;
+    const cut = line.lastIndexOf(' ');
+    series.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+  }
+  return series;
+}
+
+/** The series that changed from `before` to `after`, and by how much. */
+function changes(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  return Object.fromEntries([...after].filter(([name, value]) => value !== (before.get(name) ?? 0)).map(([name, value]) => [name, value - (before.get(name) ?? 0)]));
 }
 
 const PAGE = 'query($account: String, $first: Int) { collectionNotifications(accountNumber: $account, first: $first) { nodes { settlementId accountNumber } pageInfo { hasNextPage } } }';
@@ -71,11 +90,17 @@ describe("money records limited to the token's accounts", () => {
         { own: stored[OWN]![0], other },
         headers,
       );
+    const before = await countedSeries(app);
     const probed = await byId(stored[OTHER]![0]!);
+    const afterProbe = await countedSeries(app);
     expect(probed).toEqual({ status: 200, data: { own: { accountNumber: OWN }, other: null } });
-    // Nothing tells a stored settlement of another account from one never stored.
+    // Nothing tells a stored settlement of another account from one never stored: not the answer,
+    // and not /metrics, where both count alike (no refusal: the caller asked for no account).
     expect(await byId('2026112299999999')).toEqual(probed);
-    expect(await scrape(app, 'graphql_authorization_refusals_total{reason="forbidden_account"}')).toBe(1);
+    const afterMissing = await countedSeries(app);
+    expect(changes(before, afterProbe)).toEqual(changes(afterProbe, afterMissing));
+    expect(changes(before, afterProbe)).toHaveProperty(['graphql_operations_total{operation_type="query",outcome="ok"}']);
+    expect(await scrape(app, 'graphql_authorization_refusals_total{reason="forbidden_account"}')).toBe(0);
 
     const entities = (other: string) =>
       app.query(
@@ -83,9 +108,12 @@ describe("money records limited to the token's accounts", () => {
         { r: [other, stored[OWN]![0]].map((settlementId) => ({ __typename: 'CollectionNotification', settlementId })) },
         headers,
       );
+    const beforeEntity = await countedSeries(app);
     const probedEntity = await entities(stored[OTHER]![0]!);
+    const afterEntity = await countedSeries(app);
     expect(probedEntity).toEqual({ status: 200, data: { _entities: [null, { settlementId: stored[OWN]![0], transactionAmount: '10.00' }] } });
     expect(await entities('2026112299999999')).toEqual(probedEntity);
+    expect(changes(beforeEntity, afterEntity)).toEqual(changes(afterEntity, await countedSeries(app)));
   });
 
   it('gives collections:read:all every account, and an empty accounts claim nothing', async () => {

@@ -14,7 +14,7 @@ import { notificationBody, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
 import { startFakeBank } from './helpers/fake-bank.ts';
 import { scrape, subscribersLive } from './helpers/metrics.ts';
-import { TEST_AUTH } from './helpers/production.ts';
+import { LOOPBACK_SOURCES, TEST_AUTH } from './helpers/production.ts';
 import { withMethod } from './helpers/proxy.ts';
 import { Inbox, waitFor } from './helpers/wait.ts';
 
@@ -38,7 +38,7 @@ describe('bank_circuit_open', () => {
   it('is 1 for the area whose breaker opened, 0 while it is closed', async () => {
     const bank = await startFakeBank((_request, reply) => reply.status(502).text('Bad Gateway'));
     const urls = { BANK_BASE_URL: bank.url, BANK_GATEWAY_URL: bank.url, BANK_BILLING_URL: bank.url, BANK_POSTING_URL: bank.url, BANK_WALLET_URL: bank.url, COLLECTION_CONFIRMATION: 'off' };
-    const app = await startApp({ UPSTREAM_MODE: 'live', ...urls, ...LIVE_CREDENTIALS, ...TEST_AUTH });
+    const app = await startApp({ UPSTREAM_MODE: 'live', ...urls, ...LIVE_CREDENTIALS, ...LOOPBACK_SOURCES, ...TEST_AUTH });
 
     await app.query('{ banks { code } }');
     expect(await scrape(app, 'bank_circuit_open{area="account"}')).toBe(0);

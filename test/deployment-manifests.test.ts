@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { loadConfig } from '../src/config/index.ts';
+import { readsAsPlaceholder, SECRET_VARIABLES } from '../src/config/secrets.ts';
 import { HEALTH_PATHS } from '../src/server/health.ts';
 import { SHUTDOWN_BUDGET_MS } from '../src/shutdown.ts';
 import { startApp } from './helpers/app.ts';
@@ -11,6 +12,8 @@ import { unusedUrl } from './helpers/fake-bank.ts';
 import {
   caddyfileAtDefaults,
   composeFile,
+  ComposeVariablesMissing,
+  composeText,
   dockerfileInstructions,
   documentedSecretKeys,
   durationSeconds,
@@ -87,9 +90,39 @@ describe('Dockerfile', () => {
   });
 });
 
-const compose = composeFile();
+/** What an operator's `.env` beside compose.yaml gives it: every secret, chosen by them. */
+const OPERATOR_ENV = {
+  POSTGRES_PASSWORD: 'Zq8vN3rT6wY1bH4jK7mP',
+  BANK_BASE_URL: 'https://api.bank.test/gw',
+  BANK_BILLING_URL: 'https://bills.bank.test/provipay/webapi',
+  BANK_POSTING_URL: 'https://post.bank.test/postingrest',
+  BANK_WALLET_URL: 'https://wallet.bank.test/api',
+  BANK_COLLECTION_URL: 'https://collect.bank.test/vps/api',
+  BANK_API_TOKEN: 'tok-4f1c9a7e2b6d',
+  BANK_USERNAME: 'partner-0421',
+  BANK_PASSWORD: 'pw-8b3e1f6a9c2d',
+  BILLING_USERNAME: 'biller-0421',
+  BILLING_PASSWORD: 'pw-2c7d4e9f1a6b',
+  POSTING_USERNAME: 'poster-0421',
+  POSTING_PASSWORD: 'pw-6a1b8c3d5e7f',
+  OAUTH_CLIENT_ID: 'client-0421',
+  OAUTH_CLIENT_SECRET: 'oauth-5d9e2f7a1b4c',
+  WEBHOOK_CLIENT_ID: 'collector-0421',
+  WEBHOOK_CLIENT_SECRET: 'hook-3f8a1c6e9b2d7f40',
+  WEBHOOK_ALLOWED_IPS: '203.0.113.10,198.51.100.0/24',
+  AUTH_JWKS_URL: 'https://issuer.bank.test/.well-known/jwks.json',
+  AUTH_ISSUER: 'https://issuer.bank.test/',
+};
+/** What compose.yaml writes: its variables as written, not yet interpolated. */
+const composeAsWritten = composeText();
+const compose = composeFile(OPERATOR_ENV);
 const replicas = Object.entries(compose.services).filter(([, service]) => service.build !== undefined);
 const replicaEnv = replicas[0]![1].environment!;
+/** A published port, `address:port:container`, in its parts. */
+const published = (mapping: string) => {
+  const [address, port, container] = mapping.split(':');
+  return { address, port, container };
+};
 
 /** The port and path a compose health check asks for. */
 function healthcheckTarget(service: ComposeService): { port: number; path: string } {
@@ -100,8 +133,9 @@ function healthcheckTarget(service: ComposeService): { port: number; path: strin
 describe('compose.yaml', () => {
   it('runs two replicas of the image this Dockerfile builds', () => {
     expect(replicas.map(([name]) => name)).toEqual(['subgraph-1', 'subgraph-2']);
+    const withoutPorts = ({ ports: _ports, ...service }: ComposeService) => service;
     for (const [, service] of replicas) {
-      expect(service).toEqual(replicas[0]![1]);
+      expect(withoutPorts(service)).toEqual(withoutPorts(replicas[0]![1]));
       expect(service.build!.context).toBe('.');
       expect(service.build!.args!.NODE_IMAGE).toBe('node:24-bookworm-slim');
     }
@@ -112,8 +146,52 @@ describe('compose.yaml', () => {
     expect(problemsOf(replicaEnv)).toEqual([]);
     const config = loadConfig(replicaEnv);
     expect(config.sandboxRules).toBe(false);
+    expect(config.upstream.mode).toBe('live');
+    expect(config.webhookAllowedSources).toHaveLength(2);
     expect(config.webhookPort).toBeDefined();
     expect(config.webhookPort).not.toBe(config.port);
+  });
+
+  it('writes no secret: each comes from the environment as ${NAME:?…}, and compose refuses to start without it', () => {
+    const written = composeAsWritten.services['subgraph-1']!.environment!;
+    // Only during a rotation, or when chosen: empty is unset, never a value.
+    const optional = new Set(['WEBHOOK_CLIENT_SECRET_PREVIOUS', 'ROUTER_SECRET']);
+    for (const name of SECRET_VARIABLES) {
+      expect(written[name], name).toMatch(optional.has(name) ? new RegExp(`^\\$\\{${name}:-\\}$`) : new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`));
+    }
+    expect(written.STORE_URL).toContain('${POSTGRES_PASSWORD:?');
+    expect(composeAsWritten.services.postgres!.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?[^}]+\}$/);
+    // Nothing else gives a secret a default either, nor reads as one left from a template.
+    for (const [, name, fallback] of readRepoFile('compose.yaml').matchAll(/\$\{([A-Z0-9_]+):?-([^}]*)\}/g)) {
+      if ((SECRET_VARIABLES as readonly string[]).includes(name!) || /PASSWORD|SECRET|TOKEN/.test(name!)) expect(fallback, name).toBe('');
+      expect(readsAsPlaceholder(fallback!) && fallback !== '', `${name}'s default`).toBe(false);
+    }
+    for (const file of ['compose.yaml', 'deploy/compose/Caddyfile', ...kubernetesObjects().map(({ file: name }) => `deploy/kubernetes/${name}`)]) {
+      expect(readRepoFile(file), file).not.toMatch(/replace[-_ ]?me/i);
+    }
+    expect(() => composeFile({})).toThrow(ComposeVariablesMissing);
+    const { POSTGRES_PASSWORD: _p, WEBHOOK_CLIENT_SECRET: _s, WEBHOOK_ALLOWED_IPS: _a, ...partial } = OPERATOR_ENV;
+    expect(() => composeFile(partial)).toThrow(expect.objectContaining({ names: ['POSTGRES_PASSWORD', 'WEBHOOK_CLIENT_SECRET', 'WEBHOOK_ALLOWED_IPS'] }));
+  });
+
+  it('publishes only the balancer, on addresses the operator chooses (loopback until then), and each replica to this host alone', () => {
+    const { balancer } = compose.services;
+    for (const [name, service] of Object.entries(compose.services)) {
+      if (name === 'balancer' || service.build !== undefined) continue;
+      expect(service.ports, name).toBeUndefined();
+    }
+    const chosen = composeAsWritten.services.balancer!.ports!.map((mapping) => /^\$\{([A-Z_]+_ADDRESS):-([^}]*)\}:/.exec(mapping));
+    expect(chosen.map((match) => match?.[2])).toEqual(['127.0.0.1', '127.0.0.1']);
+    expect(balancer!.ports!.map((mapping) => published(mapping).address)).toEqual(['127.0.0.1', '127.0.0.1']);
+    expect(composeFile({ ...OPERATOR_ENV, WEBHOOK_PUBLISHED_ADDRESS: '198.51.100.7' }).services.balancer!.ports!.map((mapping) => published(mapping).address)).toEqual([
+      '127.0.0.1',
+      '198.51.100.7',
+    ]);
+    // Each replica's PORT (/graphql and /metrics) on loopback, for a Prometheus on this host.
+    for (const [name, service] of replicas) {
+      expect(service.ports!.map(published), name).toEqual([{ address: '127.0.0.1', port: expect.stringMatching(/^\d+$/), container: replicaEnv.PORT }]);
+    }
+    expect(new Set(replicas.map(([, service]) => published(service.ports![0]!).port)).size).toBe(replicas.length);
   });
 
   it('checks readiness on the port that serves it, and stops within a grace period above the drain', () => {
@@ -138,17 +216,18 @@ describe('compose.yaml', () => {
     expect(redis!.healthcheck).toBeDefined();
   });
 
-  it('balances /graphql and the webhook over both replicas by their readiness', () => {
+  it('balances /graphql (and nothing else of PORT: not /metrics) and the webhook over both replicas by their readiness', () => {
     const balancer = compose.services.balancer!;
     const [port, webhookPort] = [replicaEnv.PORT, replicaEnv.WEBHOOK_PORT];
-    expect(balancer.ports!.map((mapping) => mapping.split(':').at(-1))).toEqual([port, webhookPort]);
+    expect(balancer.ports!.map((mapping) => published(mapping).container)).toEqual([port, webhookPort]);
     const mounted = balancer.volumes!.find((volume) => volume.includes('/etc/caddy/Caddyfile'))!.split(':')[0]!;
     expect(existsSync(join(ROOT, mounted))).toBe(true);
-    const caddyfile = caddyfileAtDefaults();
-    const names = replicas.map(([name]) => name);
-    for (const listen of [port, webhookPort]) {
-      expect(caddyfile).toContain(`:${listen} {\n\treverse_proxy ${names.map((name) => `${name}:${listen}`).join(' ')} {\n\t\timport replicas`);
-    }
+    const caddyfile = caddyfileAtDefaults().split('\n').filter((line) => !/^\s*#/.test(line)).join('\n');
+    const upstreams = (listen: string) => replicas.map(([name]) => `${name}:${listen}`).join(' ');
+    expect(caddyfile).toContain(
+      `:${port} {\n\thandle /graphql {\n\t\treverse_proxy ${upstreams(port!)} {\n\t\t\timport replicas\n\t\t}\n\t}\n\thandle {\n\t\trespond 404\n\t}\n}`,
+    );
+    expect(caddyfile).toContain(`:${webhookPort} {\n\treverse_proxy ${upstreams(webhookPort!)} {\n\t\timport replicas`);
     expect(caddyfile).toMatch(new RegExp(`health_uri ${HEALTH.ready}\\n\\thealth_port ${webhookPort}\\n`));
   });
 });
@@ -215,10 +294,42 @@ describe('deploy/kubernetes', () => {
       expect(secretKeys, key).not.toContain(key);
       expect(key).not.toMatch(/SECRET|PASSWORD|TOKEN/);
     }
-    // The ConfigMap with the documented Secret is a production configuration the subgraph accepts.
-    const placeholders = Object.fromEntries(secretKeys.map((key) => [key, key === 'STORE_URL' ? 'postgres://bank:pw@db:5432/bank' : key === 'PUBSUB_URL' ? 'redis://cache:6379' : `placeholder-${key}`]));
-    expect(problemsOf({ ...configMap.data, ...placeholders })).toEqual([]);
-    expect(loadConfig({ ...configMap.data, ...placeholders }).sandboxRules).toBe(false);
+    // The ConfigMap with the documented Secret, filled in, is a production configuration the subgraph accepts.
+    const secrets = Object.fromEntries(secretKeys.map((key) => [key, key === 'STORE_URL' ? 'postgres://bank:pw@db:5432/bank' : key === 'PUBSUB_URL' ? 'redis://cache:6379' : `${key.toLowerCase()}-7f3a9c2e5b1d`]));
+    expect(problemsOf({ ...configMap.data, ...secrets })).toEqual([]);
+    const config = loadConfig({ ...configMap.data, ...secrets });
+    expect(config.sandboxRules).toBe(false);
+    // The bank's addresses are a setting of the ConfigMap, not a comment.
+    expect(configMap.data.WEBHOOK_ALLOWED_IPS).toBeDefined();
+    expect(config.webhookAllowedSources?.length).toBeGreaterThan(0);
+  });
+
+  it('runs as a ServiceAccount of its own, with no token mounted', () => {
+    const account = kubernetesObject('ServiceAccount');
+    expect(account.automountServiceAccountToken).toBe(false);
+    expect(pod.serviceAccountName).toBe(account.metadata.name);
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  it('admits the webhook port from the ingress alone, and PORT from the router and monitoring alone', () => {
+    const policy = kubernetesObject('NetworkPolicy');
+    expect(policy.spec.podSelector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
+    expect(policy.spec.policyTypes).toEqual(['Ingress']);
+    const rules = policy.spec.ingress as { from?: { namespaceSelector?: { matchLabels?: object }; podSelector?: { matchLabels?: object } }[]; ports?: { port: string | number }[] }[];
+    for (const rule of rules) {
+      // Every rule names who, by namespace and pod: none admits every source, or every port.
+      expect(rule.from?.length).toBeGreaterThan(0);
+      for (const peer of rule.from!) {
+        expect(Object.keys(peer.namespaceSelector?.matchLabels ?? {}).length).toBeGreaterThan(0);
+        expect(Object.keys(peer.podSelector?.matchLabels ?? {}).length).toBeGreaterThan(0);
+      }
+      expect(rule.ports?.length).toBeGreaterThan(0);
+    }
+    // By the container's port names, so they follow PORT and WEBHOOK_PORT.
+    const admitted = rules.map((rule) => rule.ports!.map((port) => containerPort(port.port)));
+    expect(admitted).toEqual([[Number(configMap.data.WEBHOOK_PORT)], [Number(configMap.data.PORT)], [Number(configMap.data.PORT)]]);
+    const peers = rules.map((rule) => JSON.stringify(rule.from));
+    expect(new Set(peers).size).toBe(3);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startApp } from './helpers/app.ts';
-import { productionHeaders, TEST_AUTH } from './helpers/production.ts';
+import { LOOPBACK_SOURCES, productionHeaders, TEST_AUTH } from './helpers/production.ts';
 import type { ReceivedRequest } from './helpers/request-log.ts';
 import { startRecordedSandbox } from './helpers/sandbox.ts';
 
@@ -34,6 +34,7 @@ async function startLive() {
     COLLECTION_CONFIRMATION: 'off',
     ...CREDENTIALS,
     ...TEST_AUTH,
+    ...LOOPBACK_SOURCES,
   }, {}, { headers: await productionHeaders() });
   /** The one request the bank received on this path since the last call. */
   let seen = 0;

@@ -62,6 +62,7 @@ const LIVE_VARIABLES = [
   'OAUTH_CLIENT_SECRET',
   'WEBHOOK_CLIENT_ID',
   'WEBHOOK_CLIENT_SECRET',
+  'WEBHOOK_ALLOWED_IPS',
 ];
 
 describe('start-up', () => {
@@ -148,8 +149,27 @@ describe('configuration errors', () => {
     expect(code).toBe(1);
     expect(output).not.toContain('listening');
     expect(output.match(/Invalid configuration/g)).toHaveLength(1);
-    for (const problem of ['AUTH_JWKS_URL is required when NODE_ENV=production', 'AUTH_ISSUER is required when NODE_ENV=production', 'AUTH_AUDIENCE is required when NODE_ENV=production', 'PORT must be']) {
+    for (const problem of [
+      'AUTH_JWKS_URL is required when NODE_ENV=production',
+      'AUTH_ISSUER is required when NODE_ENV=production',
+      'AUTH_AUDIENCE is required when NODE_ENV=production',
+      'WEBHOOK_ALLOWED_IPS is required when NODE_ENV=production',
+      'WEBHOOK_CLIENT_SECRET is shorter than 16 characters',
+      'PORT must be',
+    ]) {
       expect(output).toContain(problem);
+    }
+  });
+
+  it('exits 1 on placeholder secrets, as a template ships them, naming each and printing none', async () => {
+    const placeholders = { WEBHOOK_CLIENT_SECRET: 'REPLACE-ME-webhook-client-secret', BANK_PASSWORD: 'ChangeMe-bank-password', ROUTER_SECRET: '<the router secret>' };
+    const bank = await startCountingBank();
+    const { code, output } = await runSubgraphToFailure({ ...liveBankEnv(bank.url), ...placeholders });
+    expect(code).toBe(1);
+    expect(output).not.toContain('listening');
+    for (const [name, value] of Object.entries(placeholders)) {
+      expect(output).toContain(`${name} reads as a placeholder`);
+      expect(output.includes(value), `${name}'s value in the output`).toBe(false);
     }
   });
 
@@ -226,6 +246,8 @@ describe('SIGTERM', () => {
     // idle keep-alive connection.
     expect(performance.now() - signalled).toBeLessThan(SHUTDOWN_DEADLINES.connectionsMs - 500);
     expect(subgraph.logs.some((line) => String(line.msg).includes('ran out of time'))).toBe(false);
+    // The last word is that the drain completed, at info, with how long it took.
+    expect(subgraph.logs.at(-1)).toMatchObject({ level: 30, msg: 'drained, exiting', signal: 'SIGTERM', durationMs: expect.any(Number) });
 
     // The 00 was durable: the file, opened afresh, holds it (every start reads it so; no second process needed).
     const reopened = await createNotificationStore(storeUrl, { logger: silent });

@@ -5,6 +5,7 @@ import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { subscribersLive } from './helpers/metrics.ts';
 import { PRODUCTION_SANDBOX, productionHeaders } from './helpers/production.ts';
+import { capturingLogger } from './helpers/stores.ts';
 
 const ownHeaders = () => collectionHeaders(PRODUCTION_SANDBOX.WEBHOOK_CLIENT_ID, PRODUCTION_SANDBOX.WEBHOOK_CLIENT_SECRET);
 
@@ -29,6 +30,23 @@ describe('a production start fails closed', () => {
     const stored = await app.query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', { id: forged.settlementId });
     expect(stored.data).toEqual({ collectionNotification: null });
     await subscription.return?.();
+  });
+
+  it('accepts deliveries from every source only with WEBHOOK_ALLOWED_IPS=any, and warns at start why that is dangerous', async () => {
+    const { logger, lines } = capturingLogger();
+    const app = await startApp({ ...PRODUCTION_SANDBOX, WEBHOOK_ALLOWED_IPS: 'any' }, { logger });
+    const entries = lines.map((line) => JSON.parse(line) as { level: number; msg: string });
+    const warning = entries.findIndex((entry) => entry.msg.startsWith('WEBHOOK_ALLOWED_IPS=any'));
+    // Beside the first lines, which say what runs; at warn.
+    expect(warning).toBeGreaterThan(0);
+    expect(warning).toBeLessThan(3);
+    expect(entries[warning]).toMatchObject({ level: 40, msg: expect.stringMatching(/every address.*same signature.*forged transfer/) });
+    expect((await app.deliver(notificationBody(), ownHeaders())).reply.responseCode).toBe('00');
+    // With an allow-list, nothing to warn of, and another address is refused.
+    const listed = capturingLogger();
+    const other = await startApp({ ...PRODUCTION_SANDBOX, WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' }, { logger: listed.logger });
+    expect(listed.lines.map((line) => JSON.parse(line) as { level: number }).filter((entry) => entry.level >= 40)).toEqual([]);
+    expect((await other.deliver(notificationBody(), ownHeaders())).reply.responseCode).toBe('02');
   });
 
   it('serves Apollo’s production landing page, not the Sandbox that would explore the graph', async () => {

@@ -7,7 +7,7 @@ import { startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
-import { PRODUCTION_SANDBOX, productionHeaders, TEST_AUTH } from './helpers/production.ts';
+import { LOOPBACK_SOURCES, PRODUCTION_SANDBOX, productionHeaders, TEST_AUTH } from './helpers/production.ts';
 import { withMethod } from './helpers/proxy.ts';
 
 // Distinctive values, so a leak of any of them into a response is found by a plain search.
@@ -87,6 +87,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers 
     return startApp({
       ...env,
       ...CREDENTIALS,
+      ...LOOPBACK_SOURCES,
       UPSTREAM_MODE: 'live',
       BANK_TIMEOUT_MS: '300',
       BANK_BASE_URL: `${baseUrl}/bank`,

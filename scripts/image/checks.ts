@@ -91,12 +91,15 @@ async function servingChecks({ deployment, balancer, token, progress }: CheckCon
   if (balancer) {
     const through = await graphql(`${balancer.graphqlBase}/graphql`, '{ banks { code } }');
     check((through.data?.banks?.length ?? 0) > 0, `banks through the balancer: ${JSON.stringify(through)}`);
+    // PORT serves /metrics too, but the balancer publishes /graphql alone.
+    const metrics = await statusOf(`${balancer.graphqlBase}/metrics`);
+    check(metrics === 404, `/metrics through the balancer: ${metrics}; expected 404`);
     const viaBalancer = subscribe(`ws://127.0.0.1:${new URL(balancer.graphqlBase).port}/graphql`, token, ACCOUNT, first.cursor);
     subscribers.push(viaBalancer);
     check((await deliverTo(balancer, 4)) === '00', `${id(4)} through the balancer: not 00`);
     await Promise.all([subscriber.receives(id(4), 5_000), viaBalancer.receives(id(4), 5_000)]);
     check(viaBalancer.received.join() === [2, 3, 4].map(id).join(), `through the balancer, received ${viaBalancer.received.join(', ')}`);
-    progress('balancer: a query, a WebSocket subscription and a webhook 00 through the Caddyfile compose runs');
+    progress('balancer: a query, a WebSocket subscription and a webhook 00 through the Caddyfile compose runs; /metrics not through it');
   }
   check(subscriber.received.join() === [2, 3, ...(balancer ? [4] : [])].map(id).join(), `subscriber received ${subscriber.received.join(', ')}: a gap or a duplicate`);
 
@@ -125,6 +128,7 @@ async function drainChecks({ deployment, progress }: CheckContext): Promise<void
   for (const { replica, code, ms, insideMs } of exits) {
     progress(`drain: ${replica.name.replace(/.*-/, 'replica ')} exited ${code} ${(ms / 1000).toFixed(2)} s after SIGTERM (${(insideMs / 1000).toFixed(2)} s from its 'draining' line to its end)`);
     check(code === 0 && ms < DRAIN_LIMIT_MS, `${replica.name}: exit ${code} after ${ms.toFixed(0)} ms; the contract is 0 within ${DRAIN_LIMIT_MS} ms`);
+    check((await containerLogs(replica.name)).includes('"msg":"drained, exiting"'), `${replica.name}: no 'drained, exiting' line`);
   }
   check(closeCodes.every((code) => code === 1001), `subscribers' close codes: ${closeCodes.join(', ')}; expected 1001`);
   progress(`drain: readiness ${outOfRotation === 'refused' ? 'refused (listener closed)' : outOfRotation} at once; every subscriber closed with 1001`);

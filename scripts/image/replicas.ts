@@ -107,6 +107,8 @@ export async function startDeployment(
     AUTH_AUDIENCE: auth.audience,
     WEBHOOK_CLIENT_ID: webhook.clientId,
     WEBHOOK_CLIENT_SECRET: webhook.secret,
+    // The test's deliveries, direct or through the balancer, come from loopback.
+    WEBHOOK_ALLOWED_IPS: '127.0.0.0/8',
   };
   const authVolume = `${authDir}:/etc/bank-subgraph/auth:ro`;
   const specs = {

@@ -3,6 +3,8 @@
 // binary `npm ci` brought, npm from the npm registry, the `node` user (uid 1000) the official image
 // has, and this machine's trusted certificates, so npm inside a build reaches the registry as the
 // host does. Built once and kept in podman's storage under a tag that hashes every input.
+// On its own, as root: `npx node scripts/image/standin-base.ts` builds it (once) and prints its
+// reference, to pass as `--build-arg NODE_IMAGE=…`.
 import { createHash } from 'node:crypto';
 import { appendFileSync, chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
@@ -148,4 +150,8 @@ async function removeOtherStandIns(keep: string): Promise<void> {
   for (const reference of stdout.split('\n').map((line) => line.trim()).filter((line) => line !== '' && line !== keep)) {
     await podman(['rmi', reference], { allowFailure: true });
   }
+}
+
+if (import.meta.main) {
+  console.log(await ensureStandInBase((line) => console.error(line)));
 }

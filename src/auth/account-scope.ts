@@ -20,7 +20,11 @@ export interface AccountScope {
   visible(record: CollectionNotificationRecord | null): CollectionNotificationRecord | null;
 }
 
-/** The scope of a caller who may see `visible`; `onForbidden` counts each refusal. */
+/**
+ * The scope of a caller who may see `visible`; `onForbidden` counts each account argument refused
+ * (the caller is told FORBIDDEN anyway). A record read by id is never counted: nothing, /metrics
+ * included, may tell another account's id from a missing one.
+ */
 export function createAccountScope(visible: VisibleAccounts, onForbidden: () => void): AccountScope {
   if (visible === 'all') return { filter: (accountNumber) => (accountNumber === undefined ? {} : { accountNumber }), visible: (record) => record };
   const sees = new Set(visible);
@@ -35,10 +39,7 @@ export function createAccountScope(visible: VisibleAccounts, onForbidden: () => 
       return { accountNumber };
     },
     visible(record) {
-      if (record === null || sees.has(record.accountNumber)) return record;
-      // Counted, for operators to see probing; the caller sees only a missing record.
-      onForbidden();
-      return null;
+      return record === null || sees.has(record.accountNumber) ? record : null;
     },
   };
 }

@@ -5,7 +5,13 @@ import { loadConfig } from './index.ts';
 const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test', AUTH_AUDIENCE: 'bank-subgraph' };
 /** What the settings come to beside the variables: the JWKS's default max age, and the development key allowed. */
 const SANDBOX_DEFAULTS = { keysMaxAgeMs: 600_000, refuseDevelopmentKey: false };
-const PRODUCTION = { NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-1' };
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  UPSTREAM_MODE: 'sandbox',
+  WEBHOOK_CLIENT_ID: 'collector',
+  WEBHOOK_CLIENT_SECRET: 'hook-secret-live-0001',
+  WEBHOOK_ALLOWED_IPS: '203.0.113.0/24',
+};
 
 describe('authorization settings', () => {
   it('are off outside production without AUTH_JWKS_URL, and read every AUTH_* variable when it is set', () => {

@@ -4,6 +4,7 @@ import { problemsOf } from '../../test/helpers/config.ts';
 import { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_BYTES, DEFAULT_QUARANTINE_MAX_ROWS, describeUrl, loadConfig } from './index.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
+import { SECRET_VARIABLES } from './secrets.ts';
 
 /** A token issuer's settings, which the production rules require. */
 const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test', AUTH_AUDIENCE: 'bank-subgraph' };
@@ -26,7 +27,8 @@ const LIVE_BANK = {
   OAUTH_CLIENT_ID: 'client',
   OAUTH_CLIENT_SECRET: 'oauth-secret-1',
   WEBHOOK_CLIENT_ID: 'collector',
-  WEBHOOK_CLIENT_SECRET: 'hook-secret-1',
+  WEBHOOK_CLIENT_SECRET: 'hook-secret-live-0001',
+  WEBHOOK_ALLOWED_IPS: '203.0.113.0/24',
 };
 
 /** Every setting a live start needs: the bank's, and the token issuer's. */
@@ -36,7 +38,7 @@ describe('loadConfig', () => {
   it('needs nothing for the embedded default: sandbox, SQLite under ./data, in-process pub/sub', () => {
     const config = loadConfig({});
     expect(config.port).toBe(4001);
-    expect(config.host).toBe('0.0.0.0');
+    expect(config.host).toBe('127.0.0.1');
     expect(config.upstream.mode).toBe('sandbox');
     expect(config.upstream).not.toHaveProperty('urls');
     expect(config.upstream.credentials.password.reveal()).toBe(sandboxCredentials.password);
@@ -171,9 +173,30 @@ describe('loadConfig', () => {
     expect(problemsOf({ WEBHOOK_ALLOWED_IPS: ',' })).toEqual(['WEBHOOK_ALLOWED_IPS lists no address']);
   });
 
+  it('listens on loopback by default under the sandbox rules, which open doors, and on every interface elsewhere', () => {
+    expect(loadConfig({}).host).toBe('127.0.0.1');
+    expect(loadConfig({ NODE_ENV: 'development' }).host).toBe('127.0.0.1');
+    expect(loadConfig(LIVE).host).toBe('0.0.0.0');
+    expect(loadConfig({ ...LIVE, UPSTREAM_MODE: 'sandbox', NODE_ENV: 'production' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ ...LIVE, HOST: '10.1.2.3' }).host).toBe('10.1.2.3');
+  });
+
+  it('takes WEBHOOK_ALLOWED_IPS=any (any case) as every source, on purpose, with a warning that says why it is dangerous', () => {
+    expect(loadConfig({}).warnings).toEqual([]);
+    for (const any of ['any', 'ANY', ' Any ']) {
+      const config = loadConfig({ ...LIVE, WEBHOOK_ALLOWED_IPS: any });
+      expect(config.webhookAllowedSources).toBeUndefined();
+      expect(config.warnings).toEqual([expect.stringMatching(/^WEBHOOK_ALLOWED_IPS=any: .*every address.*same signature.*forged transfer/)]);
+    }
+    // Under the sandbox rules too: `any` is said out loud wherever it is written.
+    expect(loadConfig({ WEBHOOK_ALLOWED_IPS: 'any' }).warnings).toHaveLength(1);
+    expect(problemsOf({ WEBHOOK_ALLOWED_IPS: '203.0.113.0/24, any' })).toEqual(['WEBHOOK_ALLOWED_IPS: "any" accepts every source and stands alone, not beside addresses']);
+  });
+
   it('reads TRUST_PROXY as Fastify does: true, a hop count, or addresses, ranges and proxy-addr names', () => {
     expect(loadConfig({}).trustProxy).toBe(false);
-    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback, 2001:db8::1' }).trustProxy).toEqual(['10.0.0.0/8', 'loopback', '2001:db8::1']);
     expect(problemsOf({ TRUST_PROXY: '10.0.0.0/8, proxy.internal' })).toEqual([
@@ -196,7 +219,7 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).not.toContain('hunter2');
     const config = loadConfig({ ...LIVE, STORE_URL: 'postgres://app:hunter2@db/bank', ROUTER_SECRET: 'router-s3cret' });
     const shown = [JSON.stringify(config), inspect(config, { depth: 10 }), `${config.upstream.credentials.password}`].join('\n');
-    for (const secret of ['pw-live-1', 'tok-live-1', 'oauth-secret-1', 'hook-secret-1', 'hunter2', 'router-s3cret']) {
+    for (const secret of ['pw-live-1', 'tok-live-1', 'oauth-secret-1', 'hook-secret-live-0001', 'hunter2', 'router-s3cret']) {
       expect(shown).not.toContain(secret);
     }
   });
@@ -208,7 +231,7 @@ describe('loadConfig', () => {
   });
 
   describe('outside the sandbox rules (a live bank, or NODE_ENV=production), fail closed', () => {
-    const OWN_WEBHOOK = { WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-1' };
+    const OWN_WEBHOOK = { WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-live-0001', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' };
     const AUTH_REQUIRED = (why: string) => [
       `AUTH_JWKS_URL is required when ${why}: where the token issuer publishes its keys (https://…/.well-known/jwks.json)`,
       `AUTH_ISSUER is required when ${why}: the \`iss\` every token must carry`,
@@ -220,6 +243,7 @@ describe('loadConfig', () => {
         'UPSTREAM_MODE is required when NODE_ENV=production: "live" (or "sandbox" for a demo deployment)',
         'WEBHOOK_CLIENT_ID is required when NODE_ENV=production',
         'WEBHOOK_CLIENT_SECRET is required when NODE_ENV=production',
+        `WEBHOOK_ALLOWED_IPS is required when NODE_ENV=production: the bank's addresses or ranges (its signature is the same on every delivery, so whoever has seen one could sign their own), or "any" to accept every source on purpose`,
         ...AUTH_REQUIRED('NODE_ENV=production'),
       ]);
     });
@@ -228,11 +252,12 @@ describe('loadConfig', () => {
       expect(problemsOf({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', ...ISSUER })).toEqual([
         'WEBHOOK_CLIENT_ID is required when NODE_ENV=production',
         'WEBHOOK_CLIENT_SECRET is required when NODE_ENV=production',
+        `WEBHOOK_ALLOWED_IPS is required when NODE_ENV=production: the bank's addresses or ranges (its signature is the same on every delivery, so whoever has seen one could sign their own), or "any" to accept every source on purpose`,
       ]);
       const config = loadConfig({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', ...OWN_WEBHOOK, ...ISSUER });
       expect(config.sandboxRules).toBe(false);
       expect(config.upstream.mode).toBe('sandbox');
-      expect(config.webhook.clientSecret.reveal()).toBe('hook-secret-1');
+      expect(config.webhook.clientSecret.reveal()).toBe('hook-secret-live-0001');
     });
 
     it('refuses the sandbox’s published webhook values, without printing them', () => {
@@ -246,6 +271,41 @@ describe('loadConfig', () => {
         expect(problems.filter((p) => p.includes('published value'))).toHaveLength(3);
         expect(problems.join('\n')).not.toContain(sandboxCredentials.webhookClientSecret);
       }
+    });
+
+    it('requires WEBHOOK_ALLOWED_IPS, or "any" said on purpose', () => {
+      const { WEBHOOK_ALLOWED_IPS: _omitted, ...withoutSources } = LIVE;
+      expect(problemsOf(withoutSources)).toEqual([
+        `WEBHOOK_ALLOWED_IPS is required when UPSTREAM_MODE=live: the bank's addresses or ranges (its signature is the same on every delivery, so whoever has seen one could sign their own), or "any" to accept every source on purpose`,
+      ]);
+      expect(problemsOf({ ...withoutSources, WEBHOOK_ALLOWED_IPS: '' })).toHaveLength(1);
+      expect(loadConfig({ ...withoutSources, WEBHOOK_ALLOWED_IPS: 'any' }).webhookAllowedSources).toBeUndefined();
+      expect(loadConfig(LIVE).webhookAllowedSources).toEqual([{ address: '203.0.113.0', prefix: 24, family: 'ipv4' }]);
+    });
+
+    it.each(SECRET_VARIABLES)('refuses %s when it reads as a placeholder, whatever its case, naming it and never its value', (name) => {
+      const mark = name.toLowerCase().replace(/_/g, '');
+      for (const value of [`REPLACE-ME-${mark}`, `replace_me_${mark}`, `ChangeMe-${mark}`, `changeit${mark}`, `${mark}.example.com`, `EXAMPLE-${mark}`, `XXXXXXXX-${mark}`, `xxx`, `<${mark}>`, `your-${mark}-here`, `TODO-${mark}`, `\${${mark}}`, 'secret', 'Password1', '…']) {
+        const problems = problemsOf({ ...LIVE, [name]: value });
+        expect(problems, value).toEqual([expect.stringMatching(new RegExp(`^${name} reads as a placeholder .*refused when UPSTREAM_MODE=live`))]);
+        if (value.length > 8) expect(problems.join('\n')).not.toContain(value);
+      }
+    });
+
+    it('refuses a webhook secret shorter than 16 characters, naming it, and takes one of 16', () => {
+      const short = '7Hq2-short-0001';
+      expect(problemsOf({ ...LIVE, WEBHOOK_CLIENT_SECRET: short, WEBHOOK_CLIENT_SECRET_PREVIOUS: `${short}9`.slice(1) })).toEqual([
+        'WEBHOOK_CLIENT_SECRET is shorter than 16 characters, refused when UPSTREAM_MODE=live: whoever guesses it can sign a delivery; agree a longer one with the bank',
+        'WEBHOOK_CLIENT_SECRET_PREVIOUS is shorter than 16 characters, refused when UPSTREAM_MODE=live: whoever guesses it can sign a delivery; agree a longer one with the bank',
+      ]);
+      expect(problemsOf({ ...LIVE, WEBHOOK_CLIENT_SECRET: `${short}2`, WEBHOOK_CLIENT_SECRET_PREVIOUS: `${short}3` })).toEqual([]);
+      // Characters, not bytes.
+      expect(problemsOf({ ...LIVE, WEBHOOK_CLIENT_SECRET: 'ñ'.repeat(15) })).toHaveLength(1);
+    });
+
+    it('reports a missing allow-list, placeholders and a short secret together, each by name', () => {
+      const problems = problemsOf({ ...LIVE, WEBHOOK_ALLOWED_IPS: '', WEBHOOK_CLIENT_SECRET: 'k7-short', BANK_PASSWORD: 'changeme', ROUTER_SECRET: '<router-secret>' });
+      expect(problems.map((problem) => problem.split(' ')[0])).toEqual(['WEBHOOK_ALLOWED_IPS', 'WEBHOOK_CLIENT_SECRET', 'BANK_PASSWORD', 'ROUTER_SECRET']);
     });
 
     it('starts live with every live setting, and reports production and live problems together', () => {
@@ -279,11 +339,11 @@ describe('loadConfig', () => {
       ['a memory store', { STORE_URL: 'sqlite::memory:' }, 'STORE_URL=sqlite::memory: is refused when UPSTREAM_MODE=live: every stored notification would be lost on a restart; use sqlite:<path> on a volume or postgres://…'],
       ['a JWKS over plain http to another host', { AUTH_JWKS_URL: 'http://issuer.test/jwks.json' }, 'AUTH_JWKS_URL must be https:// (or file:, or http:// to a loopback address) when UPSTREAM_MODE=live'],
       ['the published development keys', { AUTH_JWKS_URL: 'file:dev/auth-jwks.json' }, "AUTH_JWKS_URL names the repository's published development keys, refused when UPSTREAM_MODE=live: point it at your token issuer's JWKS"],
-      ['TRUST_PROXY=true', { TRUST_PROXY: 'true' }, 'TRUST_PROXY=true trusts every hop, refused when UPSTREAM_MODE=live'],
-      ['TRUST_PROXY=0.0.0.0/0', { TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY=0.0.0.0/0 trusts every hop, refused when UPSTREAM_MODE=live'],
-      ['TRUST_PROXY=::/0', { TRUST_PROXY: '::/0' }, 'TRUST_PROXY=::/0 trusts every hop, refused when UPSTREAM_MODE=live'],
-      ['two halves of IPv4', { TRUST_PROXY: '0.0.0.0/1, 128.0.0.0/1' }, 'TRUST_PROXY=0.0.0.0/1, 128.0.0.0/1 trusts every hop, refused when UPSTREAM_MODE=live'],
-      ['every IPv4-mapped address', { TRUST_PROXY: '::ffff:0:0/96' }, 'TRUST_PROXY=::ffff:0:0/96 trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['TRUST_PROXY=true', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: 'true' }, 'TRUST_PROXY=true trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['TRUST_PROXY=0.0.0.0/0', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY=0.0.0.0/0 trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['TRUST_PROXY=::/0', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '::/0' }, 'TRUST_PROXY=::/0 trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['two halves of IPv4', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '0.0.0.0/1, 128.0.0.0/1' }, 'TRUST_PROXY=0.0.0.0/1, 128.0.0.0/1 trusts every hop, refused when UPSTREAM_MODE=live'],
+      ['every IPv4-mapped address', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '::ffff:0:0/96' }, 'TRUST_PROXY=::ffff:0:0/96 trusts every hop, refused when UPSTREAM_MODE=live'],
     ])('refuses %s, naming the variable, with every other problem', (_what, setting, problem) => {
       const problems = problemsOf({ ...LIVE, ...setting, PORT: 'x' });
       expect(problems).toHaveLength(2);
@@ -300,7 +360,7 @@ describe('loadConfig', () => {
 
     it('keeps a proxy list that is not every hop, and reports a list proxy-addr would refuse by name, not as a crash', () => {
       expect(loadConfig({ ...LIVE, ...ISSUER, TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy).toEqual(['10.0.0.0/8', '::1']);
-      expect(loadConfig({ TRUST_PROXY: '0.0.0.0/0' }).trustProxy).toBe(true);
+      expect(loadConfig({ WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '0.0.0.0/0' }).trustProxy).toBe(true);
       expect(problemsOf({ TRUST_PROXY: '0.0.0.0/0', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' })).toEqual([
         expect.stringMatching(/^TRUST_PROXY=0\.0\.0\.0\/0 trusts every hop, refused with WEBHOOK_ALLOWED_IPS/),
       ]);
@@ -316,6 +376,9 @@ describe('loadConfig', () => {
       expect(config.callbackUrls).toBe('any');
       expect(config.auth).toBeUndefined();
       expect(loadConfig({ STORE_URL: 'sqlite::memory:' }).storeUrl.reveal()).toBe('sqlite::memory:');
+      // The sandbox signs with its own published values: no allow-list, and any secret, are its business.
+      expect(config.webhookAllowedSources).toBeUndefined();
+      expect(problemsOf({ WEBHOOK_CLIENT_SECRET: 'changeme', BANK_PASSWORD: 'REPLACE-ME', ROUTER_SECRET: 'x' })).toEqual([]);
     });
   });
 

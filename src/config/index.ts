@@ -5,6 +5,7 @@ import { Secret } from '../secret.ts';
 import { readAuth, type AuthConfig } from './auth.ts';
 import { readBank, type UpstreamConfig } from './bank.ts';
 import { readNetwork, type NetworkConfig } from './network.ts';
+import { checkSecrets } from './secrets.ts';
 import { boolean, integer, sandboxRules, sourceOf, type Env, type Source } from './source.ts';
 
 export type { UpstreamConfig };
@@ -38,6 +39,8 @@ export interface Config extends NetworkConfig, AuthConfig {
   quarantineMaxBytes: number;
   /** `COLLECTION_CONFIRMATION` and `CONFIRMATION_CONCURRENCY`: whether, and how many at once, stored notifications are confirmed with the bank. */
   confirmation: ConfirmationConfig;
+  /** What the configuration accepts although it opens a door (`WEBHOOK_ALLOWED_IPS=any`): the app logs each at start. */
+  warnings: readonly string[];
 }
 
 /** How stored notifications are confirmed with the bank's collection service (ops 15 to 17). */
@@ -94,7 +97,10 @@ export function loadConfig(env: Env): Config {
     quarantineMaxRows: integer(source, 'QUARANTINE_MAX_ROWS', DEFAULT_QUARANTINE_MAX_ROWS, 0, 100_000_000),
     quarantineMaxBytes: integer(source, 'QUARANTINE_MAX_BYTES', DEFAULT_QUARANTINE_MAX_BYTES, 0, Number.MAX_SAFE_INTEGER),
     confirmation: readConfirmation(source),
+    warnings: source.warnings,
   };
+  // Read where each belongs above; here, whether any that is given is a placeholder or too short.
+  checkSecrets(source);
   if (source.problems.length > 0) throw new ConfigError(source.problems);
   return config;
 }
@@ -122,7 +128,8 @@ function readServer(source: Source): Pick<Config, 'port' | 'host' | 'sandboxRule
   }
   return {
     port: integer(source, 'PORT', 4001, 0, 65_535),
-    host: source.read('HOST') ?? '0.0.0.0',
+    // The sandbox rules open doors (no authentication, any CORS origin): by default only this machine reaches them.
+    host: source.read('HOST') ?? (sandboxRules(source) ? '127.0.0.1' : '0.0.0.0'),
     sandboxRules: sandboxRules(source),
     logLevel: logLevel as LogLevel,
   };

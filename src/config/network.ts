@@ -15,7 +15,10 @@ export type TrustProxy = boolean | number | readonly string[];
 
 /** What the network settings come to. */
 export interface NetworkConfig {
-  /** `WEBHOOK_ALLOWED_IPS`: where collection notifications may come from; `undefined` is anywhere. */
+  /**
+   * `WEBHOOK_ALLOWED_IPS`: where collection notifications may come from; `undefined` is anywhere
+   * (unset under the sandbox rules, or `any` given on purpose).
+   */
   webhookAllowedSources: readonly IpRange[] | undefined;
   /** `TRUST_PROXY`: whose `X-Forwarded-For` gives the client address (Fastify's `trustProxy`). */
   trustProxy: TrustProxy;
@@ -25,14 +28,7 @@ export interface NetworkConfig {
 
 /** Where webhook deliveries may come from, which proxies tell us the client's address, and CORS. */
 export function readNetwork(source: Source): NetworkConfig {
-  const allowed = source.read('WEBHOOK_ALLOWED_IPS');
-  let webhookAllowedSources: IpRange[] | undefined;
-  if (allowed !== undefined) {
-    const { ranges, invalid } = parseIpRanges(allowed);
-    for (const entry of invalid) source.problems.push(`WEBHOOK_ALLOWED_IPS: "${entry}" is not an IP address or CIDR range`);
-    if (ranges.length === 0 && invalid.length === 0) source.problems.push('WEBHOOK_ALLOWED_IPS lists no address');
-    webhookAllowedSources = ranges;
-  }
+  const webhookAllowedSources = readWebhookAllowedSources(source);
   const trustProxy = readTrustProxy(source.read('TRUST_PROXY'), source);
   // Trusting every hop lets the sender write the address that is seen: the left-most
   // X-Forwarded-For entry is the client's own claim. An allow-list, or production, needs the proxies named.
@@ -43,6 +39,39 @@ export function readNetwork(source: Source): NetworkConfig {
     );
   }
   return { webhookAllowedSources, trustProxy, corsOrigins: readCorsOrigins(source) };
+}
+
+/**
+ * `WEBHOOK_ALLOWED_IPS`: addresses and ranges. The bank's signature is the same on every delivery,
+ * so whoever has seen one can sign their own: outside the sandbox rules the source must be named, or
+ * every source accepted on purpose with `any` (warned of at start).
+ */
+function readWebhookAllowedSources(source: Source): IpRange[] | undefined {
+  const value = source.read('WEBHOOK_ALLOWED_IPS');
+  if (value === undefined) {
+    if (source.closedBy !== undefined) {
+      source.problems.push(
+        `WEBHOOK_ALLOWED_IPS is required when ${source.closedBy}: the bank's addresses or ranges (its signature is the same on every delivery, so whoever has seen one could sign their own), or "any" to accept every source on purpose`,
+      );
+    }
+    return undefined;
+  }
+  if (value.toLowerCase() === 'any') {
+    source.warnings.push(
+      "WEBHOOK_ALLOWED_IPS=any: the collection webhook accepts deliveries from every address. The bank signs every delivery with the same signature, so anyone who has seen one can sign a forged transfer and be answered 00: set the bank's addresses instead",
+    );
+    return undefined;
+  }
+  const { ranges, invalid } = parseIpRanges(value);
+  for (const entry of invalid) {
+    source.problems.push(
+      entry.toLowerCase() === 'any'
+        ? 'WEBHOOK_ALLOWED_IPS: "any" accepts every source and stands alone, not beside addresses'
+        : `WEBHOOK_ALLOWED_IPS: "${entry}" is not an IP address or CIDR range`,
+    );
+  }
+  if (ranges.length === 0 && invalid.length === 0) source.problems.push('WEBHOOK_ALLOWED_IPS lists no address');
+  return ranges;
 }
 
 /**

@@ -6,6 +6,8 @@ export type Env = Readonly<Record<string, string | undefined>>;
 export interface Source {
   read(name: string): string | undefined;
   problems: string[];
+  /** What is accepted but opens a door on purpose (`WEBHOOK_ALLOWED_IPS=any`): logged at start. */
+  warnings: string[];
   /** `NODE_ENV=production`. */
   production: boolean;
   /**
@@ -27,7 +29,7 @@ export function sourceOf(env: Env): Source {
   // Keyed on the bank first: a live bank gets the production rules whatever NODE_ENV says (staging,
   // unset, a typo), and so does a mode that is not "sandbox" at all (it is refused too).
   const closedBy = mode !== 'sandbox' ? `UPSTREAM_MODE=${mode}` : production ? 'NODE_ENV=production' : undefined;
-  return { read, problems: [], production, closedBy };
+  return { read, problems: [], warnings: [], production, closedBy };
 }
 
 /** Whether the sandbox rules apply: the bank is the in-process sandbox and NODE_ENV is not production. */

@@ -11,7 +11,7 @@
 import type { AppOverrides } from '../../src/app.ts';
 import { startApp, type TestApp } from './app.ts';
 import { startFakeBank, type FakeBank, type FakeBankReply, type FakeBankRequest } from './fake-bank.ts';
-import { productionHeaders, TEST_AUTH } from './production.ts';
+import { LOOPBACK_SOURCES, productionHeaders, TEST_AUTH } from './production.ts';
 
 export type BankOperation =
   | 'lookupAccount'
@@ -63,6 +63,7 @@ export async function startLiveApp(baseUrl: string, env: Record<string, string> 
 export function liveBankEnv(baseUrl: string): Record<string, string> {
   return {
     ...TEST_AUTH,
+    ...LOOPBACK_SOURCES,
     UPSTREAM_MODE: 'live',
     BANK_BASE_URL: `${baseUrl}/bank`,
     BANK_GATEWAY_URL: `${baseUrl}/gateway`,

@@ -36,15 +36,41 @@ export function dockerfileInstructions(text: string): Instruction[] {
     });
 }
 
-/** `${NAME:-default}` and `${NAME-default}` at their defaults, `${NAME}` as unset: compose with nothing exported. */
-export function interpolateDefaults(value: string): string {
-  return value.replace(/\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}/g, (_match, _name: string, fallback: string | undefined) => fallback ?? '');
+/**
+ * compose's interpolation of `value` with `given` as the environment (a `.env` file): `${NAME}`,
+ * `${NAME:-default}` (the default when unset or empty), `${NAME:?message}` (required: compose refuses
+ * to start without it). Missing required names are added to `missing`.
+ */
+export function interpolate(value: string, given: Readonly<Record<string, string>>, missing: Set<string> = new Set()): string {
+  return value.replace(/\$\{([A-Z0-9_]+)(?:(:?)([-?])([^}]*))?\}/g, (_match, name: string, colon: string, kind: string | undefined, text: string) => {
+    const set = given[name];
+    const present = colon === ':' ? set !== undefined && set !== '' : set !== undefined;
+    if (present) return set!;
+    if (kind === '?') missing.add(name);
+    return kind === '-' ? text : '';
+  });
 }
 
-/** compose.yaml as compose reads it, its variables at their defaults (merge keys resolved). */
-export function composeFile(): ComposeFile {
-  const parsed = parse(readRepoFile('compose.yaml'), { merge: true }) as unknown;
-  return JSON.parse(JSON.stringify(parsed, (_key, value: unknown) => (typeof value === 'string' ? interpolateDefaults(value) : value))) as ComposeFile;
+/** Thrown as compose refuses to start: a required variable (`${NAME:?…}`) is not set. */
+export class ComposeVariablesMissing extends Error {
+  readonly names: readonly string[];
+  constructor(names: string[]) {
+    super(`compose.yaml needs ${names.join(', ')}`);
+    this.names = names;
+  }
+}
+
+/** compose.yaml as it is written, variables not interpolated (merge keys resolved). */
+export function composeText(): ComposeFile {
+  return parse(readRepoFile('compose.yaml'), { merge: true }) as ComposeFile;
+}
+
+/** compose.yaml as compose reads it with `env` as its environment (merge keys resolved); throws as compose would refuse. */
+export function composeFile(env: Readonly<Record<string, string>> = {}): ComposeFile {
+  const missing = new Set<string>();
+  const file = JSON.parse(JSON.stringify(composeText(), (_key, value: unknown) => (typeof value === 'string' ? interpolate(value, env, missing) : value))) as ComposeFile;
+  if (missing.size > 0) throw new ComposeVariablesMissing([...missing]);
+  return file;
 }
 
 export interface ComposeService {

@@ -14,15 +14,22 @@ export const TEST_AUTH = {
 } as const;
 
 /**
+ * Where the tests' deliveries come from: loopback. The production rules require the webhook's
+ * allow-list, and a real one is what production runs.
+ */
+export const LOOPBACK_SOURCES = { WEBHOOK_ALLOWED_IPS: '127.0.0.1, ::1' } as const;
+
+/**
  * A production start on the sandbox bank, as a demo deployment would make it: the mode chosen on
  * purpose, the webhook's own credentials (made-up test values, not the sandbox's published ones),
- * and the token issuer's settings.
+ * the tests' addresses as the webhook's sources, and the token issuer's settings.
  */
 export const PRODUCTION_SANDBOX = {
   NODE_ENV: 'production',
   UPSTREAM_MODE: 'sandbox',
   WEBHOOK_CLIENT_ID: 'demo-collector',
   WEBHOOK_CLIENT_SECRET: 'demo-webhook-secret-not-real',
+  ...LOOPBACK_SOURCES,
   ...TEST_AUTH,
 } as const;
 

@@ -13,6 +13,20 @@ export function serviceUrl(variable: 'DATABASE_URL' | 'REDIS_URL'): string | und
   return undefined;
 }
 
+/** The services suites may need, by the variable that locates each. */
+const SERVICES = { DATABASE_URL: 'PostgreSQL', REDIS_URL: 'Redis' } as const;
+
+/**
+ * The one line to print when `env` leaves suites out: which services' tests are skipped, and why.
+ * Undefined when none is (every URL set), and under CI=true, where a missing one fails instead.
+ */
+export function skippedServicesNotice(env: Readonly<Record<string, string | undefined>> = process.env): string | undefined {
+  if (env.CI === 'true') return undefined;
+  const unset = (Object.keys(SERVICES) as (keyof typeof SERVICES)[]).filter((variable) => !env[variable]?.trim());
+  if (unset.length === 0) return undefined;
+  return `${unset.map((variable) => SERVICES[variable]).join(' and ')} tests skipped: ${unset.join(' and ')} ${unset.length === 1 ? 'is' : 'are'} not set (docs/layout.md, "Developing")`;
+}
+
 /** A channel prefix no other suite uses, for Redis pub/sub (channels are global to a server). */
 export function uniqueChannelPrefix(): string {
   return `test-${randomBytes(6).toString('hex')}:`;
