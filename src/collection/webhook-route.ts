@@ -86,12 +86,11 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
     return;
   }
   if ('tooLarge' in body) {
-    const verdict: Verdict = refusal ?? handler.refuseTooLarge(body.tooLarge);
+    const verdict: Verdict = refusal ?? (await handler.refuseTooLarge(body.tooLarge));
     verdict.details = { reqId, ...verdict.details };
     recordVerdict(deps, verdict);
     // The rest of the body is never read: the connection cannot carry another request after it.
-    send(response, serving, 413, verdict, { connection: 'close' });
-    return verdict.afterReply?.();
+    return send(response, serving, 413, verdict, { connection: 'close' });
   }
   if (refusal) {
     refusal.sessionId = readSessionId(body.text);
@@ -110,8 +109,6 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
   verdict.details = { reqId, ...verdict.details };
   recordVerdict(deps, verdict);
   send(response, serving, 200, verdict);
-  // The quarantine comes after the reply: it never holds or changes one.
-  verdict.afterReply?.();
 }
 
 /** A body read whole (its bytes and their text), or what was read of one over the limit. */

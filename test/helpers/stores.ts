@@ -129,6 +129,8 @@ export interface TestDatabase {
   countRows(): Promise<number>;
   /** Makes the quarantine refuse every write (a table gone read-only), the notifications untouched. */
   freezeQuarantine(): Promise<void>;
+  /** Undoes freezeQuarantine. */
+  thawQuarantine(): Promise<void>;
   /** The quarantine's rows, oldest first, the body as text, straight from the database. */
   quarantined(): Promise<QuarantinedRow[]>;
 }
@@ -169,13 +171,14 @@ export interface StoreBackend<Database extends TestDatabase = TestDatabase> {
 const TABLE = 'collection_notifications';
 
 /** The parts of a test database every backend builds the same way from its `query`. */
-function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string; refuse(settlementId: string): string; freezeQuarantine: string }) {
+function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string; refuse(settlementId: string): string; freezeQuarantine: string; thawQuarantine: string }) {
   return {
     breakInserts: async () => void (await query(fault.add)),
     repairInserts: async () => void (await query(fault.remove)),
     refuseRow: async (settlementId: string) => void (await query(fault.refuse(settlementId))),
     countRows: async () => Number((await query(`SELECT count(*) AS n FROM ${TABLE}`))[0]?.n),
     freezeQuarantine: async () => void (await query(fault.freezeQuarantine)),
+    thawQuarantine: async () => void (await query(fault.thawQuarantine)),
     quarantined: async () =>
       (
         await query(
@@ -194,6 +197,7 @@ const SQLITE_FAULT = {
   refuse: (id: string) =>
     `CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} WHEN NEW.settlement_id = '${id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
   freezeQuarantine: "CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine BEGIN SELECT RAISE(ABORT, 'read-only'); END",
+  thawQuarantine: 'DROP TRIGGER quarantine_read_only',
 };
 
 const POSTGRES_FAULT = {
@@ -204,6 +208,7 @@ const POSTGRES_FAULT = {
         CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} FOR EACH ROW WHEN (NEW.settlement_id = '${id}') EXECUTE FUNCTION refuse_${id}()`,
   freezeQuarantine: `CREATE FUNCTION quarantine_read_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'read-only'; END $$;
         CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine FOR EACH ROW EXECUTE FUNCTION quarantine_read_only()`,
+  thawQuarantine: 'DROP TRIGGER quarantine_read_only ON collection_quarantine; DROP FUNCTION quarantine_read_only()',
 };
 
 /** Opens a store on `url` for the current test, closed when it finishes (before its database goes). */
