@@ -1,5 +1,6 @@
 // One collection-notification delivery (op 14), whatever carried it: the checks in the contract's
 // order (source address, signature, body, duplicate, storage) and the reply code they come to.
+import { isUtf8 } from 'node:buffer';
 import { createIpMatcher, type IpRange } from '../ip-ranges.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -123,12 +124,15 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
       };
       const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt });
       if (!parsed.ok) return refused('REJECTED', parsed.reason, null);
-      const { settlementId } = parsed.notification;
+      // The text gives back the bytes of nearly every body (well-formed UTF-8): only where it cannot
+      // are the bytes stored beside it, so the 00 path writes nothing more for them.
+      const notification = isUtf8(bytes) ? parsed.notification : { ...parsed.notification, rawBodyBytes: bytes };
+      const { settlementId } = notification;
 
       const started = performance.now();
       let result;
       try {
-        result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(parsed.notification));
+        result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(notification));
       } catch (error) {
         deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
         // Refused by the store for what it holds, written alone: no retry can store it, so 02, never 03.
@@ -140,7 +144,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
       deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
       if (result.status === 'duplicate') {
         // An honest retry stores nothing; a conflict is answered 01 only once it is kept.
-        const duplicate = await deps.quarantine.checkDuplicate(parsed.notification, bytes);
+        const duplicate = await deps.quarantine.checkDuplicate(notification, bytes);
         return duplicate === 'not-kept' ? verdict('03', NOT_KEPT, { refusedFor: 'conflicting_duplicate', settlementId }) : verdict('01', 'duplicate', { settlementId });
       }
 

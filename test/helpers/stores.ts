@@ -119,6 +119,8 @@ export interface TestDatabase {
   open(logger?: Logger, options?: BatchOptions): Promise<CollectionStore>;
   /** Runs SQL on the database beside the store, for inspection. */
   query(sql: string): Promise<Record<string, unknown>[]>;
+  /** Runs a script of several statements on the database beside the store (a migration, say). */
+  exec(sql: string): Promise<void>;
   /** Makes every insert fail inside the database (as a full disk would), storing nothing. */
   breakInserts(): Promise<void>;
   /** Undoes breakInserts. */
@@ -227,7 +229,15 @@ const sqliteFile: StoreBackend<UrlTestDatabase> = {
     const path = tempSqlitePath();
     const storeUrl = `sqlite:${path}`;
     const query = async (sql: string) => queryFile(path, sql);
-    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, ...withFaultsAndCount(query, SQLITE_FAULT) };
+    const exec = async (sql: string) => {
+      const database = new DatabaseSync(path, { timeout: 5_000 });
+      try {
+        database.exec(sql);
+      } finally {
+        database.close();
+      }
+    };
+    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, exec, ...withFaultsAndCount(query, SQLITE_FAULT) };
   },
 };
 
@@ -241,12 +251,13 @@ const sqliteMemory: StoreBackend = {
     const database = new DatabaseSync(':memory:');
     onCleanup(() => database.isOpen && database.close());
     const query = async (sql: string) => database.prepare(sql).all();
+    const exec = async (sql: string) => database.exec(sql);
     const open = async (logger: Logger = silent, options: BatchOptions = {}) => {
       const store = await createSqliteStore(database, { ...options, logger });
       onCleanup(() => store.close());
       return store;
     };
-    return { open, query, ...withFaultsAndCount(query, SQLITE_FAULT) };
+    return { open, query, exec, ...withFaultsAndCount(query, SQLITE_FAULT) };
   },
 };
 
@@ -258,7 +269,8 @@ const postgres: StoreBackend<UrlTestDatabase> = {
   async create() {
     const storeUrl = await isolatedPostgresUrl(databaseUrl ?? '');
     const query = (sql: string) => queryPostgres(storeUrl, sql);
-    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, ...withFaultsAndCount(query, POSTGRES_FAULT) };
+    const exec = async (sql: string) => void (await queryPostgres(storeUrl, sql));
+    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, exec, ...withFaultsAndCount(query, POSTGRES_FAULT) };
   },
 };
 
