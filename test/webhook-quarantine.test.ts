@@ -106,6 +106,35 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'CONFLICT', reason: 'conflicting_duplicate' })).toBe(1);
   });
 
+  it('keeps as a CONFLICT a redelivery naming another payer, answered 01, never a silent 01', async () => {
+    const { database, send } = await start();
+    const first = notificationBody({ sourceAccountNumber: '0987654321' });
+    expect(await send(JSON.stringify(first))).toBe('00');
+    expect(await send(JSON.stringify({ ...first, sessionId: 'S-other-payer', sourceAccountNumber: '1122334455' }))).toBe('01');
+    expect(await database.quarantined()).toEqual([
+      expect.objectContaining({ kind: 'CONFLICT', session_id: 'S-other-payer', detail: 'sourceAccountNumber 1122334455 (stored 0987654321)' }),
+    ]);
+  });
+
+  it('refuses with 02 and keeps a body holding a key twice, or an id holding an invisible character, naming why', async () => {
+    const { database, send, query } = await start();
+    const body = notificationBody({ sessionId: 'S-twice', transactionAmount: '1.00' });
+    const twice = JSON.stringify(body).replace('"transactionAmount":"1.00"', '"transactionAmount":"1.00","transactionAmount":"950000.00"');
+    const zeroWidth = notificationBody({ sessionId: 'S-zero-width', settlementId: `${notificationBody().settlementId as string}\u200b` });
+    const nul = notificationBody({ sessionId: 'S-\u0000' });
+    expect([await send(twice), await send(JSON.stringify(zeroWidth)), await send(JSON.stringify(nul))]).toEqual(['02', '02', '02']);
+    expect((await database.quarantined()).map(({ kind, reason, detail, response_code }) => ({ kind, reason, detail, response_code }))).toEqual([
+      { kind: 'REJECTED', reason: 'duplicate_key', detail: 'the key "transactionAmount" is given twice', response_code: '02' },
+      { kind: 'REJECTED', reason: 'invisible_character_in_id', detail: 'settlementId holds U+200B', response_code: '02' },
+      { kind: 'REJECTED', reason: 'invisible_character_in_id', detail: 'sessionId holds U+0000', response_code: '02' },
+    ]);
+    expect((await database.quarantined())[0]!.raw_body.toString('utf8')).toBe(twice);
+    // Neither became a notification: the settlementId without its zero-width space is free.
+    expect(await database.countRows()).toBe(0);
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', { id: body.settlementId });
+    expect(data!.collectionNotification).toBeNull();
+  });
+
   it('keeps a conflict with a notification another replica stored', async () => {
     const { database, send } = await start();
     const { logger, logged } = captureLogs();

@@ -123,7 +123,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
         return kept ? verdict('02', reason, details) : verdict('03', NOT_KEPT, { refusedFor: reason, ...details });
       };
       const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt });
-      if (!parsed.ok) return refused('REJECTED', parsed.reason, null);
+      if (!parsed.ok) return refused('REJECTED', parsed.reason, parsed.detail ?? null);
       // The text gives back the bytes of nearly every body (well-formed UTF-8): only where it cannot
       // are the bytes stored beside it, so the 00 path writes nothing more for them.
       const notification = isUtf8(bytes) ? parsed.notification : { ...parsed.notification, rawBodyBytes: bytes };
