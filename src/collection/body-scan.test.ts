@@ -2,23 +2,29 @@ import { describe, expect, it } from 'vitest';
 import { boundedSessionIdOf, duplicateKeyOf, MAX_ECHOED_SESSION_ID } from './body-scan.ts';
 
 describe('duplicateKeyOf', () => {
+  const of = (text: string) => duplicateKeyOf(text, JSON.parse(text));
+
   it.each([
     ['{"transactionAmount":"1.00","transactionAmount":"950000.00"}', 'transactionAmount'],
     ['{"a":1, "b":{"c":[{"d":1,"d":2}]}}', 'd'],
     ['{"a":1,"\\u0061":2}', 'a'],
     ['{"x":{"k":1},"y":{"k":1},"x" : 2}', 'x'],
+    // The value dropped held colons, the one kept none: counting still sees one key too many.
+    ['{"t":"14:05:09","t":"now","u":"a:b"}', 't'],
+    ['{"a:b":1,"a:b":2}', 'a:b'],
   ])('finds the key given twice in one object of %s', (text, key) => {
-    expect(duplicateKeyOf(text)).toBe(key);
+    expect(of(text)).toBe(key);
   });
 
   it.each([
     '{"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]}',
     '{"a":"\\"a\\":","b\\\\":"a","c":"\\\\"}',
     '{"tranDateTime":"2026-11-22 14:05:09","note":"{\\"a\\":1,\\"a\\":2}"}',
+    '{"tranDateTime":"2026-11-22 14:05:09","note":"a:b:c", "k:1":["x:y",{"z:":":"}]}',
     '[{"a":1},{"a":1}]',
     '{}',
   ])('finds none in %s', (text) => {
-    expect(duplicateKeyOf(text)).toBeUndefined();
+    expect(of(text)).toBeUndefined();
   });
 });
 

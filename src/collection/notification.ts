@@ -55,7 +55,7 @@ export interface NotificationBody {
 /** Reads a body's JSON once, for the reply's sessionId and for parseNotification alike. */
 export function readNotificationBody(raw: string): NotificationBody {
   const fields = readJsonObject(raw);
-  return { raw, fields, duplicateKey: fields && duplicateKeyOf(raw), sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '' };
+  return { raw, fields, duplicateKey: fields && duplicateKeyOf(raw, fields), sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '' };
 }
 
 /** The body's sessionId, to echo in the reply; `''` when the body has none it can read. */
