@@ -194,7 +194,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const { store } = await setup();
     const kept = notification({ transactionAmount: '1500.0', currency: null });
     await store.insert(kept);
-    const money = { accountNumber: kept.accountNumber, transactionAmount: '1500.0', settledAmount: kept.settledAmount, feeAmount: kept.feeAmount, vatAmount: kept.vatAmount, currency: null };
+    const money = { accountNumber: kept.accountNumber, transactionAmount: '1500.0', settledAmount: kept.settledAmount, feeAmount: kept.feeAmount, vatAmount: kept.vatAmount, currency: null, sourceAccountNumber: kept.sourceAccountNumber };
     expect(await store.moneyOf(kept.settlementId)).toEqual(money);
     expect(await store.moneyOf('never-stored')).toBeNull();
   });
