@@ -89,7 +89,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger });
     started.push(() => notificationFeed.close());
     // Drained after the server (the webhook's last replies) and before the store it writes to.
-    const quarantineKeeper = createQuarantineKeeper({ store, maxUnreviewed: config.quarantineMaxRows, metrics, logger });
+    const bounds = { maxRows: config.quarantineMaxRows, maxBytes: config.quarantineMaxBytes };
+    const quarantineKeeper = createQuarantineKeeper({ store, bounds, metrics, logger });
     started.push(() => quarantineKeeper.drain());
     const services: Services = {
       maxOperationCost: config.maxOperationCost,

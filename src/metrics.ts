@@ -72,11 +72,11 @@ export function createMetrics() {
     quarantineNotKept: counterFromZero(
       new Counter({
         name: 'collection_quarantine_not_kept_total',
-        help: 'Webhook deliveries the quarantine should have kept and did not, by kind and cause: over_limit (QUARANTINE_MAX_ROWS await review), write_failed (the store failed), backlog_full (writes fell too far behind). The reply to the bank is unchanged.',
+        help: 'Webhook deliveries the quarantine should have kept and did not, each answered 03 (the bank sends it again), by kind and cause: over_limit (QUARANTINE_MAX_ROWS await review), over_bytes (QUARANTINE_MAX_BYTES of bodies await review), write_failed (the store failed), backlog_full (writes fell too far behind).',
         labelNames: ['kind', 'cause'] as const,
         registers: [registry],
       }),
-      { kind: ['REJECTED', 'CONFLICT', 'UNSTORABLE'], cause: ['over_limit', 'write_failed', 'backlog_full'] },
+      { kind: ['REJECTED', 'CONFLICT', 'UNSTORABLE'], cause: ['over_limit', 'over_bytes', 'write_failed', 'backlog_full'] },
     ),
     webhookStoreDuration: new Histogram({
       name: 'collection_store_write_duration_seconds',

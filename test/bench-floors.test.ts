@@ -20,7 +20,7 @@ interface Floor {
   name: string;
   enabled: boolean;
   /** A new store of this kind: its STORE_URL for ours, the floor's environment, and its rows. */
-  store(): Promise<{ storeUrl: string; floorEnv: Record<string, string>; rows(): Promise<Rows> }>;
+  store(): Promise<{ storeUrl: string; floorEnv: Record<string, string>; rows(sql?: string): Promise<Rows> }>;
   kind: 'receiver' | 'pg-receiver';
 }
 
@@ -33,7 +33,7 @@ const FLOORS: Floor[] = [
     kind: 'receiver',
     async store() {
       const path = tempSqlitePath();
-      return { storeUrl: `sqlite:${path}`, floorEnv: { FLOOR_SQLITE_FILE: path }, rows: async () => queryFile(path, ORDERED) };
+      return { storeUrl: `sqlite:${path}`, floorEnv: { FLOOR_SQLITE_FILE: path }, rows: async (sql = ORDERED) => queryFile(path, sql) };
     },
   },
   {
@@ -42,10 +42,10 @@ const FLOORS: Floor[] = [
     kind: 'pg-receiver',
     async store() {
       const url = await isolatedPostgresUrl(databaseUrl!);
-      const rows = async () => {
+      const rows = async (sql = ORDERED) => {
         const client = new pg.Client({ connectionString: url });
         await client.connect();
-        return (await client.query(ORDERED).finally(() => client.end())).rows;
+        return (await client.query(sql).finally(() => client.end())).rows;
       };
       return { storeUrl: url, floorEnv: { FLOOR_DATABASE_URL: url }, rows };
     },
@@ -101,6 +101,10 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
     expect((await post('null')).reply).toMatchObject({ responseCode: '02' });
     expect((await post(body)).reply).toEqual({ requestSuccessful: true, sessionId, responseMessage: 'success', responseCode: '00' });
     expect(await rows()).toHaveLength(1);
+    // Each refused for its content was in the quarantine, as ours keeps it, before its 02 was sent.
+    const kept = await rows('SELECT kind, response_code, session_id, raw_body FROM collection_quarantine ORDER BY id');
+    expect(kept.map((row) => [row.kind, row.response_code, row.session_id])).toEqual([...Array(5).fill(['REJECTED', '02', sessionId]), ['REJECTED', '02', null], ['REJECTED', '02', null]]);
+    expect(Buffer.from(kept[5]!.raw_body as Uint8Array).toString()).toBe('{not json');
   });
 
   test('stores the row ours stores for the same bodies, column by column', async () => {

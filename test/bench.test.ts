@@ -48,6 +48,8 @@ const FIGURES = [
   'webhook 00 (new, durable): p99 ms',
   'webhook 01 (duplicate): replies/s',
   'webhook 01 (duplicate): p99 ms',
+  'webhook 02 (refused, kept): replies/s',
+  'webhook 02 (refused, kept): p99 ms',
   'banks: queries/s',
   'banks: p99 ms',
   'account with its bank: queries/s',
@@ -93,7 +95,7 @@ describe('npm run bench', () => {
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/\|\s*figure\s*\|\s*against\s*\|\s*ours\s*(\|\s*ours ×2\s*)?\|\s*floor\s*\|\s*ours\/floor\s*\|\s*target\s*\|\s*met\s*\|/);
     const [sqlite, postgres] = json().runs;
-    const [queries, fanout] = [FIGURES.slice(0, 9), FIGURES.slice(9)];
+    const [queries, fanout] = [FIGURES.slice(0, 11), FIGURES.slice(11)];
     expectMeasured(sqlite!.rows, [...queries, ...WITH_TOKEN, ...fanout, ...STORM], [...FIGURES, ...WITH_TOKEN]);
     expect(sqlite!.rows.find((row) => row.figure === WITH_TOKEN[0])).toMatchObject({ floor: 'ours without a token', target: '≥ 0.9× ours without' });
     expect(new Set(sqlite!.reports.filter((r) => r.side === 'token').map((r) => `${r.scenario} on ${r.target}`))).toEqual(

@@ -9,7 +9,7 @@ import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { scrapeSum } from './helpers/metrics.ts';
 import { holdCalls } from './helpers/proxy.ts';
-import { openMemoryStore } from './helpers/stores.ts';
+import { capturingLogger, openMemoryStore } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
 /** Sends raw HTTP/1.1 on one connection; resolves with everything received once the server closes it. */
@@ -108,6 +108,27 @@ describe('the webhook on node:http', () => {
     });
     expect(await logged((line) => line.responseCode === '02')).toMatchObject({ reason: 'bad_signature', sessionId: 'S-echo' });
     expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
+  });
+
+  it('costs an unsigned sender of 1 MiB no more than it chose: 256 characters of its sessionId echoed, one short log line', async () => {
+    const { logger, lines } = capturingLogger();
+    const app = await startApp({}, { logger });
+    const sessionId = 'S'.repeat(100_000);
+    const head = `{"sessionId":"${sessionId}","tranRemarks":"`;
+    const body = `${head}${'x'.repeat(1024 * 1024 - head.length - 2)}"}`;
+    expect(Buffer.byteLength(body)).toBe(1024 * 1024);
+    const { status, reply } = await app.deliver(body, signedHeaders('someone-else', 'not-the-secret'));
+    expect(status).toBe(200);
+    expect(reply).toEqual({ requestSuccessful: true, sessionId: sessionId.slice(0, 256), responseMessage: 'rejected transaction', responseCode: '02' });
+    const line = await lines.first((text) => text.includes('"bad_signature"'));
+    expect(line.length).toBeLessThan(1_024);
+    expect(lines.filter((text) => text.includes('SSSS'))).toEqual([line]);
+  });
+
+  it('echoes the sessionId of an unsigned body without parsing the rest of it', async () => {
+    const app = await startApp();
+    const { reply } = await app.deliver('{"sessionId": "S-early", "accountNumber": this is not JSON', signedHeaders('someone-else', 'not-the-secret'));
+    expect(reply).toMatchObject({ sessionId: 'S-early', responseCode: '02' });
   });
 
   it('refuses a bad signature on a body over 1 MiB with 413, echoing no sessionId, without reading the rest', async () => {

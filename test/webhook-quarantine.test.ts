@@ -1,5 +1,6 @@
-// What the webhook refuses, or takes for a conflict, is kept in the store's quarantine once its reply
-// has gone: on both stores, through the real server, the rows read straight from the database.
+// What the webhook refuses, or takes for a conflict, is kept in the store's quarantine before its
+// reply is sent, or answered 03: on both stores, through the real server, the rows read straight
+// from the database as soon as the reply has arrived.
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +8,7 @@ import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { scrapeSum } from './helpers/metrics.ts';
-import { urlStoreBackends } from './helpers/stores.ts';
+import { postgresSession, urlStoreBackends } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const KEPT = 'collection notification kept in the quarantine';
@@ -33,9 +34,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     const notJson = '{"sessionId": "S-broken", "accountNumber": "0123456789", ';
     const tooLong = JSON.stringify(notificationBody({ sessionId: 'S-long', settlementId: '9'.repeat(65) }));
     expect([await send(nineDigits), await send(notJson), await send(tooLong)]).toEqual(['02', '02', '02']);
-    await kept('S-nine');
-    await kept('S-long');
-
+    // Committed before each reply was sent: there the moment the last reply arrived.
     const rows = await database.quarantined();
     expect(rows.map((row) => row.raw_body.toString('utf8'))).toEqual([nineDigits, notJson, tooLong]);
     expect(rows.map(({ raw_body: _body, received_at: _at, ...row }) => row)).toEqual([
@@ -55,9 +54,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect((await deliver(body)).status).toBe(413);
     // Sent in chunks, no length declared: refused once the limit is passed, the rest unread.
     const chunked = await request(`${baseUrl}/webhooks/collection`, { method: 'POST', headers: signedHeaders(), body: Readable.from([body.slice(0, 600_000), body.slice(600_000)]) });
-    await chunked.body.dump();
+    expect(((await chunked.body.json()) as { responseCode: string }).responseCode).toBe('02');
     expect(chunked.statusCode).toBe(413);
-    await waitFor(async () => ((await database.quarantined()).length === 2 ? true : undefined));
     const [declared, read] = await database.quarantined();
     expect(declared).toMatchObject({ kind: 'REJECTED', reason: 'body_too_large', response_code: '02', detail: 'its declared length passed the size limit: none of it was read' });
     expect(declared!.raw_body.byteLength).toBe(0);
@@ -90,8 +88,6 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await send(JSON.stringify({ ...first, sessionId: 'S-retry', transactionAmount: '1500.0', currency: 'ngn' }))).toBe('01');
     const forged = JSON.stringify({ ...first, sessionId: 'S-forged', transactionAmount: '950000.00' }, null, 1);
     expect(await send(forged)).toBe('01');
-    await kept('S-forged');
-
     const rows = await database.quarantined();
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({
@@ -110,6 +106,35 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'CONFLICT', reason: 'conflicting_duplicate' })).toBe(1);
   });
 
+  it('keeps as a CONFLICT a redelivery naming another payer, answered 01, never a silent 01', async () => {
+    const { database, send } = await start();
+    const first = notificationBody({ sourceAccountNumber: '0987654321' });
+    expect(await send(JSON.stringify(first))).toBe('00');
+    expect(await send(JSON.stringify({ ...first, sessionId: 'S-other-payer', sourceAccountNumber: '1122334455' }))).toBe('01');
+    expect(await database.quarantined()).toEqual([
+      expect.objectContaining({ kind: 'CONFLICT', session_id: 'S-other-payer', detail: 'sourceAccountNumber 1122334455 (stored 0987654321)' }),
+    ]);
+  });
+
+  it('refuses with 02 and keeps a body holding a key twice, or an id holding an invisible character, naming why', async () => {
+    const { database, send, query } = await start();
+    const body = notificationBody({ sessionId: 'S-twice', transactionAmount: '1.00' });
+    const twice = JSON.stringify(body).replace('"transactionAmount":"1.00"', '"transactionAmount":"1.00","transactionAmount":"950000.00"');
+    const zeroWidth = notificationBody({ sessionId: 'S-zero-width', settlementId: `${notificationBody().settlementId as string}\u200b` });
+    const nul = notificationBody({ sessionId: 'S-\u0000' });
+    expect([await send(twice), await send(JSON.stringify(zeroWidth)), await send(JSON.stringify(nul))]).toEqual(['02', '02', '02']);
+    expect((await database.quarantined()).map(({ kind, reason, detail, response_code }) => ({ kind, reason, detail, response_code }))).toEqual([
+      { kind: 'REJECTED', reason: 'duplicate_key', detail: 'the key "transactionAmount" is given twice', response_code: '02' },
+      { kind: 'REJECTED', reason: 'invisible_character_in_id', detail: 'settlementId holds U+200B', response_code: '02' },
+      { kind: 'REJECTED', reason: 'invisible_character_in_id', detail: 'sessionId holds U+0000', response_code: '02' },
+    ]);
+    expect((await database.quarantined())[0]!.raw_body.toString('utf8')).toBe(twice);
+    // Neither became a notification: the settlementId without its zero-width space is free.
+    expect(await database.countRows()).toBe(0);
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', { id: body.settlementId });
+    expect(data!.collectionNotification).toBeNull();
+  });
+
   it('keeps a conflict with a notification another replica stored', async () => {
     const { database, send } = await start();
     const { logger, logged } = captureLogs();
@@ -118,7 +143,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await send(JSON.stringify(first))).toBe('00');
     // The second replica finds it stored: it knows the settlementId, not the money, until it reads it.
     expect((await second.deliver({ ...first, sessionId: 'S-other-account', accountNumber: '1234567890' })).reply.responseCode).toBe('01');
-    await logged((line) => line.msg === KEPT && line.sessionId === 'S-other-account');
+    expect(await logged((line) => line.msg === KEPT && line.sessionId === 'S-other-account')).toMatchObject({ quarantine: 'CONFLICT' });
     expect(await database.quarantined()).toEqual([expect.objectContaining({ kind: 'CONFLICT', detail: 'accountNumber 1234567890 (stored 0123456789)' })]);
   });
 
@@ -127,7 +152,6 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     const poison = notificationBody({ sessionId: 'S-poison', settlementId: `9${Date.now()}` });
     await database.refuseRow(poison.settlementId as string);
     expect(await send(JSON.stringify(poison))).toBe('02');
-    await kept('S-poison');
     expect(await database.quarantined()).toEqual([
       expect.objectContaining({ kind: 'UNSTORABLE', reason: 'store_refused_row', response_code: '02', session_id: 'S-poison', detail: expect.stringContaining('refused') }),
     ]);
@@ -136,29 +160,75 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await send(JSON.stringify(notificationBody({ sessionId: 'S-down' })))).toBe('03');
     // Kept in the order handed over: the 03 before it would be in by now.
     expect(await send(JSON.stringify(notificationBody({ sessionId: 'S-marker', accountNumber: '1' })))).toBe('02');
-    await kept('S-marker');
     expect((await database.quarantined()).map((row) => row.session_id)).toEqual(['S-poison', 'S-marker']);
   });
 
-  it('answers as ever when the quarantine cannot be written, and counts and logs what it did not keep', async () => {
+  it('answers 03 (the bank sends it again) to what the quarantine cannot write, counting and logging it, and 02 once it can', async () => {
     const { database, send, notKept, baseUrl } = await start();
     await database.freezeQuarantine();
-    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S-frozen', accountNumber: '012345678' })))).toBe('02');
+    const refused = JSON.stringify(notificationBody({ sessionId: 'S-frozen', accountNumber: '012345678' }));
+    expect(await send(refused)).toBe('03');
     expect(await notKept('S-frozen')).toMatchObject({ cause: 'write_failed', level: 50 });
     expect(await scrapeSum({ baseUrl }, 'collection_quarantine_not_kept_total', { kind: 'REJECTED', cause: 'write_failed' })).toBe(1);
-    // The money path is untouched.
+    expect(await scrapeSum({ baseUrl }, 'collection_webhook_replies_total', { response_code: '03', reason: 'quarantine_not_kept' })).toBe(1);
+    // A conflict cannot be kept either: 03, never a silent 01.
+    const first = notificationBody();
+    expect(await send(JSON.stringify(first))).toBe('00');
+    expect(await send(JSON.stringify({ ...first, sessionId: 'S-conflict', transactionAmount: '9.00' }))).toBe('03');
+    expect(await notKept('S-conflict')).toMatchObject({ quarantine: 'CONFLICT', cause: 'write_failed' });
+    // The money path is untouched, and an honest retry still stores nothing and gets 01.
     expect(await send(JSON.stringify(notificationBody()))).toBe('00');
+    expect(await send(JSON.stringify({ ...first, sessionId: 'S-retry' }))).toBe('01');
     expect(await database.quarantined()).toEqual([]);
+    // The bank's retry, once the quarantine can be written again.
+    await database.thawQuarantine();
+    expect(await send(refused)).toBe('02');
+    expect((await database.quarantined()).map((row) => row.session_id)).toEqual(['S-frozen']);
   });
 
-  it('keeps at most QUARANTINE_MAX_ROWS awaiting review, and counts and logs those past it', async () => {
-    const { database, send, kept, notKept, baseUrl } = await start({ QUARANTINE_MAX_ROWS: '2' });
+  it('keeps at most QUARANTINE_MAX_ROWS awaiting review, answering 03 past it, until a review makes room', async () => {
+    const { database, send, notKept, baseUrl, query } = await start({ QUARANTINE_MAX_ROWS: '2' });
     const refused = (sessionId: string) => JSON.stringify(notificationBody({ sessionId, accountNumber: '012345678' }));
-    expect([await send(refused('S-1')), await send(refused('S-2')), await send(refused('S-3'))]).toEqual(['02', '02', '02']);
-    await kept('S-2');
-    expect(await notKept('S-3')).toMatchObject({ cause: 'over_limit', level: 40 });
+    expect([await send(refused('S-1')), await send(refused('S-2')), await send(refused('S-3'))]).toEqual(['02', '02', '03']);
+    expect(await notKept('S-3')).toMatchObject({ cause: 'over_limit', level: 40, msg: expect.stringContaining('QUARANTINE_MAX_ROWS') });
     expect((await database.quarantined()).map((row) => row.session_id)).toEqual(['S-1', 'S-2']);
     expect(await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'REJECTED', reason: 'invalid_account_number' })).toBe(2);
     expect(await scrapeSum({ baseUrl }, 'collection_quarantine_not_kept_total', { kind: 'REJECTED', cause: 'over_limit' })).toBe(1);
+    const { data } = await query('mutation { reviewQuarantinedDelivery(id: "1", note: "credited by hand") { id } }');
+    expect(data).toEqual({ reviewQuarantinedDelivery: { id: '1' } });
+    expect(await send(refused('S-3'))).toBe('02');
+  });
+
+  it('keeps at most QUARANTINE_MAX_BYTES of bodies awaiting review, answering 03 to a body that would pass it', async () => {
+    const { database, send, notKept, baseUrl } = await start({ QUARANTINE_MAX_BYTES: '3000' });
+    const refused = (sessionId: string, size: number) => {
+      const body = JSON.stringify(notificationBody({ sessionId, accountNumber: '012345678', tranRemarks: '' }));
+      return body.replace('"tranRemarks":""', `"tranRemarks":"${'x'.repeat(size - Buffer.byteLength(body))}"`);
+    };
+    expect([await send(refused('S-big', 2000)), await send(refused('S-too-big', 1001)), await send(refused('S-fits', 1000))]).toEqual(['02', '03', '02']);
+    expect(await notKept('S-too-big')).toMatchObject({ cause: 'over_bytes', level: 40, msg: expect.stringContaining('QUARANTINE_MAX_BYTES') });
+    expect((await database.quarantined()).map((row) => [row.session_id, row.raw_body.byteLength])).toEqual([['S-big', 2000], ['S-fits', 1000]]);
+    expect(await scrapeSum({ baseUrl }, 'collection_quarantine_not_kept_total', { kind: 'REJECTED', cause: 'over_bytes' })).toBe(1);
+  });
+
+  it.runIf(backend.name === 'PostgreSQL')('sends a refusal no reply until its quarantine row is committed, while 00s go on', async () => {
+    const { database, send } = await start();
+    // Another session holds a lock every insert into the quarantine waits for.
+    const session = await postgresSession(database.storeUrl);
+    await session.query('BEGIN');
+    await session.query('LOCK TABLE collection_quarantine IN SHARE MODE');
+    const { rows: [held] } = await session.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    // Asked on a session of its own: within the lock's transaction, pg_stat_activity would not change.
+    const observer = await postgresSession(database.storeUrl);
+    let replied: string | undefined;
+    const refusal = send(JSON.stringify(notificationBody({ sessionId: 'S-held', accountNumber: '012345678' }))).then((code) => (replied = code));
+    // The keep is waiting in the database.
+    await waitFor(async () => ((await observer.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [held!.pid])).rowCount ? true : undefined));
+    // The money path does not wait for the quarantine's connection.
+    expect(await send(JSON.stringify(notificationBody()))).toBe('00');
+    expect(replied).toBeUndefined();
+    await session.query('ROLLBACK');
+    expect(await refusal).toBe('02');
+    expect((await database.quarantined()).map((row) => row.session_id)).toEqual(['S-held']);
   });
 });

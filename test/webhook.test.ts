@@ -8,7 +8,7 @@ import { openMemoryStore, urlStoreBackends } from './helpers/stores.ts';
 
 const NOTIFICATION_FIELDS = `settlementId sessionId accountNumber transactionAmount settledAmount feeAmount vatAmount
   currency narration initiationTranRef sourceAccountNumber sourceAccountName sourceBankName channelId
-  transactionTime receivedAt cursor rawBody`;
+  transactionTime receivedAt cursor rawBody rawBodyBase64`;
 
 const reply = (code: string, message: string, sessionId: unknown) => ({
   requestSuccessful: true,
@@ -50,8 +50,24 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
       sourceAccountName: null,
       transactionTime: '2026-11-22T14:05:09+01:00',
       rawBody: raw,
+      rawBodyBase64: Buffer.from(raw, 'utf8').toString('base64'),
     });
     expect(notification.receivedAt).toMatch(/(Z|[+-]\d{2}:\d{2})$/);
+  });
+
+  it('keeps a body that is not UTF-8 byte for byte: a Latin-1 byte comes back exactly in rawBodyBase64', async () => {
+    const { deliver, stored } = await start();
+    const body = notificationBody({ sourceAccountName: 'JOS\u00c9', tranRemarks: 'Caf\u00e9' });
+    // The bank's text in Latin-1: É and é are one byte each, which UTF-8 cannot read.
+    const bytes = Buffer.from(JSON.stringify(body), 'latin1');
+    expect(bytes.includes(0xe9)).toBe(true);
+    expect((await deliver(bytes)).reply.responseCode).toBe('00');
+    const notification = await stored(body.settlementId);
+    expect(Buffer.from(notification.rawBodyBase64, 'base64')).toEqual(bytes);
+    expect(notification.rawBody).toBe(bytes.toString('utf8'));
+    expect(notification).toMatchObject({ narration: 'Caf\ufffd', sourceAccountName: 'JOS\ufffd' });
+    // The bank's retry of the same bytes is the same notification.
+    expect((await deliver(bytes)).reply.responseCode).toBe('01');
   });
 
   it('accepts the alias path /v1/webhook', async () => {

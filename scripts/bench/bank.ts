@@ -8,6 +8,8 @@ export const WEBHOOK_PATH = '/webhooks/collection';
 export const signedHeaders = (): Record<string, string> => collectionHeaders();
 /** The sandbox's accounts: the fill gives each of them 8 % of its notifications, 1,000 others the rest. */
 export const BUSY_ACCOUNTS = ['0123456789', '1234567890', '0011223344', '2233445566', '9876543210'] as const;
+/** An account of 9 digits: a delivery to it is refused for its content (02), and kept in the quarantine. */
+export const REFUSED_ACCOUNT = '012345678';
 /** The bank's zone, West Africa Time, is UTC+1 all year. */
 const WAT_MS = 3_600_000;
 

@@ -6,6 +6,7 @@ import type { ScenarioReport } from './suite.ts';
 const HTTP_ROWS: [ScenarioName, string, string][] = [
   ['webhook-00', 'webhook 00 (new, durable)', 'acks/s'],
   ['webhook-01', 'webhook 01 (duplicate)', 'replies/s'],
+  ['webhook-02', 'webhook 02 (refused, kept)', 'replies/s'],
   ['query-banks', 'banks', 'queries/s'],
   ['query-account', 'account with its bank', 'queries/s'],
 ];

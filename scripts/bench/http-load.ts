@@ -1,6 +1,6 @@
 // The HTTP jobs, driven by autocannon: what each sends, the one reply it expects, and the run.
 import autocannon from 'autocannon';
-import { createNotificationBodies, deliver, fillBody, signedHeaders, WEBHOOK_PATH, webhookOutcome } from './bank.ts';
+import { createNotificationBodies, deliver, fillBody, REFUSED_ACCOUNT, signedHeaders, WEBHOOK_PATH, webhookOutcome } from './bank.ts';
 import { ACCOUNT_QUERY, BANKS_QUERY, GRAPHQL_PATH, graphqlOutcome, pick } from './graphql.ts';
 import { createLatencyRecorder } from './latency.ts';
 import { tally, type LoadJob, type ScenarioResult } from './protocol.ts';
@@ -34,6 +34,12 @@ function httpJob(job: LoadJob): HttpJob {
       // A new settlementId per request: every one a durable insert.
       const next = createNotificationBodies();
       return { ...webhook, body: () => next().body, expected: '00' };
+    }
+    case 'webhook-02': {
+      // A new delivery per request, refused for its content (an account of 9 digits): each kept in
+      // the quarantine, durably, before its 02.
+      const next = createNotificationBodies(REFUSED_ACCOUNT);
+      return { ...webhook, body: () => next().body, expected: '02' };
     }
     case 'webhook-01': {
       // One settlementId, stored once up front, then sent again and again.

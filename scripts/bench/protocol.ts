@@ -18,7 +18,7 @@ export interface ServerSide {
 }
 
 /** The scenarios measured against a floor, in the order they run. */
-export const SCENARIOS = ['webhook-00', 'webhook-01', 'query-banks', 'query-account', 'fanout'] as const;
+export const SCENARIOS = ['webhook-00', 'webhook-01', 'webhook-02', 'query-banks', 'query-account', 'fanout'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** What `--only` may name: those, and the webhook under a read storm (ours alone). */
 export const SELECTABLE = [...SCENARIOS, 'read-storm'] as const;

@@ -13,12 +13,17 @@ export interface Services {
   redisUrl: string | undefined;
 }
 
-/** The environment of ours: the sandbox bank, the given store and pub/sub, no logs. */
+/**
+ * The environment of ours: the sandbox bank, the given store and pub/sub, no logs, and a quarantine
+ * that the refusals of webhook-02 never fill (past its bounds, a refusal is answered 03).
+ */
 export const appEnv = (storeUrl: string, pubsubUrl: string): Record<string, string> => ({
   UPSTREAM_MODE: 'sandbox',
   STORE_URL: storeUrl,
   PUBSUB_URL: pubsubUrl,
   LOG_LEVEL: 'silent',
+  QUARANTINE_MAX_ROWS: '100000000',
+  QUARANTINE_MAX_BYTES: String(2 ** 50),
 });
 
 async function onAdmin(databaseUrl: string, sql: string): Promise<void> {

@@ -10,6 +10,7 @@ import type { Target } from './targets.ts';
 export const FLOOR_OF = {
   'webhook-00': 'receiver',
   'webhook-01': 'receiver',
+  'webhook-02': 'receiver',
   'query-banks': 'subgraph',
   'query-account': 'subgraph',
   fanout: 'broadcaster',

@@ -143,8 +143,10 @@ export type CollectionNotification = {
   initiationTranRef?: Maybe<Scalars['String']['output']>;
   /** The payer's narration (the bank's tranRemarks). */
   narration?: Maybe<Scalars['String']['output']>;
-  /** The notification's body exactly as the bank sent it. */
+  /** The notification's body as the bank sent it, read as UTF-8 (bytes that are not UTF-8 show as U+FFFD; `rawBodyBase64` has them). */
   rawBody: Scalars['String']['output'];
+  /** The notification's body exactly as the bank sent it: its bytes, in base64. */
+  rawBodyBase64: Scalars['String']['output'];
   /** When this subgraph accepted the notification. */
   receivedAt: Scalars['DateTime']['output'];
   /** The bank's session id for the notification. */
@@ -897,6 +899,7 @@ export type CollectionNotificationResolvers<ContextType = Context, ParentType ex
   initiationTranRef?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   narration?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   rawBody?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  rawBodyBase64?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   receivedAt?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   sessionId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   settledAmount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;

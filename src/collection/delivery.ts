@@ -1,5 +1,6 @@
 // One collection-notification delivery (op 14), whatever carried it: the checks in the contract's
 // order (source address, signature, body, duplicate, storage) and the reply code they come to.
+import { isUtf8 } from 'node:buffer';
 import { createIpMatcher, type IpRange } from '../ip-ranges.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -28,7 +29,7 @@ export interface DeliveryDeps {
   store: NotificationStore;
   /** This replica's follower of the log: told of each commit, it wakes every replica's. */
   notificationFeed: Pick<NotificationFeed, 'announce'>;
-  /** Where what is refused for its content, or may be a conflict, is kept once its reply is sent. */
+  /** Where what is refused for its content, or is a conflict, is kept before its reply is sent. */
   quarantine: Pick<QuarantineKeeper, 'keep' | 'checkDuplicate'>;
   metrics: Metrics;
   logger: Logger;
@@ -48,8 +49,6 @@ export interface Verdict {
   reason: string;
   sessionId: string;
   details: Record<string, unknown>;
-  /** What to do once the reply is sent: hand the delivery to the quarantine. Never throws. */
-  afterReply?: (() => void) | undefined;
 }
 
 /** A body read whole: its bytes (what the quarantine keeps) and their text. */
@@ -71,13 +70,16 @@ export interface Refusal extends Verdict {
 export interface DeliveryHandler {
   /** The refusal of a delivery on its headers alone (source address, then signature), or undefined when its body is to be read. */
   admit(headers: DeliveryHeaders): Refusal | undefined;
-  /** The verdict on an admitted delivery's body: refused (`02`), already stored (`01`), stored (`00`). */
+  /**
+   * The verdict on an admitted delivery's body: refused (`02`), already stored (`01`), stored (`00`);
+   * a `02` or a conflicting `01` only once the delivery is kept in the quarantine, else `03`.
+   */
   decide(body: DeliveryBody): Promise<Verdict>;
   /**
-   * The `02` for an admitted delivery whose body passed the size limit: what was read of it (none
-   * when the declared length was over) is kept, since the bank will not send it again.
+   * The `02` for an admitted delivery whose body passed the size limit, once what was read of it
+   * (none when the declared length was over) is kept, since the bank will not send it again; else `03`.
    */
-  refuseTooLarge(read: Uint8Array): Verdict;
+  refuseTooLarge(read: Uint8Array): Promise<Verdict>;
 }
 
 /**
@@ -114,35 +116,36 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
     async decide({ bytes, text }) {
       const receivedAt = new Date();
       const body = readNotificationBody(text);
-      const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}, afterReply?: () => void): Verdict => ({
-        code,
-        reason,
-        sessionId: body.sessionId,
-        details,
-        afterReply,
-      });
-      // What a refused delivery is kept with: the ids the body holds, read as far as they can be.
-      const refused = (kind: 'REJECTED' | 'UNSTORABLE', reason: string, detail: string | null) => () =>
-        deps.quarantine.keep({ kind, reason, detail, responseCode: '02', receivedAt: receivedAt.toISOString(), ...idsOf(body.fields), rawBody: bytes });
+      const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}): Verdict => ({ code, reason, sessionId: body.sessionId, details });
+      // A refusal is answered 02 only once it is kept, with the ids the body holds, read as far as they can be.
+      const refused = async (kind: 'REJECTED' | 'UNSTORABLE', reason: string, detail: string | null, details: Record<string, unknown> = {}) => {
+        const kept = await deps.quarantine.keep({ kind, reason, detail, responseCode: '02', receivedAt: receivedAt.toISOString(), ...idsOf(body.fields), rawBody: bytes });
+        return kept ? verdict('02', reason, details) : verdict('03', NOT_KEPT, { refusedFor: reason, ...details });
+      };
       const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt });
-      if (!parsed.ok) return verdict('02', parsed.reason, {}, refused('REJECTED', parsed.reason, null));
-      const { settlementId } = parsed.notification;
+      if (!parsed.ok) return refused('REJECTED', parsed.reason, parsed.detail ?? null);
+      // The text gives back the bytes of nearly every body (well-formed UTF-8): only where it cannot
+      // are the bytes stored beside it, so the 00 path writes nothing more for them.
+      const notification = isUtf8(bytes) ? parsed.notification : { ...parsed.notification, rawBodyBytes: bytes };
+      const { settlementId } = notification;
 
       const started = performance.now();
       let result;
       try {
-        result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(parsed.notification));
+        result = await traceStoreWrite(deps.store.kind, () => deps.store.insert(notification));
       } catch (error) {
         deps.metrics.webhookStoreDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
         // Refused by the store for what it holds, written alone: no retry can store it, so 02, never 03.
         if (error instanceof UnstorableNotificationError) {
-          return verdict('02', 'store_refused_row', { settlementId, err: error }, refused('UNSTORABLE', 'store_refused_row', messageOf(error.cause)));
+          return refused('UNSTORABLE', 'store_refused_row', messageOf(error.cause), { settlementId, err: error });
         }
         return verdict('03', 'store_failure', { settlementId, err: error });
       }
       deps.metrics.webhookStoreDuration.observe({ outcome: result.status }, (performance.now() - started) / 1000);
       if (result.status === 'duplicate') {
-        return verdict('01', 'duplicate', { settlementId }, () => deps.quarantine.checkDuplicate(parsed.notification, bytes));
+        // An honest retry stores nothing; a conflict is answered 01 only once it is kept.
+        const duplicate = await deps.quarantine.checkDuplicate(notification, bytes);
+        return duplicate === 'not-kept' ? verdict('03', NOT_KEPT, { refusedFor: 'conflicting_duplicate', settlementId }) : verdict('01', 'duplicate', { settlementId });
       }
 
       // Stored: the transfer is ours whatever happens next. Every replica's notification feed is woken (one
@@ -150,11 +153,14 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
       deps.notificationFeed.announce(result.notification.position, result.settled);
       return verdict('00', 'accepted', { settlementId });
     },
-    refuseTooLarge(read) {
+    async refuseTooLarge(read) {
       const receivedAt = new Date().toISOString();
       const detail = read.byteLength === 0 ? 'its declared length passed the size limit: none of it was read' : `it passed the size limit: its first ${read.byteLength} bytes are kept`;
-      const kept: NewQuarantinedDelivery = { kind: 'REJECTED', reason: 'body_too_large', detail, responseCode: '02', receivedAt, ...idsOf(undefined), rawBody: read };
-      return { code: '02', reason: 'body_too_large', sessionId: '', details: {}, afterReply: () => deps.quarantine.keep(kept) };
+      const delivery: NewQuarantinedDelivery = { kind: 'REJECTED', reason: 'body_too_large', detail, responseCode: '02', receivedAt, ...idsOf(undefined), rawBody: read };
+      const kept = await deps.quarantine.keep(delivery);
+      return kept
+        ? { code: '02', reason: 'body_too_large', sessionId: '', details: {} }
+        : { code: '03', reason: NOT_KEPT, sessionId: '', details: { refusedFor: 'body_too_large' } };
     },
   };
 }
@@ -166,6 +172,9 @@ function idsOf(fields: Record<string, unknown> | undefined): Pick<NewQuarantined
 }
 
 const MAX_ID_LENGTH = 256;
+
+/** The reason of a 03 for a delivery to quarantine that could not be kept (the keeper logged why). */
+const NOT_KEPT = 'quarantine_not_kept';
 
 /** The store's own message, kept beside an UNSTORABLE delivery, cut to a readable length. */
 function messageOf(error: unknown): string {

@@ -164,20 +164,51 @@ describe('parseNotification: settlementId', () => {
     expect(accepted({ settlementId: '  STL-9  ' }).settlementId).toBe('STL-9');
   });
 
-  it('refuses a settlementId holding a NUL character rather than change the duplicate key', () => {
-    expect(reasonFor({ settlementId: 'STL-\u00009' })).toBe('invalid_settlement_id');
+  it.each([
+    ['a NUL', 'STL-\u00009', 'U+0000'],
+    ['a zero-width space', 'STL-\u200b9', 'U+200B'],
+    ['a byte-order mark', '\ufeffSTL-9', 'U+FEFF'],
+    ['a right-to-left override', 'STL-\u202e9', 'U+202E'],
+    ['a no-break space', 'STL-\u00a09', 'U+00A0'],
+    ['an ideographic space', 'STL-\u30009', 'U+3000'],
+    ['a tab at its end', 'STL-9\t', 'U+0009'],
+    ['a soft hyphen', 'STL-\u00ad9', 'U+00AD'],
+    ['a Hangul filler (default ignorable)', 'STL-\u31649', 'U+3164'],
+    ['a lone surrogate', 'STL-\ud8009', 'U+D800'],
+    ['a byte that was not UTF-8', 'STL-\ufffd9', 'U+FFFD'],
+  ])('refuses a settlementId holding %s, naming it: two ids that print alike must be one', (_name, settlementId, codePoint) => {
+    expect(parse({ settlementId })).toEqual({ ok: false, sessionId: COMPLETE.sessionId, reason: 'invisible_character_in_id', detail: `settlementId holds ${codePoint}` });
+  });
+
+  it('refuses a sessionId holding an invisible character, and takes one with plain spaces', () => {
+    expect(parse({ sessionId: 'SES\u200b-1' })).toMatchObject({ ok: false, reason: 'invisible_character_in_id', detail: 'settlementId holds U+200B'.replace('settlementId', 'sessionId') });
+    expect(parse({ sessionId: 'SES\u0000-1' })).toMatchObject({ ok: false, reason: 'invisible_character_in_id' });
+    expect(accepted({ sessionId: ' SES 1 ', settlementId: ' STL 9 ' })).toMatchObject({ sessionId: ' SES 1 ', settlementId: 'STL 9' });
+  });
+});
+
+describe('parseNotification: duplicate keys', () => {
+  it('refuses a body holding a key twice, at any depth, naming it: parsers disagree on which wins', () => {
+    const body = JSON.stringify(COMPLETE);
+    const twice = body.replace('"transactionAmount":', '"transactionAmount":"950000.00","transactionAmount":');
+    expect(parseNotification(twice, { timezone: LAGOS, receivedAt })).toEqual({
+      ok: false,
+      sessionId: COMPLETE.sessionId,
+      reason: 'duplicate_key',
+      detail: 'the key "transactionAmount" is given twice',
+    });
+    const deep = body.replace(/}$/, ',"extra":{"note":"a","note":"b"}}');
+    expect(parseNotification(deep, { timezone: LAGOS, receivedAt })).toMatchObject({ ok: false, reason: 'duplicate_key' });
   });
 });
 
 describe('parseNotification: NUL characters', () => {
   it('drops NUL from stored text (PostgreSQL text cannot hold it) and keeps it in the raw body', () => {
-    const raw = JSON.stringify({ ...COMPLETE, sessionId: 'SES\u0000-1', tranRemarks: 'Invoice\u0000 42' });
+    const raw = JSON.stringify({ ...COMPLETE, tranRemarks: 'Invoice\u0000 42' });
     const result = parseNotification(raw, { timezone: LAGOS, receivedAt });
     if (!result.ok) throw new Error(result.reason);
     expect(result.notification.narration).toBe('Invoice 42');
-    expect(result.notification.sessionId).toBe('SES-1');
     expect(result.notification.rawBody).toBe(raw);
-    expect(readSessionId(raw)).toBe('SES\u0000-1');
   });
 });
 

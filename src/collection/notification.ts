@@ -1,13 +1,16 @@
 import { isAmountWithinDigits, PLAIN_DECIMAL, type NewCollectionNotification } from '../domain/index.ts';
 import { readBankTime } from './bank-time.ts';
+import { duplicateKeyOf } from './body-scan.ts';
 
 /** Every reason a body is refused (code 02); a closed set, fit for a metric label. */
 export const REJECTION_REASONS = [
   'body_not_json_object',
+  'duplicate_key',
   'missing_account_number',
   'invalid_account_number',
   'missing_settlement_id',
   'invalid_settlement_id',
+  'invisible_character_in_id',
   'missing_transaction_amount',
   'invalid_transaction_amount',
   'settlement_id_too_long',
@@ -17,14 +20,20 @@ export const REJECTION_REASONS = [
 /** Why a body was refused. */
 export type RejectionReason = (typeof REJECTION_REASONS)[number];
 
-/** A notification ready to store, or why the body was refused (with its sessionId to echo). */
+/** A notification ready to store, or why the body was refused (with its sessionId to echo, and what the reason leaves out). */
 export type ParsedNotification =
   | { ok: true; notification: NewCollectionNotification }
-  | { ok: false; sessionId: string; reason: RejectionReason };
+  | { ok: false; sessionId: string; reason: RejectionReason; detail?: string | undefined };
 
 type Body = Record<string, unknown>;
 
 const ACCOUNT_NUMBER = /^\d{10}$/;
+/**
+ * What an id may not hold: a control, format or invisible character (NUL, a zero-width space, a
+ * byte-order mark, a bidi control, a space other than U+0020…), a lone surrogate, or U+FFFD (a byte
+ * that was not UTF-8). Two ids that print alike must be one id.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\ufffd]|(?! )\p{Zs}/u;
 /**
  * The longest settlementId taken. It is the unique key the store indexes; the bank's are some 30
  * characters. Longer, the store could refuse it on every retry, so it is refused on arrival (02).
@@ -37,6 +46,8 @@ const OPTIONAL_AMOUNTS = ['settledAmount', 'feeAmount', 'vatAmount'] as const;
 export interface NotificationBody {
   raw: string;
   fields: Body | undefined;
+  /** A key one object of the body holds twice (JSON.parse kept the last), undefined when none is. */
+  duplicateKey: string | undefined;
   /** The sessionId to echo in the reply; `''` when the body has none it can read. */
   sessionId: string;
 }
@@ -44,7 +55,7 @@ export interface NotificationBody {
 /** Reads a body's JSON once, for the reply's sessionId and for parseNotification alike. */
 export function readNotificationBody(raw: string): NotificationBody {
   const fields = readJsonObject(raw);
-  return { raw, fields, sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '' };
+  return { raw, fields, duplicateKey: fields && duplicateKeyOf(raw, fields), sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '' };
 }
 
 /** The body's sessionId, to echo in the reply; `''` when the body has none it can read. */
@@ -60,16 +71,18 @@ export function parseNotification(
   input: string | NotificationBody,
   options: { timezone: string; receivedAt: Date },
 ): ParsedNotification {
-  const { raw: rawBody, fields: body, sessionId } = typeof input === 'string' ? readNotificationBody(input) : input;
+  const { raw: rawBody, fields: body, sessionId, duplicateKey } = typeof input === 'string' ? readNotificationBody(input) : input;
   if (!body) return { ok: false, sessionId: '', reason: 'body_not_json_object' };
+  // Parsers disagree on which of the two values wins: money must not depend on that.
+  if (duplicateKey !== undefined) return { ok: false, sessionId, reason: 'duplicate_key', detail: `the key "${duplicateKey}" is given twice` };
   const required = readRequired(body);
-  if ('reason' in required) return { ok: false, sessionId, reason: required.reason };
+  if ('reason' in required) return { ok: false, sessionId, reason: required.reason, detail: required.detail };
 
   return {
     ok: true,
     notification: {
       ...required,
-      sessionId: withoutNul(sessionId),
+      sessionId,
       settledAmount: optionalAmount(body.settledAmount),
       feeAmount: optionalAmount(body.feeAmount),
       vatAmount: optionalAmount(body.vatAmount),
@@ -93,15 +106,19 @@ export function parseNotification(
  */
 function readRequired(
   body: Body,
-): { accountNumber: string; settlementId: string; transactionAmount: string } | { reason: RejectionReason } {
+): { accountNumber: string; settlementId: string; transactionAmount: string } | { reason: RejectionReason; detail?: string } {
   const accountNumber = requiredText(body.accountNumber);
   if (accountNumber === undefined) return { reason: 'missing_account_number' };
   if (accountNumber === null || !ACCOUNT_NUMBER.test(accountNumber)) return { reason: 'invalid_account_number' };
 
   const settlementId = requiredText(body.settlementId);
   if (settlementId === undefined) return { reason: 'missing_settlement_id' };
-  // A NUL cannot be stored (PostgreSQL text), and silently dropping it would change the duplicate key.
-  if (settlementId === null || String(body.settlementId).includes('\u0000')) return { reason: 'invalid_settlement_id' };
+  if (settlementId === null) return { reason: 'invalid_settlement_id' };
+  // Checked as sent, before trimming: a NUL or a zero-width space would make a second id that prints as the first.
+  for (const name of ['settlementId', 'sessionId'] as const) {
+    const invisible = typeof body[name] === 'string' ? INVISIBLE.exec(body[name]) : null;
+    if (invisible) return { reason: 'invisible_character_in_id', detail: `${name} holds U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}` };
+  }
   if (settlementId.length > MAX_SETTLEMENT_ID_LENGTH) return { reason: 'settlement_id_too_long' };
 
   // Not trimmed: an amount is taken exactly as sent or not at all.

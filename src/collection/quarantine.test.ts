@@ -3,10 +3,11 @@ import { newNotification } from '../../test/helpers/notifications.ts';
 import { silent } from '../../test/helpers/stores.ts';
 import type { MoneyFields, NewQuarantinedDelivery } from '../domain/index.ts';
 import { createMetrics } from '../metrics.ts';
-import type { QuarantineStore } from '../store/types.ts';
+import type { KeepOutcome, QuarantineStore } from '../store/types.ts';
 import { createQuarantineKeeper } from './quarantine.ts';
 
 const MiB = 1024 * 1024;
+const BOUNDS = { maxRows: 1_000, maxBytes: 1024 * MiB };
 
 function delivery(bytes = 10): NewQuarantinedDelivery {
   return {
@@ -31,7 +32,7 @@ function recordingQuarantine({ held = false } = {}) {
     async keep(deliveries) {
       batches.push([...deliveries]);
       await gate.promise;
-      return deliveries.length;
+      return deliveries.map(() => 'kept' as const);
     },
     list: async () => [],
     review: async () => ({ status: 'unknown' }),
@@ -45,45 +46,80 @@ async function notKept(metrics: ReturnType<typeof createMetrics>, cause: string)
 }
 
 describe('the quarantine keeper', () => {
-  it('writes nothing in the turn that handed it over, then what came in that turn as one batch', async () => {
-    const { quarantine, batches } = recordingQuarantine();
-    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => null }, maxUnreviewed: 10, metrics: createMetrics(), logger: silent });
+  it('writes what was handed over in one turn as one batch, and answers each only once that batch is written', async () => {
+    const { quarantine, batches, release } = recordingQuarantine({ held: true });
+    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => null }, bounds: BOUNDS, metrics: createMetrics(), logger: silent });
     const handed = [delivery(), delivery(), delivery()];
-    for (const one of handed) keeper.keep(one);
+    const answered: boolean[] = [];
+    const kept = handed.map((one) => keeper.keep(one).then((value) => void answered.push(value)));
     expect(batches).toEqual([]);
-    await keeper.drain();
+    await new Promise((resolve) => setImmediate(resolve));
     expect(batches).toEqual([handed]);
+    // Written, not yet committed: nobody is answered.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toEqual([]);
+    release();
+    await Promise.all(kept);
+    expect(answered).toEqual([true, true, true]);
   });
 
-  it('holds at most 64 MiB of bodies, waiting or being written: past it, counts and logs what it does not keep', async () => {
+  it('answers false, counted by cause, for what the store did not keep: a bound reached, or a failed write of the whole batch', async () => {
+    const metrics = createMetrics();
+    const outcomes: KeepOutcome[] = ['kept', 'over_bytes', 'over_rows'];
+    let fail = false;
+    const quarantine: QuarantineStore = {
+      keep: async () => {
+        if (fail) throw new Error('the disk is full');
+        return outcomes;
+      },
+      list: async () => [],
+      review: async () => ({ status: 'unknown' }),
+      countUnreviewed: async () => 0,
+    };
+    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => null }, bounds: BOUNDS, metrics, logger: silent });
+    expect(await Promise.all([delivery(), delivery(), delivery()].map((one) => keeper.keep(one)))).toEqual([true, false, false]);
+    expect([await notKept(metrics, 'over_bytes'), await notKept(metrics, 'over_limit')]).toEqual([1, 1]);
+    fail = true;
+    expect(await Promise.all([delivery(), delivery()].map((one) => keeper.keep(one)))).toEqual([false, false]);
+    expect(await notKept(metrics, 'write_failed')).toBe(2);
+  });
+
+  it('holds at most 64 MiB of bodies, waiting or being written: past it, answers false at once and counts it', async () => {
     const { quarantine, batches, release } = recordingQuarantine({ held: true });
     const metrics = createMetrics();
-    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => null }, maxUnreviewed: 1_000, metrics, logger: silent });
-    for (let i = 0; i < 65; i += 1) keeper.keep(delivery(MiB));
+    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => null }, bounds: BOUNDS, metrics, logger: silent });
+    const kept = Array.from({ length: 64 }, () => keeper.keep(delivery(MiB)));
+    expect(await keeper.keep(delivery(MiB))).toBe(false);
     expect(await notKept(metrics, 'backlog_full')).toBe(1);
-    const drained = keeper.drain();
     // Batches of at most 16 MiB of bodies, one at a time.
     await new Promise((resolve) => setImmediate(resolve));
     expect(batches.map((batch) => batch.length)).toEqual([16]);
     release();
-    await drained;
+    expect(await Promise.all(kept)).toEqual(Array(64).fill(true));
     expect(batches.map((batch) => batch.length)).toEqual([16, 16, 16, 16]);
     expect(await notKept(metrics, 'backlog_full')).toBe(1);
-    const kept = (await metrics.webhookQuarantined.get()).values.reduce((sum, value) => sum + value.value, 0);
-    expect(kept).toBe(64);
+    const counted = (await metrics.webhookQuarantined.get()).values.reduce((sum, value) => sum + value.value, 0);
+    expect(counted).toBe(64);
   });
 
-  it('keeps a duplicate whose money differs from the stored, and drains only once it is written', async () => {
+  it('keeps a duplicate whose money differs from the stored, and tells an honest retry from it', async () => {
     const { quarantine, batches } = recordingQuarantine();
     const stored = newNotification({ transactionAmount: '1500.00' });
     const read = Promise.withResolvers<MoneyFields>();
-    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: () => read.promise }, maxUnreviewed: 10, metrics: createMetrics(), logger: silent });
+    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: () => read.promise }, bounds: BOUNDS, metrics: createMetrics(), logger: silent });
     const body = new TextEncoder().encode('{"forged":true}');
-    keeper.checkDuplicate({ ...stored, transactionAmount: '950000.00' }, body);
-    keeper.checkDuplicate({ ...stored, transactionAmount: '1500.0' }, body);
-    const drained = keeper.drain();
+    const forged = keeper.checkDuplicate({ ...stored, transactionAmount: '950000.00' }, body);
+    const retry = keeper.checkDuplicate({ ...stored, transactionAmount: '1500.0' }, body);
     read.resolve(stored);
-    await drained;
+    expect([await forged, await retry]).toEqual(['kept', 'retry']);
     expect(batches).toEqual([[expect.objectContaining({ kind: 'CONFLICT', detail: 'transactionAmount 950000.00 (stored 1500.00)', rawBody: body })]]);
+  });
+
+  it('cannot tell a conflict when the stored money cannot be read: not kept, so never answered 01', async () => {
+    const { quarantine } = recordingQuarantine();
+    const metrics = createMetrics();
+    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => Promise.reject(new Error('down')) }, bounds: BOUNDS, metrics, logger: silent });
+    expect(await keeper.checkDuplicate(newNotification(), new Uint8Array(1))).toBe('not-kept');
+    expect(await notKept(metrics, 'write_failed')).toBe(1);
   });
 });

@@ -1,73 +1,105 @@
-// Keeping what the webhook refuses, or takes for a conflict, in the store's quarantine: always after
-// the reply has gone, never holding a 00 or changing a reply. A write that fails, or finds the
-// quarantine full, is counted and logged, and the bank's reply stands.
+// Keeping what the webhook refuses, or takes for a conflict, in the store's quarantine before its
+// reply is sent: the bank treats 02 as final and 01 as done, so a reply never runs ahead of our
+// record of it, exactly as a 00 never runs ahead of its commit. A delivery that cannot be kept (the
+// write fails, the quarantine is at one of its bounds) is counted and logged, and its reply is 03:
+// the bank sends it again.
 import { moneyDifferences, type MoneyField, type MoneyFields, type NewCollectionNotification, type NewQuarantinedDelivery } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import type { CollectionStore } from '../store/types.ts';
+import type { CollectionStore, KeepOutcome, QuarantineBounds } from '../store/types.ts';
 
-/** What the keeper takes: the store, its bound, and where it counts and logs. */
+/** What the keeper takes: the store, its bounds, and where it counts and logs. */
 export interface QuarantineKeeperDeps {
   store: Pick<CollectionStore, 'moneyOf' | 'quarantine'>;
-  /** `QUARANTINE_MAX_ROWS`. */
-  maxUnreviewed: number;
+  /** `QUARANTINE_MAX_ROWS` and `QUARANTINE_MAX_BYTES`. */
+  bounds: QuarantineBounds;
   metrics: Metrics;
   logger: Logger;
 }
 
+/** Why a delivery was not kept: a bound of the quarantine, the store, or the keeper's own backlog. */
+export type NotKeptCause = 'over_limit' | 'over_bytes' | 'write_failed' | 'backlog_full';
+
+/** What became of a duplicate (answered 01 once kept): an honest retry, a conflict kept, or one that could not be. */
+export type DuplicateOutcome = 'retry' | 'kept' | 'not-kept';
+
 export interface QuarantineKeeper {
-  /** Keeps a delivery, written soon after (with others that came meanwhile); never waits, never throws. */
-  keep(delivery: NewQuarantinedDelivery): void;
   /**
-   * Compares a duplicate (answered 01) with the notification stored under its settlementId, and
-   * keeps it as a CONFLICT when their money differs; an honest retry is not kept.
+   * Keeps a delivery, written with the others handed over in the same turn (one transaction, one
+   * commit); resolves true once committed, false once given up (counted and logged). Never rejects.
    */
-  checkDuplicate(notification: NewCollectionNotification, rawBody: Uint8Array): void;
+  keep(delivery: NewQuarantinedDelivery): Promise<boolean>;
+  /**
+   * Compares a duplicate with the notification stored under its settlementId and, when their money
+   * differs, keeps it as a CONFLICT; an honest retry is not kept. Never rejects.
+   */
+  checkDuplicate(notification: NewCollectionNotification, rawBody: Uint8Array): Promise<DuplicateOutcome>;
   /** Resolves once everything handed over so far is written, or given up and counted. */
   drain(): Promise<void>;
 }
 
 /**
  * Bodies held, waiting or being written, at most: past this (the store far slower than the
- * refusals), a delivery is counted and logged instead of held. Each body is at most 1 MiB.
+ * refusals), a delivery is not kept (03) rather than held. Each body is at most 1 MiB.
  */
 const BACKLOG_BYTES = 64 * 1024 * 1024;
 /** Deliveries written together (one transaction, one fsync), at most this many and these bytes of bodies. */
 const BATCH = { deliveries: 100, bytes: 16 * 1024 * 1024 };
 
-/** Makes the keeper; writes go one batch at a time, so refusals never take more than one connection. */
+const BOUND_OF = { over_limit: 'QUARANTINE_MAX_ROWS', over_bytes: 'QUARANTINE_MAX_BYTES' } as const;
+
+interface Waiting {
+  delivery: NewQuarantinedDelivery;
+  done(kept: boolean): void;
+}
+
+/**
+ * Makes the keeper; writes go one batch at a time, so refusals never take more than one connection
+ * (on PostgreSQL one of their own, never one a write of money needs).
+ */
 export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKeeper {
   const { metrics, logger } = deps;
-  let pending: NewQuarantinedDelivery[] = [];
+  let pending: Waiting[] = [];
   /** Bytes of the bodies held: waiting, and in the batch being written. */
   let heldBytes = 0;
   let writing: Promise<void> | undefined;
   let scheduled = false;
-  const checks = new Set<Promise<void>>();
+  const checks = new Set<Promise<unknown>>();
 
-  const notKept = (delivery: NewQuarantinedDelivery, cause: 'over_limit' | 'write_failed' | 'backlog_full', err?: unknown) => {
+  const notKept = (delivery: NewQuarantinedDelivery, cause: NotKeptCause, err?: unknown) => {
     metrics.quarantineNotKept.inc({ kind: delivery.kind, cause });
-    logger[cause === 'over_limit' ? 'warn' : 'error'](
+    const bound = cause === 'over_limit' || cause === 'over_bytes' ? BOUND_OF[cause] : undefined;
+    logger[bound ? 'warn' : 'error'](
       { ...identify(delivery), cause, ...(err === undefined ? {} : { err }) },
-      cause === 'over_limit'
-        ? 'collection notification not kept in the quarantine: QUARANTINE_MAX_ROWS deliveries await review'
-        : 'collection notification not kept in the quarantine: the write failed; the reply to the bank stands',
+      bound
+        ? `collection notification not kept in the quarantine: ${bound} reached by what awaits review; answered 03, the bank sends it again`
+        : 'collection notification not kept in the quarantine: the store failed; answered 03, the bank sends it again',
     );
+    return false;
   };
 
-  const write = async (batch: NewQuarantinedDelivery[]) => {
-    let kept: number;
+  const wasKept = (delivery: NewQuarantinedDelivery, outcome: KeepOutcome) => {
+    if (outcome === 'over_rows') return notKept(delivery, 'over_limit');
+    if (outcome === 'over_bytes') return notKept(delivery, 'over_bytes');
+    metrics.webhookQuarantined.inc({ kind: delivery.kind, reason: delivery.reason });
+    logger.info(identify(delivery), 'collection notification kept in the quarantine');
+    return true;
+  };
+
+  // No row of the quarantine can be refused for its content (its text is made storable, its body is
+  // any bytes), so a failed batch failed as a whole: every delivery in it is answered 03.
+  const write = async (batch: Waiting[]) => {
+    let outcomes: KeepOutcome[];
     try {
-      kept = await deps.store.quarantine.keep(batch, deps.maxUnreviewed);
+      outcomes = await deps.store.quarantine.keep(
+        batch.map((waiting) => waiting.delivery),
+        deps.bounds,
+      );
     } catch (error) {
-      for (const delivery of batch) notKept(delivery, 'write_failed', error);
+      for (const { delivery, done } of batch) done(notKept(delivery, 'write_failed', error));
       return;
     }
-    batch.forEach((delivery, index) => {
-      if (index >= kept) return notKept(delivery, 'over_limit');
-      metrics.webhookQuarantined.inc({ kind: delivery.kind, reason: delivery.reason });
-      logger.info(identify(delivery), 'collection notification kept in the quarantine');
-    });
+    batch.forEach(({ delivery, done }, index) => done(wasKept(delivery, outcomes[index]!)));
   };
 
   const flush = () => {
@@ -75,8 +107,8 @@ export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKe
     if (writing || pending.length === 0) return;
     let [count, bytes] = [0, 0];
     // Always one, however large; then as many as the batch's bounds allow.
-    while (count < pending.length && count < BATCH.deliveries && (count === 0 || bytes + pending[count]!.rawBody.byteLength <= BATCH.bytes)) {
-      bytes += pending[count]!.rawBody.byteLength;
+    while (count < pending.length && count < BATCH.deliveries && (count === 0 || bytes + pending[count]!.delivery.rawBody.byteLength <= BATCH.bytes)) {
+      bytes += pending[count]!.delivery.rawBody.byteLength;
       count += 1;
     }
     const batch = pending.slice(0, count);
@@ -87,34 +119,23 @@ export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKe
       schedule();
     });
   };
-  // After the turn that sent the replies: nothing here runs before them.
+  // Once the turn is over: what arrived in it is written together.
   const schedule = () => {
     if (scheduled || writing || pending.length === 0) return;
     scheduled = true;
     setImmediate(flush);
   };
 
-  const keeper: QuarantineKeeper = {
-    keep(delivery) {
-      if (heldBytes + delivery.rawBody.byteLength > BACKLOG_BYTES) return notKept(delivery, 'backlog_full');
-      pending.push(delivery);
-      heldBytes += delivery.rawBody.byteLength;
+  const keep = (delivery: NewQuarantinedDelivery) => {
+    if (heldBytes + delivery.rawBody.byteLength > BACKLOG_BYTES) return Promise.resolve(notKept(delivery, 'backlog_full'));
+    heldBytes += delivery.rawBody.byteLength;
+    return new Promise<boolean>((done) => {
+      pending.push({ delivery, done });
       schedule();
-    },
-    checkDuplicate(notification, rawBody) {
-      const check = compare(notification, rawBody).finally(() => checks.delete(check));
-      checks.add(check);
-    },
-    async drain() {
-      while (checks.size > 0 || writing || pending.length > 0) {
-        await Promise.all(checks);
-        flush();
-        await writing;
-      }
-    },
+    });
   };
 
-  const compare = async (notification: NewCollectionNotification, rawBody: Uint8Array) => {
+  const compare = async (notification: NewCollectionNotification, rawBody: Uint8Array): Promise<DuplicateOutcome> => {
     const conflict: NewQuarantinedDelivery = {
       kind: 'CONFLICT',
       reason: 'conflicting_duplicate',
@@ -130,21 +151,37 @@ export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKe
     try {
       stored = await deps.store.moneyOf(notification.settlementId);
     } catch (error) {
-      // Whether it was a conflict cannot be told: what was kept of it is nothing.
-      return notKept(conflict, 'write_failed', error);
+      // Whether it is a conflict cannot be told, so it cannot be answered 01: the bank sends it again.
+      notKept(conflict, 'write_failed', error);
+      return 'not-kept';
     }
     // Gone since (archived by hand): there is nothing left to conflict with.
-    if (stored === null) return;
+    if (stored === null) return 'retry';
     const fields = moneyDifferences(stored, notification);
-    if (fields.length === 0) return;
+    if (fields.length === 0) return 'retry';
     logger.warn(
       { ...identify(conflict), fields },
       'collection notification: a duplicate with other money fields, answered 01; the stored notification stays the money record',
     );
-    keeper.keep({ ...conflict, detail: describeDifferences(fields, stored, notification) });
+    return (await keep({ ...conflict, detail: describeDifferences(fields, stored, notification) })) ? 'kept' : 'not-kept';
   };
 
-  return keeper;
+  return {
+    keep,
+    checkDuplicate(notification, rawBody) {
+      const check = compare(notification, rawBody);
+      checks.add(check);
+      void check.finally(() => checks.delete(check));
+      return check;
+    },
+    async drain() {
+      while (checks.size > 0 || writing || pending.length > 0) {
+        await Promise.all(checks);
+        flush();
+        await writing;
+      }
+    },
+  };
 }
 
 /** What a log line says of a delivery: never its body. */

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { traceWebhookDelivery } from '../telemetry/webhook.ts';
 import { createDeliveryHandler, recordVerdict, replyBody, type DeliveryDeps, type DeliveryHandler, type Verdict } from './delivery.ts';
+import { boundedSessionIdOf } from './body-scan.ts';
 import { readSessionId } from './notification.ts';
 
 /** The webhook's paths: ours, and the one the bank's documentation shows under its test base. */
@@ -86,36 +87,35 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
     return;
   }
   if ('tooLarge' in body) {
-    const verdict: Verdict = refusal ?? handler.refuseTooLarge(body.tooLarge);
+    const verdict: Verdict = refusal ?? (await handler.refuseTooLarge(body.tooLarge));
     verdict.details = { reqId, ...verdict.details };
     recordVerdict(deps, verdict);
     // The rest of the body is never read: the connection cannot carry another request after it.
-    send(response, serving, 413, verdict, { connection: 'close' });
-    return verdict.afterReply?.();
+    return send(response, serving, 413, verdict, { connection: 'close' });
   }
   if (refusal) {
-    refusal.sessionId = readSessionId(body.text);
+    // Unauthenticated: it gets what it sent, cut short, and one short log line; its body is never parsed.
+    refusal.sessionId = boundedSessionIdOf(body.bytes);
     refusal.details = { reqId, ...refusal.details };
     recordVerdict(deps, refusal);
     return send(response, serving, 200, refusal);
   }
 
+  const text = body.bytes.toString('utf8');
   let verdict: Verdict;
   try {
-    verdict = await handler.decide(body);
+    verdict = await handler.decide({ bytes: body.bytes, text });
   } catch (error) {
     // A fault of ours, not of the delivery: nothing was stored, so the bank's retry can succeed.
-    verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(body.text), details: { err: error } };
+    verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(text), details: { err: error } };
   }
   verdict.details = { reqId, ...verdict.details };
   recordVerdict(deps, verdict);
   send(response, serving, 200, verdict);
-  // The quarantine comes after the reply: it never holds or changes one.
-  verdict.afterReply?.();
 }
 
-/** A body read whole (its bytes and their text), or what was read of one over the limit. */
-type Body = { bytes: Buffer; text: string } | { tooLarge: Buffer };
+/** A body read whole, or what was read of one over the limit. */
+type Body = { bytes: Buffer } | { tooLarge: Buffer };
 
 /**
  * The body; `tooLarge` (with what was read, none when the declared length was over) once it passes
@@ -138,10 +138,7 @@ function readBody(request: IncomingMessage): Promise<Body | 'aborted'> {
       chunks.push(chunk.subarray(0, chunk.length - (size - WEBHOOK_BODY_LIMIT)));
       settle({ tooLarge: Buffer.concat(chunks, WEBHOOK_BODY_LIMIT) });
     };
-    const onEnd = () => {
-      const bytes = Buffer.concat(chunks, size);
-      settle({ bytes, text: bytes.toString('utf8') });
-    };
+    const onEnd = () => settle({ bytes: Buffer.concat(chunks, size) });
     // The bank hung up before the end.
     const onAborted = () => settle('aborted');
     request.on('data', onData).on('end', onEnd).on('error', onAborted).on('close', onAborted);

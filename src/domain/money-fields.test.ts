@@ -8,6 +8,7 @@ const stored: MoneyFields = {
   feeAmount: '10.00',
   vatAmount: null,
   currency: 'NGN',
+  sourceAccountNumber: '0987654321',
 };
 
 describe('money fields', () => {
@@ -23,11 +24,14 @@ describe('money fields', () => {
     expect(moneyDifferences(stored, { ...stored, vatAmount: '0.75', feeAmount: null })).toEqual(['feeAmount', 'vatAmount']);
     expect(moneyDifferences(stored, { ...stored, transactionAmount: '1500.01' })).toEqual(['transactionAmount']);
     expect(moneyDifferences(stored, { ...stored, transactionAmount: '15000' })).toEqual(['transactionAmount']);
+    // Another payer is another transfer, whatever the amounts.
+    expect(moneyDifferences(stored, { ...stored, sourceAccountNumber: '1122334455' })).toEqual(['sourceAccountNumber']);
+    expect(moneyDifferences(stored, { ...stored, sourceAccountNumber: null })).toEqual(['sourceAccountNumber']);
   });
 
   it('reads back the fields it remembered as one string', () => {
     expect(moneyFieldsOf(moneyKey(stored))).toEqual(stored);
-    const sparse = { ...stored, settledAmount: null, feeAmount: null, currency: null };
+    const sparse = { ...stored, settledAmount: null, feeAmount: null, currency: null, sourceAccountNumber: null };
     expect(moneyFieldsOf(moneyKey(sparse))).toEqual(sparse);
   });
 });

@@ -2,10 +2,11 @@ import { PLAIN_DECIMAL } from './amount.ts';
 import type { NewCollectionNotification } from './notification.ts';
 
 /**
- * The fields that make a notification's money: where it went, how much, in what. Two deliveries of
- * one settlementId that differ in any of them are a conflict (a bank fault or a forgery), not a retry.
+ * The fields that make a notification's money: where it went, how much, in what, and from whom. Two
+ * deliveries of one settlementId that differ in any of them are a conflict (a bank fault or a
+ * forgery), not a retry.
  */
-export const MONEY_FIELDS = ['accountNumber', 'transactionAmount', 'settledAmount', 'feeAmount', 'vatAmount', 'currency'] as const;
+export const MONEY_FIELDS = ['accountNumber', 'transactionAmount', 'settledAmount', 'feeAmount', 'vatAmount', 'currency', 'sourceAccountNumber'] as const;
 export type MoneyField = (typeof MONEY_FIELDS)[number];
 export type MoneyFields = Pick<NewCollectionNotification, MoneyField>;
 
@@ -30,12 +31,13 @@ export function moneyFieldsOf(key: string): MoneyFields {
     feeAmount: field(3),
     vatAmount: field(4),
     currency: field(5),
+    sourceAccountNumber: field(6),
   };
 }
 
 /**
  * The money fields in which `given` differs from `stored`: amounts by value (`1500.00` is `1500.0`
- * and `1500`), the currency in any case; none for an honest retry.
+ * and `1500`), the currency in any case, the accounts exactly; none for an honest retry.
  */
 export function moneyDifferences(stored: MoneyFields, given: MoneyFields): MoneyField[] {
   return MONEY_FIELDS.filter((field) => {

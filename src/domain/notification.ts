@@ -44,8 +44,13 @@ export interface CollectionNotificationRecord {
   transactionTime: string | null;
   /** When we accepted it, ISO 8601 with offset. */
   receivedAt: string;
-  /** The request body exactly as received. */
+  /** The request body as received, read as UTF-8: bytes that are not UTF-8 read as U+FFFD. */
   rawBody: string;
+  /**
+   * The request's bytes where `rawBody` cannot give them back (the body is not well-formed UTF-8);
+   * null or absent where they are `rawBody`'s UTF-8, as for nearly every body.
+   */
+  rawBodyBytes?: Uint8Array | null | undefined;
 }
 
 /** What the webhook hands the store: everything but the position the store assigns. */

@@ -10,6 +10,9 @@ import { pageInfoOf } from './page-info.ts';
 export const CollectionNotification: CollectionNotificationResolvers = {
   __resolveReference: ({ settlementId }, { loaders }) => loaders.notificationLoader.load(valid.settlementId(settlementId)),
   cursor: (notification) => encodeCursor(notification.position),
+  // The bytes are stored only where the text cannot give them back (not UTF-8); else they are its UTF-8.
+  rawBodyBase64: ({ rawBody, rawBodyBytes }) =>
+    (rawBodyBytes ? Buffer.from(rawBodyBytes.buffer, rawBodyBytes.byteOffset, rawBodyBytes.byteLength) : Buffer.from(rawBody, 'utf8')).toString('base64'),
 };
 
 export const CollectionNotificationConnection: CollectionNotificationConnectionResolvers = {

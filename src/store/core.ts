@@ -140,7 +140,7 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       return open().ping();
     },
     quarantine: {
-      keep: async (deliveries, maxUnreviewed) => (deliveries.length === 0 ? 0 : open().quarantine.keep(deliveries, maxUnreviewed)),
+      keep: async (deliveries, bounds) => (deliveries.length === 0 ? [] : open().quarantine.keep(deliveries, bounds)),
       list: async (query) => open().quarantine.list({ ...query, limit: checkLimit(query.limit) }),
       review: async (review) => open().quarantine.review(review),
       countUnreviewed: async () => open().quarantine.countUnreviewed(),

@@ -24,6 +24,8 @@ export interface NotificationRow {
   transaction_time: string | null;
   received_at: string;
   raw_body: string;
+  /** The body's bytes where raw_body cannot give them back; null otherwise (src/domain/notification.ts). */
+  raw_body_bytes: Uint8Array | null;
 }
 
 type InsertColumn = Exclude<keyof NotificationRow, 'seq' | 'txid'>;
@@ -47,7 +49,11 @@ export const INSERT_COLUMNS = [
   'transaction_time',
   'received_at',
   'raw_body',
+  'raw_body_bytes',
 ] as const satisfies readonly InsertColumn[];
+
+/** The columns of bytes among INSERT_COLUMNS (BLOB, BYTEA); every other is text. */
+export const BYTES_COLUMNS: ReadonlySet<(typeof INSERT_COLUMNS)[number]> = new Set(['raw_body_bytes']);
 
 // Fails to compile when a column is added to NotificationRow but not to INSERT_COLUMNS.
 const everyColumnListed: [Exclude<InsertColumn, (typeof INSERT_COLUMNS)[number]>] extends [never] ? true : never = true;
@@ -61,8 +67,8 @@ export function selectList(txid: string): string {
   return [`${txid} AS txid`, 'seq', ...INSERT_COLUMNS].join(', ');
 }
 
-/** The insert's values, in INSERT_COLUMNS order; strings stay exactly as given. */
-export function toInsertParams(notification: NewCollectionNotification): (string | null)[] {
+/** The insert's values, in INSERT_COLUMNS order; strings and bytes stay exactly as given. */
+export function toInsertParams(notification: NewCollectionNotification): (string | Uint8Array | null)[] {
   const row: Omit<NotificationRow, 'seq' | 'txid'> = {
     settlement_id: notification.settlementId,
     session_id: notification.sessionId,
@@ -81,6 +87,7 @@ export function toInsertParams(notification: NewCollectionNotification): (string
     transaction_time: notification.transactionTime,
     received_at: notification.receivedAt,
     raw_body: notification.rawBody,
+    raw_body_bytes: notification.rawBodyBytes ?? null,
   };
   return INSERT_COLUMNS.map((column) => row[column]);
 }
@@ -90,7 +97,7 @@ export function toInsertParams(notification: NewCollectionNotification): (string
  * Every column is TEXT stored verbatim, so an insert returns only its position, not the row again.
  */
 export function insertedRecord(notification: NewCollectionNotification, position: LogPosition): CollectionNotificationRecord {
-  return { position, ...notification };
+  return { position, ...notification, rawBodyBytes: notification.rawBodyBytes ?? null };
 }
 
 /**
@@ -127,6 +134,8 @@ export function toRecord(row: NotificationRow): CollectionNotificationRecord {
     transactionTime: row.transaction_time,
     receivedAt: row.received_at,
     rawBody: row.raw_body,
+    // A Buffer from pg, a Uint8Array from node:sqlite: the same bytes either way.
+    rawBodyBytes: row.raw_body_bytes === null ? null : new Uint8Array(row.raw_body_bytes.buffer, row.raw_body_bytes.byteOffset, row.raw_body_bytes.byteLength),
   };
 }
 

@@ -2,23 +2,25 @@
 // one the webhook's writes need; listed and reviewed on the GraphQL reads' connections.
 import type { RunQuery } from './postgres-deadline.ts';
 import { QUARANTINE_COLUMNS, quarantineId, quarantinePage, quarantineParams, storableText, toQuarantineRecord, type QuarantineRow } from './quarantine-row.ts';
-import type { QuarantineStore } from './types.ts';
+import type { KeepOutcome, QuarantineStore } from './types.ts';
 
 /** The quarantine over `runners`: `quarantine` for its writes and count, `read` for pages and reviews. */
 export function createPostgresQuarantine(runners: { quarantine: RunQuery; read: RunQuery }): QuarantineStore {
   const byId = async (run: RunQuery, text: string, values: unknown[]) => (await run<QuarantineRow>({ text, values })).rows[0];
   return {
-    async keep(deliveries, maxUnreviewed) {
-      // One jsonb parameter, as the notifications' insert takes its batch; the bytes in base64.
-      const rows = deliveries.map((delivery) =>
-        quarantineParams(delivery).map((value) => (value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value)),
-      );
-      const { rows: [result] } = await runners.quarantine<{ kept: string }>({
+    async keep(deliveries, { maxRows, maxBytes }) {
+      // One jsonb parameter, as the notifications' insert takes its batch; the bytes in base64, then their size.
+      const rows = deliveries.map((delivery) => [
+        ...quarantineParams(delivery).map((value) => (value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value)),
+        delivery.rawBody.byteLength,
+      ]);
+      const { rows: [result] } = await runners.quarantine<{ outcomes: KeepOutcome[] }>({
         name: 'quarantine-keep',
-        text: 'SELECT collection_quarantine_keep($1::jsonb, $2) AS kept',
-        values: [JSON.stringify(rows), maxUnreviewed],
+        text: 'SELECT collection_quarantine_keep($1::jsonb, $2, $3) AS outcomes',
+        values: [JSON.stringify(rows), maxRows, maxBytes],
       });
-      return Number(result?.kept ?? 0);
+      if (result?.outcomes.length !== deliveries.length) throw new Error('collection_quarantine_keep answered for another number of deliveries');
+      return result.outcomes;
     },
     async list(query) {
       const { text, values } = quarantinePage(query, (n) => `$${n}`);
@@ -39,7 +41,7 @@ export function createPostgresQuarantine(runners: { quarantine: RunQuery; read: 
     async countUnreviewed() {
       const { rows: [row] } = await runners.quarantine<{ n: string }>({
         name: 'quarantine-unreviewed',
-        text: 'SELECT count(*) AS n FROM collection_quarantine WHERE reviewed_at IS NULL',
+        text: 'SELECT unreviewed AS n FROM collection_quarantine_backlog',
       });
       return Number(row?.n ?? 0);
     },

@@ -2,7 +2,7 @@
 // the oldest transaction still running.
 import type { LogPosition } from '../domain/index.ts';
 import type { AccountFilter } from './core.ts';
-import { INSERT_COLUMNS, selectList } from './notification-row.ts';
+import { BYTES_COLUMNS, INSERT_COLUMNS, selectList } from './notification-row.ts';
 
 /**
  * The settled part of the log: rows whose writing transaction is older than the oldest one still
@@ -61,6 +61,8 @@ const SIZE_SQL = `SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
 
 /** A column of the batch's row `r` (a JSON array of the INSERT_COLUMNS values, in order), as text. */
 const field = (column: (typeof INSERT_COLUMNS)[number]) => `(u.r ->> ${INSERT_COLUMNS.indexOf(column)})`;
+/** A column's value from the batch's row: bytes come in base64. */
+const columnValue = (column: (typeof INSERT_COLUMNS)[number]) => (BYTES_COLUMNS.has(column) ? `decode(${field(column)}, 'base64')` : field(column));
 
 /**
  * What summaries and time ranges read, computed from the same text as the record:
@@ -88,7 +90,7 @@ export const QUERIES = {
   // statement's snapshot xmin comes back too: every transaction below it had ended, so the log is
   // settled up to there (see SETTLED).
   insert: `INSERT INTO collection_notifications (${[...INSERT_COLUMNS, ...Object.keys(SUMMARY_VALUES)].join(', ')})
-    SELECT ${[...INSERT_COLUMNS.map(field), ...Object.values(SUMMARY_VALUES)].join(', ')}
+    SELECT ${[...INSERT_COLUMNS.map(columnValue), ...Object.values(SUMMARY_VALUES)].join(', ')}
     FROM jsonb_array_elements($1::jsonb) AS u(r)
     WHERE (SELECT true FROM collection_notifications c WHERE c.settlement_id = ${field('settlement_id')}) IS NULL
     ON CONFLICT (settlement_id) DO NOTHING

@@ -119,10 +119,12 @@ function insertRows(notifications: readonly NewCollectionNotification[]): string
   // In settlementId order: batches written at once (here or on other replicas) then take the unique
   // index's entries in one order, so two holding the same ids wait for each other and never deadlock.
   const ordered = notifications.toSorted((a, b) => (a.settlementId < b.settlementId ? -1 : a.settlementId > b.settlementId ? 1 : 0));
-  return JSON.stringify(ordered.map((notification) => toInsertParams(notification).map(wellFormed)));
+  return JSON.stringify(ordered.map((notification) => toInsertParams(notification).map(jsonValue)));
 }
 
-const wellFormed = (text: string | null) => (text === null || text.isWellFormed() ? text : text.toWellFormed());
+/** A column's value as the JSON row carries it: text made well-formed, bytes in base64 (the insert decodes them). */
+const jsonValue = (value: string | Uint8Array | null) =>
+  value === null ? null : typeof value !== 'string' ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value.isWellFormed() ? value : value.toWellFormed();
 
 /**
  * Whether PostgreSQL answered the statement with an error of its own (a SQLSTATE), other than the

@@ -32,7 +32,11 @@ const page = (query: Partial<QuarantineQuery> = {}): QuarantineQuery => ({
   ...query,
 });
 
-const MANY = 1_000_000;
+/** Bounds nothing here reaches. */
+const MANY = { maxRows: 1_000_000, maxBytes: 1024 ** 4 };
+const rows = (maxRows: number) => ({ ...MANY, maxRows });
+const bytes = (maxBytes: number) => ({ ...MANY, maxBytes });
+const keptCount = (outcomes: readonly string[]) => outcomes.filter((outcome) => outcome === 'kept').length;
 
 describe.each(storeBackends)('the quarantine on $name', (backend) => {
   const test = it.runIf(backend.enabled);
@@ -50,7 +54,7 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
     const odd = Uint8Array.from([0xef, 0xbb, 0xbf, 0x20, 0x09, 0x0d, 0x0a, 0x7b, 0x00, 0xff, 0xfe, 0x22, 0x7d, 0x20, 0x0a]);
     const first = delivery({ kind: 'CONFLICT', reason: 'conflicting_duplicate', detail: 'transactionAmount: 950000.00 (stored: 1500.00)', responseCode: '01', accountNumber: '0123456789' });
     const second = delivery({ kind: 'UNSTORABLE', reason: 'store_refused_row', rawBody: odd, sessionId: null, settlementId: null, accountNumber: null });
-    expect(await quarantine.keep([first, second], MANY)).toBe(2);
+    expect(await quarantine.keep([first, second], MANY)).toEqual(['kept', 'kept']);
 
     const listed = await quarantine.list(page());
     expect(listed).toEqual([
@@ -65,7 +69,7 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
     const { quarantine } = await setup();
     const odd = delivery({ sessionId: 'S\u0000-1', settlementId: 'half \ud83d a pair' });
     const plain = delivery();
-    expect(await quarantine.keep([odd, plain], MANY)).toBe(2);
+    expect(await quarantine.keep([odd, plain], MANY)).toEqual(['kept', 'kept']);
     const [, kept] = await quarantine.list(page());
     expect(kept).toMatchObject({ sessionId: 'S-1', settlementId: 'half \ufffd a pair' });
   });
@@ -73,17 +77,44 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
   test('keeps deliveries only while fewer than the bound await review, the first ones first', async () => {
     const { quarantine } = await setup();
     const [a, b, c] = [delivery(), delivery(), delivery()];
-    expect(await quarantine.keep([a, b, c], 2)).toBe(2);
+    expect(await quarantine.keep([a, b, c], rows(2))).toEqual(['kept', 'kept', 'over_rows']);
     expect((await quarantine.list(page())).map((kept) => kept.sessionId)).toEqual([b.sessionId, a.sessionId]);
-    expect(await quarantine.keep([delivery()], 2)).toBe(0);
+    expect(await quarantine.keep([delivery()], rows(2))).toEqual(['over_rows']);
     expect(await quarantine.countUnreviewed()).toBe(2);
 
     // A review makes room for one more.
     const [newest] = await quarantine.list(page());
     await quarantine.review({ id: newest!.id, note: 'credited by hand', reviewedBy: 'ops-1', reviewedAt: new Date().toISOString() });
     expect(await quarantine.countUnreviewed()).toBe(1);
-    expect(await quarantine.keep([c, delivery()], 2)).toBe(1);
+    expect(await quarantine.keep([c, delivery()], rows(2))).toEqual(['kept', 'over_rows']);
     expect(await quarantine.countUnreviewed()).toBe(2);
+  });
+
+  test('keeps deliveries only while their bodies awaiting review stay within the bytes bound, each that fits in turn', async () => {
+    const { quarantine } = await setup();
+    const sized = (size: number) => delivery({ rawBody: new Uint8Array(size).fill(0x7b) });
+    // 40 + 50 fit in 100; 20 more would pass it; a later 10 still fits.
+    expect(await quarantine.keep([sized(40), sized(50), sized(20), sized(10)], bytes(100))).toEqual(['kept', 'kept', 'over_bytes', 'kept']);
+    expect(await quarantine.keep([sized(1)], bytes(100))).toEqual(['over_bytes']);
+    expect(await quarantine.keep([sized(0)], bytes(100))).toEqual(['kept']);
+
+    // A review frees its body's bytes.
+    const fifty = (await quarantine.list(page())).find((kept) => kept.rawBody.byteLength === 50)!;
+    await quarantine.review({ id: fifty.id, note: 'credited by hand', reviewedBy: null, reviewedAt: new Date().toISOString() });
+    expect(await quarantine.keep([sized(51), sized(50)], bytes(100))).toEqual(['over_bytes', 'kept']);
+  });
+
+  test('counts what awaits review as the database changes, whoever changes it: rows deleted by hand free their room', async () => {
+    const { database, quarantine } = await setup();
+    await quarantine.keep([delivery(), delivery(), delivery()], MANY);
+    const [newest] = await quarantine.list(page());
+    await quarantine.review({ id: newest!.id, note: 'done', reviewedBy: null, reviewedAt: new Date().toISOString() });
+    // Archiving (docs/operations.md) deletes reviewed rows: nothing awaiting review changes.
+    await database.query('DELETE FROM collection_quarantine WHERE reviewed_at IS NOT NULL');
+    expect(await quarantine.countUnreviewed()).toBe(2);
+    await database.query(`DELETE FROM collection_quarantine WHERE id = (SELECT min(id) FROM collection_quarantine)`);
+    expect(await quarantine.countUnreviewed()).toBe(1);
+    expect(keptCount(await quarantine.keep([delivery(), delivery()], rows(2)))).toBe(1);
   });
 
   test('records a review once: when, the note and by whom; a second keeps the first, an unknown id changes nothing', async () => {
@@ -135,12 +166,21 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
     expect(await reopened.quarantine.countUnreviewed()).toBe(1);
   });
 
+  testShared('holds the bytes bound exactly when two stores on one database keep at once', async () => {
+    const { database, store } = await setup();
+    const other = await database.open();
+    const batches = Array.from({ length: 10 }, () => [1, 2, 3].map(() => delivery({ rawBody: new Uint8Array(100) })));
+    const kept = await Promise.all(batches.map((batch, index) => (index % 2 === 0 ? store : other).quarantine.keep(batch, bytes(750))));
+    expect(kept.reduce((sum, outcomes) => sum + keptCount(outcomes), 0)).toBe(7);
+    expect(kept.flat().filter((outcome) => outcome !== 'kept')).toEqual(Array(23).fill('over_bytes'));
+  });
+
   testShared('holds the bound exactly when two stores on one database keep at once', async () => {
     const { database, store } = await setup();
     const other = await database.open();
     const batches = Array.from({ length: 10 }, () => [delivery(), delivery(), delivery()]);
-    const kept = await Promise.all(batches.map((batch, index) => (index % 2 === 0 ? store : other).quarantine.keep(batch, 7)));
-    expect(kept.reduce((sum, n) => sum + n, 0)).toBe(7);
+    const kept = await Promise.all(batches.map((batch, index) => (index % 2 === 0 ? store : other).quarantine.keep(batch, rows(7))));
+    expect(kept.reduce((sum, outcomes) => sum + keptCount(outcomes), 0)).toBe(7);
     expect(await store.quarantine.countUnreviewed()).toBe(7);
   });
 

@@ -13,9 +13,9 @@ import {
   type QuarantineRow,
 } from './quarantine-row.ts';
 import { inTransaction } from './sqlite-connection.ts';
-import type { QuarantineQuery, QuarantineStore } from './types.ts';
+import type { KeepOutcome, QuarantineQuery, QuarantineStore } from './types.ts';
 
-const UNREVIEWED = 'SELECT count(*) AS n FROM collection_quarantine WHERE reviewed_at IS NULL';
+const UNREVIEWED = 'SELECT unreviewed AS n FROM collection_quarantine_backlog';
 
 /** The quarantine's reads on one connection: a page, and how many await review. */
 export function createQuarantineReads(database: DatabaseSync) {
@@ -48,7 +48,7 @@ export function createSqliteQuarantine(database: DatabaseSync, reads: Quarantine
   const insert = database.prepare(
     `INSERT INTO collection_quarantine (${QUARANTINE_INSERT_COLUMNS.join(', ')}) VALUES (${QUARANTINE_INSERT_COLUMNS.map(() => '?').join(', ')})`,
   );
-  const waiting = database.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM collection_quarantine WHERE reviewed_at IS NULL LIMIT ?)');
+  const backlog = database.prepare('SELECT unreviewed, unreviewed_bytes FROM collection_quarantine_backlog');
   const review = database.prepare(
     `UPDATE collection_quarantine SET reviewed_at = ?, review_note = ?, reviewed_by = ? WHERE id = ? AND reviewed_at IS NULL RETURNING ${QUARANTINE_COLUMNS}`,
   );
@@ -56,17 +56,24 @@ export function createSqliteQuarantine(database: DatabaseSync, reads: Quarantine
   const row = (statement: StatementSync, ...values: SQLInputValue[]) => statement.get(...values) as QuarantineRow | undefined;
 
   return {
-    async keep(deliveries, maxUnreviewed) {
+    async keep(deliveries, { maxRows, maxBytes }) {
       return inTransaction(
         database,
         () => {
-          const room = Math.max(0, maxUnreviewed - Number(waiting.get(maxUnreviewed)?.n));
-          const kept = deliveries.slice(0, room);
-          for (const delivery of kept) insert.run(...(quarantineParams(delivery) as SQLInputValue[]));
-          return kept.length;
+          // Read inside the write transaction: no other writer, in this process or another, can change it meanwhile.
+          const held = backlog.get() as { unreviewed: number; unreviewed_bytes: number };
+          let [rowsLeft, bytesLeft] = [maxRows - held.unreviewed, maxBytes - held.unreviewed_bytes];
+          return deliveries.map((delivery): KeepOutcome => {
+            if (rowsLeft <= 0) return 'over_rows';
+            if (delivery.rawBody.byteLength > bytesLeft) return 'over_bytes';
+            insert.run(...(quarantineParams(delivery) as SQLInputValue[]));
+            rowsLeft -= 1;
+            bytesLeft -= delivery.rawBody.byteLength;
+            return 'kept';
+          });
         },
         // Nothing kept: nothing to commit, and no fsync.
-        (kept) => kept > 0,
+        (outcomes) => outcomes.includes('kept'),
       );
     },
     list: (query) => reads.quarantinePage(query),

@@ -194,7 +194,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const { store } = await setup();
     const kept = notification({ transactionAmount: '1500.0', currency: null });
     await store.insert(kept);
-    const money = { accountNumber: kept.accountNumber, transactionAmount: '1500.0', settledAmount: kept.settledAmount, feeAmount: kept.feeAmount, vatAmount: kept.vatAmount, currency: null };
+    const money = { accountNumber: kept.accountNumber, transactionAmount: '1500.0', settledAmount: kept.settledAmount, feeAmount: kept.feeAmount, vatAmount: kept.vatAmount, currency: null, sourceAccountNumber: kept.sourceAccountNumber };
     expect(await store.moneyOf(kept.settlementId)).toEqual(money);
     expect(await store.moneyOf('never-stored')).toBeNull();
   });
@@ -218,6 +218,45 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const [stored] = await reopened.getMany([kept.settlementId]);
     expect(stored).toMatchObject(kept);
     expect(await reopened.insert(kept)).toEqual({ status: 'duplicate' });
+  });
+
+  test('keeps the bytes of a body that is not UTF-8 exactly, and none beside a body whose text gives them back', async () => {
+    const { store } = await setup();
+    // A Latin-1 é: its text reads U+FFFD, its bytes are kept beside it.
+    const latin1 = Buffer.from('{"tranRemarks":"Caf\u00e9 \u00e0 Lagos"}'.replace(/\\u00(e9|e0)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+    const odd = notification({ rawBody: latin1.toString('utf8'), rawBodyBytes: new Uint8Array(latin1) });
+    const plain = notification();
+    const results = [await store.insert(odd), await store.insert(plain)];
+    await untilSettled(store, results);
+    const [readOdd, readPlain] = await store.getMany([odd.settlementId, plain.settlementId]);
+    expect(readOdd!.rawBody).toBe('{"tranRemarks":"Caf\ufffd \ufffd Lagos"}');
+    expect(Buffer.from(readOdd!.rawBodyBytes!)).toEqual(latin1);
+    expect(readPlain!.rawBodyBytes).toBeNull();
+    const listed = await store.listAfter({ after: START_OF_LOG, limit: 10 });
+    expect(listed.map((record) => record.rawBodyBytes && Buffer.from(record.rawBodyBytes))).toEqual([latin1, null]);
+  });
+
+  test('migrates a store of the first schema: its notifications keep their text, and what awaits review in its quarantine counts', async () => {
+    const database = await backend.create();
+    const kind = backend.name === 'PostgreSQL' ? 'postgres' : 'sqlite';
+    const [first] = await loadMigrations(kind);
+    const postgres = kind === 'postgres';
+    await database.exec(`${first!.sql};
+      CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ${postgres ? 'TIMESTAMPTZ NOT NULL DEFAULT now()' : 'TEXT NOT NULL'});
+      INSERT INTO schema_migrations VALUES (1, 'store_schema', ${postgres ? 'now()' : "'2026-01-01T00:00:00.000Z'"});
+      INSERT INTO collection_notifications (settlement_id, session_id, account_number, transaction_amount, received_at, raw_body${postgres ? ', event_time, transaction_amount_numeric' : ''})
+        VALUES ('OLD-1', 'S-old', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{"tranRemarks":"Café"}'${postgres ? ", now(), 1500" : ''});
+      INSERT INTO collection_quarantine (kind, reason, response_code, received_at, raw_body, reviewed_at)
+        VALUES ('REJECTED', 'invalid_account_number', '02', '2026-01-01T00:00:00.000Z', ${postgres ? "'\\x7b7d'" : "x'7b7d'"}, NULL),
+               ('REJECTED', 'invalid_account_number', '02', '2026-01-01T00:00:00.000Z', ${postgres ? "'\\x7b7d7d'" : "x'7b7d7d'"}, '2026-01-02T00:00:00.000Z')`);
+    const store = await database.open();
+    const [old] = await store.getMany(['OLD-1']);
+    expect(old).toMatchObject({ rawBody: '{"tranRemarks":"Café"}', rawBodyBytes: null });
+    expect(await store.quarantine.countUnreviewed()).toBe(1);
+    expect(await store.quarantine.keep([], { maxRows: 2, maxBytes: 4 })).toEqual([]);
+    expect(await database.query('SELECT unreviewed, unreviewed_bytes FROM collection_quarantine_backlog')).toEqual([
+      postgres ? { unreviewed: '1', unreviewed_bytes: '2' } : { unreviewed: 1, unreviewed_bytes: 2 },
+    ]);
   });
 
   test('records each applied migration with its version and name', async () => {

@@ -124,6 +124,16 @@ export interface QuarantineQuery {
   to: Date | undefined;
 }
 
+/** How much may await review in the quarantine: `QUARANTINE_MAX_ROWS` and `QUARANTINE_MAX_BYTES`. */
+export interface QuarantineBounds {
+  maxRows: number;
+  /** Bytes of raw bodies. */
+  maxBytes: number;
+}
+
+/** What became of one delivery handed to `QuarantineStore.keep`. */
+export type KeepOutcome = 'kept' | 'over_rows' | 'over_bytes';
+
 /** What recording a review came to: the delivery as it now stands, or why nothing changed. */
 export type ReviewResult =
   | { status: 'reviewed'; delivery: QuarantinedDeliveryRecord }
@@ -136,14 +146,15 @@ export type ReviewResult =
  */
 export interface QuarantineStore {
   /**
-   * Keeps `deliveries` in order while fewer than `maxUnreviewed` await review, committed before it
-   * resolves; answers how many were kept (the first ones). Exact across replicas.
+   * Keeps `deliveries` in order, each while what awaits review stays within `bounds`, all in one
+   * transaction committed before it resolves; answers, for each, whether it was kept or which bound
+   * it would pass. Exact across replicas. Rejects, having kept none, when the write fails.
    */
-  keep(deliveries: readonly NewQuarantinedDelivery[], maxUnreviewed: number): Promise<number>;
+  keep(deliveries: readonly NewQuarantinedDelivery[], bounds: QuarantineBounds): Promise<KeepOutcome[]>;
   list(query: QuarantineQuery): Promise<QuarantinedDeliveryRecord[]>;
   /** Records a review once: a delivery already reviewed keeps its first review. */
   review(review: QuarantineReview): Promise<ReviewResult>;
-  /** How many await review, read from an index of them alone. */
+  /** How many await review, read from the row the database keeps of them. */
   countUnreviewed(): Promise<number>;
 }
 

@@ -20,7 +20,7 @@ export interface TestApp {
   baseUrl: string;
   graphqlUrl: string;
   query<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse<T>>;
-  /** Posts a body to the collection webhook, signed like the bank unless headers say otherwise. */
+  /** Posts a body (text, bytes, or an object as JSON) to the collection webhook, signed like the bank unless headers say otherwise. */
   deliver(body: unknown, headers?: Record<string, string>, path?: string): Promise<{ status: number; reply: any }>;
   /** A graphql-ws client on this app, closed after the test. */
   wsClient(options?: { connectionParams?: Record<string, unknown>; headers?: Record<string, string> }): Client;
@@ -59,7 +59,7 @@ export async function startApp(
       const response = await request(`${baseUrl}${path}`, {
         method: 'POST',
         headers: headers ?? signedHeaders(),
-        body: typeof body === 'string' ? body : JSON.stringify(body),
+        body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body),
       });
       const text = await response.body.text();
       return { status: response.statusCode, reply: text ? JSON.parse(text) : undefined };

@@ -25,6 +25,7 @@ export function newNotification(overrides: Partial<NewCollectionNotification> = 
     transactionTime: '2024-05-01T10:15:00.000+01:00',
     receivedAt: '2024-05-01T09:15:01.234Z',
     rawBody: JSON.stringify({ settlementId, transactionAmount: '1500.00' }),
+    rawBodyBytes: null,
     ...overrides,
   };
 }

@@ -119,6 +119,8 @@ export interface TestDatabase {
   open(logger?: Logger, options?: BatchOptions): Promise<CollectionStore>;
   /** Runs SQL on the database beside the store, for inspection. */
   query(sql: string): Promise<Record<string, unknown>[]>;
+  /** Runs a script of several statements on the database beside the store (a migration, say). */
+  exec(sql: string): Promise<void>;
   /** Makes every insert fail inside the database (as a full disk would), storing nothing. */
   breakInserts(): Promise<void>;
   /** Undoes breakInserts. */
@@ -129,6 +131,8 @@ export interface TestDatabase {
   countRows(): Promise<number>;
   /** Makes the quarantine refuse every write (a table gone read-only), the notifications untouched. */
   freezeQuarantine(): Promise<void>;
+  /** Undoes freezeQuarantine. */
+  thawQuarantine(): Promise<void>;
   /** The quarantine's rows, oldest first, the body as text, straight from the database. */
   quarantined(): Promise<QuarantinedRow[]>;
 }
@@ -169,13 +173,14 @@ export interface StoreBackend<Database extends TestDatabase = TestDatabase> {
 const TABLE = 'collection_notifications';
 
 /** The parts of a test database every backend builds the same way from its `query`. */
-function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string; refuse(settlementId: string): string; freezeQuarantine: string }) {
+function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string; refuse(settlementId: string): string; freezeQuarantine: string; thawQuarantine: string }) {
   return {
     breakInserts: async () => void (await query(fault.add)),
     repairInserts: async () => void (await query(fault.remove)),
     refuseRow: async (settlementId: string) => void (await query(fault.refuse(settlementId))),
     countRows: async () => Number((await query(`SELECT count(*) AS n FROM ${TABLE}`))[0]?.n),
     freezeQuarantine: async () => void (await query(fault.freezeQuarantine)),
+    thawQuarantine: async () => void (await query(fault.thawQuarantine)),
     quarantined: async () =>
       (
         await query(
@@ -194,6 +199,7 @@ const SQLITE_FAULT = {
   refuse: (id: string) =>
     `CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} WHEN NEW.settlement_id = '${id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
   freezeQuarantine: "CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine BEGIN SELECT RAISE(ABORT, 'read-only'); END",
+  thawQuarantine: 'DROP TRIGGER quarantine_read_only',
 };
 
 const POSTGRES_FAULT = {
@@ -204,6 +210,7 @@ const POSTGRES_FAULT = {
         CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} FOR EACH ROW WHEN (NEW.settlement_id = '${id}') EXECUTE FUNCTION refuse_${id}()`,
   freezeQuarantine: `CREATE FUNCTION quarantine_read_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'read-only'; END $$;
         CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine FOR EACH ROW EXECUTE FUNCTION quarantine_read_only()`,
+  thawQuarantine: 'DROP TRIGGER quarantine_read_only ON collection_quarantine; DROP FUNCTION quarantine_read_only()',
 };
 
 /** Opens a store on `url` for the current test, closed when it finishes (before its database goes). */
@@ -222,7 +229,15 @@ const sqliteFile: StoreBackend<UrlTestDatabase> = {
     const path = tempSqlitePath();
     const storeUrl = `sqlite:${path}`;
     const query = async (sql: string) => queryFile(path, sql);
-    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, ...withFaultsAndCount(query, SQLITE_FAULT) };
+    const exec = async (sql: string) => {
+      const database = new DatabaseSync(path, { timeout: 5_000 });
+      try {
+        database.exec(sql);
+      } finally {
+        database.close();
+      }
+    };
+    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, exec, ...withFaultsAndCount(query, SQLITE_FAULT) };
   },
 };
 
@@ -236,12 +251,13 @@ const sqliteMemory: StoreBackend = {
     const database = new DatabaseSync(':memory:');
     onCleanup(() => database.isOpen && database.close());
     const query = async (sql: string) => database.prepare(sql).all();
+    const exec = async (sql: string) => database.exec(sql);
     const open = async (logger: Logger = silent, options: BatchOptions = {}) => {
       const store = await createSqliteStore(database, { ...options, logger });
       onCleanup(() => store.close());
       return store;
     };
-    return { open, query, ...withFaultsAndCount(query, SQLITE_FAULT) };
+    return { open, query, exec, ...withFaultsAndCount(query, SQLITE_FAULT) };
   },
 };
 
@@ -253,7 +269,8 @@ const postgres: StoreBackend<UrlTestDatabase> = {
   async create() {
     const storeUrl = await isolatedPostgresUrl(databaseUrl ?? '');
     const query = (sql: string) => queryPostgres(storeUrl, sql);
-    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, ...withFaultsAndCount(query, POSTGRES_FAULT) };
+    const exec = async (sql: string) => void (await queryPostgres(storeUrl, sql));
+    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, exec, ...withFaultsAndCount(query, POSTGRES_FAULT) };
   },
 };
 

@@ -8,8 +8,8 @@
 // and each amount as numeric. A few batches are in flight at once on connections of their own, so
 // one batch does not wait for the last one's WAL flush; while all are busy, deliveries gather.
 import pg from 'pg';
-import { answer, serveWebhookFloor, type Delivery } from './webhook-floor.ts';
-import { COLUMNS, migrationsOf, values } from './row.ts';
+import { answer, answerRefused, serveWebhookFloor, type Delivery, type Refused } from './webhook-floor.ts';
+import { COLUMNS, migrationsOf, QUARANTINE_COLUMNS, refusalValues, values } from './row.ts';
 
 const IN_FLIGHT = 4;
 const SUMS = {
@@ -22,6 +22,10 @@ const SUMS = {
 const INSERT = `INSERT INTO collection_notifications (${[...COLUMNS, ...Object.keys(SUMS)].join(', ')})
   SELECT ${[...COLUMNS.map((_, i) => `r ->> ${i}`), ...Object.values(SUMS)].join(', ')} FROM jsonb_array_elements($1::jsonb) AS u(r)
   ON CONFLICT (settlement_id) DO NOTHING RETURNING settlement_id`;
+
+// A turn's refusals, kept in the quarantine the same way: one statement, the bodies in base64.
+const KEEP = `INSERT INTO collection_quarantine (${QUARANTINE_COLUMNS.join(', ')})
+  SELECT ${QUARANTINE_COLUMNS.map((column, i) => (column === 'raw_body' ? `decode(r ->> ${i}, 'base64')` : `r ->> ${i}`)).join(', ')} FROM jsonb_array_elements($1::jsonb) AS u(r)`;
 
 if (!process.env.FLOOR_DATABASE_URL) throw new Error('floors/pg-receiver.ts needs FLOOR_DATABASE_URL (the bench sets it)');
 const url = new URL(process.env.FLOOR_DATABASE_URL);
@@ -57,7 +61,15 @@ async function write(batch: Delivery[]): Promise<void> {
   }
 }
 
+async function keep(batch: Refused[]): Promise<void> {
+  const receivedAt = new Date().toISOString();
+  const rows = batch.map(({ refusal, body }) => refusalValues(refusal, receivedAt, body).map((value) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value)));
+  const kept = await pool.query({ name: 'keep', text: KEEP, values: [JSON.stringify(rows)] }).then(() => true, () => false);
+  answerRefused(batch, kept);
+}
+
 await serveWebhookFloor({
+  keep: (batch) => void keep(batch),
   commit(batch) {
     if (inFlight < IN_FLIGHT) void write(batch);
     else waiting.push(...batch);

@@ -5,8 +5,8 @@
 // computes what summaries read, as migration files describe them: the time in epoch ms and each
 // amount in kobo as two integer limbs (hi × 10^9 + lo), or a flag where an amount is finer than kobo.
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { answer, serveWebhookFloor, type Delivery } from './webhook-floor.ts';
-import { COLUMNS, migrationsOf, values } from './row.ts';
+import { answer, answerRefused, serveWebhookFloor, type Delivery, type Refused } from './webhook-floor.ts';
+import { COLUMNS, migrationsOf, QUARANTINE_COLUMNS, refusalValues, values } from './row.ts';
 
 const AMOUNTS = ['transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount'];
 const ALL_COLUMNS = [...COLUMNS, 'event_ms', ...AMOUNTS.flatMap((a) => [`${a}_kobo_hi`, `${a}_kobo_lo`]), 'amounts_beyond_kobo'];
@@ -76,4 +76,33 @@ function commit(batch: Delivery[]): void {
   answer(batch, stored);
 }
 
-await serveWebhookFloor({ commit, close: async () => db.close() });
+/** One statement per refusals' batch size. */
+const keeps = new Map<number, StatementSync>();
+function keepOf(rows: number): StatementSync {
+  let statement = keeps.get(rows);
+  if (!statement) {
+    const row = `(${QUARANTINE_COLUMNS.map(() => '?').join(', ')})`;
+    statement = db.prepare(`INSERT INTO collection_quarantine (${QUARANTINE_COLUMNS.join(', ')}) VALUES ${Array(rows).fill(row).join(', ')}`);
+    keeps.set(rows, statement);
+  }
+  return statement;
+}
+
+/** Keeps a turn's refusals in the quarantine: one statement, its own commit (a few thousand rows at most per statement). */
+function keep(batch: Refused[]): void {
+  const receivedAt = new Date().toISOString();
+  try {
+    if (batch.length > MOST_ROWS) db.exec('BEGIN IMMEDIATE');
+    for (let start = 0; start < batch.length; start += MOST_ROWS) {
+      const chunk = batch.slice(start, start + MOST_ROWS);
+      keepOf(chunk.length).run(...chunk.flatMap(({ refusal, body }) => refusalValues(refusal, receivedAt, body)));
+    }
+    if (db.isTransaction) db.exec('COMMIT');
+  } catch {
+    if (db.isTransaction) db.exec('ROLLBACK');
+    return answerRefused(batch, false);
+  }
+  answerRefused(batch, true);
+}
+
+await serveWebhookFloor({ commit, keep, close: async () => db.close() });

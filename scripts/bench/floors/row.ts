@@ -39,25 +39,44 @@ function text(value: unknown): string | null {
 
 const amount = (value: unknown) => (typeof value === 'string' && PLAIN_DECIMAL.test(value) ? value : null);
 
+/** A body refused for its content: the sessionId its 02 echoes, and what its quarantine row holds. */
+export interface FloorRefusal {
+  sessionId: string;
+  reason: string;
+  /** sessionId, settlementId and accountNumber as the row keeps them: text, else null. */
+  ids: [string | null, string | null, string | null];
+}
+
+/** The quarantine's columns a refusal fills, in the order `refusalValues` gives them. */
+export const QUARANTINE_COLUMNS = ['kind', 'reason', 'detail', 'response_code', 'received_at', 'session_id', 'settlement_id', 'account_number', 'raw_body'] as const;
+
+/** A refusal's values in QUARANTINE_COLUMNS order, the body as sent. */
+export function refusalValues(refusal: FloorRefusal, receivedAt: string, body: Uint8Array): (string | null | Uint8Array)[] {
+  return ['REJECTED', refusal.reason, null, '02', receivedAt, ...refusal.ids, body];
+}
+
 /**
- * Reads one body: the row, or the sessionId to echo with 02 (not a JSON object, or an account,
- * settlementId or amount the contract refuses). The bank's time is read in its usual form, in West
- * Africa Time (UTC+1 all year), as ours writes it; the bench sends no other form.
+ * Reads one body: the row, or its refusal (not a JSON object, or an account, settlementId or amount
+ * the contract refuses). The bank's time is read in its usual form, in West Africa Time (UTC+1 all
+ * year), as ours writes it; the bench sends no other form.
  */
-export function readDelivery(body: string): { row: FloorRow } | { refused: string } {
+export function readDelivery(body: string): { row: FloorRow } | { refused: FloorRefusal } {
   let fields: Record<string, unknown>;
+  const notJson = { refused: { sessionId: '', reason: 'body_not_json_object', ids: [null, null, null] } } satisfies { refused: FloorRefusal };
   try {
     fields = JSON.parse(body);
   } catch {
-    return { refused: '' };
+    return notJson;
   }
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return { refused: '' };
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return notJson;
   const sessionId = typeof fields.sessionId === 'string' ? fields.sessionId : '';
   const accountNumber = text(fields.accountNumber);
   const settlementId = text(fields.settlementId);
   const transactionAmount = fields.transactionAmount;
-  if (!accountNumber || !/^\d{10}$/.test(accountNumber) || !settlementId || settlementId.length > 64) return { refused: sessionId };
-  if (typeof transactionAmount !== 'string' || !PLAIN_DECIMAL.test(transactionAmount)) return { refused: sessionId };
+  const refused = (reason: string) => ({ refused: { sessionId, reason, ids: [text(sessionId), settlementId, accountNumber] as FloorRefusal['ids'] } });
+  if (!accountNumber || !/^\d{10}$/.test(accountNumber)) return refused('invalid_account_number');
+  if (!settlementId || settlementId.length > 64) return refused('invalid_settlement_id');
+  if (typeof transactionAmount !== 'string' || !PLAIN_DECIMAL.test(transactionAmount)) return refused('invalid_transaction_amount');
   const time = BANK_TIME.exec(text(fields.tranDateTime) ?? '');
   return {
     row: {

@@ -1,12 +1,14 @@
 // What both webhook floors share (floors/receiver.ts on SQLite, floors/pg-receiver.ts on PostgreSQL):
 // the bank's rules and reply on a bare node:http server. The signature is decided from the headers
 // before the body is parsed (a refused one's body is read only for its sessionId); each valid body joins the batch of its event-loop turn (group commit),
-// and is answered (00, 01, 03) only once the floor's store has committed that batch.
+// and is answered (00, 01, 03) only once the floor's store has committed that batch. A body refused
+// for its content is kept in the quarantine table the same way, its turn's in one statement, and
+// answered 02 only once committed (03 when that fails), as the contract asks of ours.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { sandboxCredentials } from '../../../src/sandbox/credentials.ts';
 import { hostHttpServer } from '../host.ts';
-import { readDelivery, type FloorRow } from './row.ts';
+import { readDelivery, type FloorRefusal, type FloorRow } from './row.ts';
 
 const MESSAGES = { '00': 'success', '01': 'duplicate transaction', '02': 'rejected transaction', '03': 'the service failure, retry' };
 export type Code = keyof typeof MESSAGES;
@@ -17,9 +19,17 @@ export interface Delivery {
   response: ServerResponse;
 }
 
-/** What a floor's store does with a turn's deliveries: writes them (one statement) and answers each. */
+/** A refused delivery waiting for its batch's commit to the quarantine. */
+export interface Refused {
+  refusal: FloorRefusal;
+  body: Buffer;
+  response: ServerResponse;
+}
+
+/** What a floor's store does with a turn's deliveries, and with its refusals: writes them (one statement each) and answers each. */
 export interface FloorStore {
   commit(batch: Delivery[]): void;
+  keep(batch: Refused[]): void;
   close(): Promise<void>;
 }
 
@@ -58,13 +68,24 @@ export function answer(batch: readonly Delivery[], stored: Iterable<string> | un
   }
 }
 
-/** Serves the webhook with the bank's rules, batching each turn's deliveries into `store`. */
+/** Answers a turn's refusals once their quarantine rows are committed (`kept`), else 03. */
+export function answerRefused(batch: readonly Refused[], kept: boolean): void {
+  for (const { refusal, response } of batch) reply(response, refusal.sessionId, kept ? '02' : '03');
+}
+
+/** Serves the webhook with the bank's rules, batching each turn's deliveries and refusals into `store`. */
 export async function serveWebhookFloor(store: FloorStore): Promise<void> {
   let queue: Delivery[] = [];
+  let refusals: Refused[] = [];
   const commitQueue = () => {
     const batch = queue;
     queue = [];
     store.commit(batch);
+  };
+  const keepRefusals = () => {
+    const batch = refusals;
+    refusals = [];
+    store.keep(batch);
   };
   const server = createServer((request, response) => {
     if (request.method !== 'POST' || request.url !== '/webhooks/collection') return void response.writeHead(404).end();
@@ -72,11 +93,15 @@ export async function serveWebhookFloor(store: FloorStore): Promise<void> {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
+      const bytes = Buffer.concat(chunks);
+      const body = bytes.toString('utf8');
       // Refused on its headers, the body read only for the sessionId the reply echoes.
       if (!isSigned) return reply(response, sessionIdOf(body), '02');
       const read = readDelivery(body);
-      if ('refused' in read) return reply(response, read.refused, '02');
+      if ('refused' in read) {
+        if (refusals.length === 0) setImmediate(keepRefusals);
+        return void refusals.push({ refusal: read.refused, body: bytes, response });
+      }
       if (queue.length === 0) setImmediate(commitQueue);
       queue.push({ row: read.row, response });
     });
