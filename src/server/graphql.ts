@@ -17,6 +17,7 @@ import type { CallbackUrls } from '../callback-urls.ts';
 import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
 import { operationCostPlugin } from './operation-limit-hooks.ts';
+import { responseCachePlugins } from './response-cache.ts';
 import { subscriptionCallbackPlugin } from './subscription-callback.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
@@ -76,6 +77,7 @@ export async function registerGraphQL(
       graphqlOperationSpanPlugin(),
       ...cacheHintPlugins<Context>(settings.publicMaxAgeS),
       operationCostPlugin(limits),
+      ...responseCachePlugins<Context>({ schema, catalogueMaxAgeS: settings.publicMaxAgeS, metrics: services.metrics }),
     ],
   });
   await apollo.start();
