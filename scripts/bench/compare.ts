@@ -27,6 +27,8 @@ const p50: Pick = (r) => r.latencyMs.p50;
 const p99: Pick = (r) => r.latencyMs.p99;
 const rss: Pick = (r) => r.perSubscriberKB?.rss ?? Number.NaN;
 const heap: Pick = (r) => r.perSubscriberKB?.heap ?? Number.NaN;
+/** Milliseconds of the servers' CPU per reply: on a machine whose cores others share, steadier than the rate. */
+const cpuPerReply: Pick = (r) => (r.servers.reduce((sum, server) => sum + server.side.cpuCores, 0) * 1000) / r.perSecond;
 
 /** Queries with a token may cost this much of their rate without one (the token verified once, then remembered). */
 const WITH_TOKEN = atLeast(0.9, 'ours without');
@@ -57,9 +59,13 @@ export function comparisonRows(ours: ScenarioReport[], floors: ScenarioReport[],
     if (scenario === 'webhook-00') add(`${label}: p50 ms`, scenario, p50, ms);
     add(`${label}: p99 ms`, scenario, p99, ms, latency);
     if (!BANKS_SCENARIOS.includes(scenario) || !find(ours, scenario)) continue;
+    add(`${label}: server CPU ms per query`, scenario, cpuPerReply, ms);
     // `banks` with a token is held against the floor itself: the response cache answers either caller.
     const [withToken, floor] = [find(token, scenario), find(floors, scenario)];
-    if (withToken) rows.push(row(`${label} with a token: ${unit}`, floor?.target ?? '-', valueOf(withToken, rate), valueOf(floor, rate), whole, throughput));
+    if (withToken) {
+      rows.push(row(`${label} with a token: ${unit}`, floor?.target ?? '-', valueOf(withToken, rate), valueOf(floor, rate), whole, throughput));
+      rows.push(row(`${label} with a token: server CPU ms per query`, floor?.target ?? '-', valueOf(withToken, cpuPerReply), valueOf(floor, cpuPerReply), ms));
+    }
     rows.push(hitRatioRow(label, find(ours, scenario)!, withToken, find(two, scenario)));
   }
   for (const withToken of token.filter((report) => !BANKS_SCENARIOS.includes(report.scenario as ScenarioName))) {
