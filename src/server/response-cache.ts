@@ -10,8 +10,8 @@
  * - Kept only when Apollo's cache-control plugin finds the whole response public, it has no error,
  *   and its document reads nothing the access rules guard (nor introspection): a response some
  *   caller could be refused is never kept, whatever the hints say. So a personal field, a refusal
- *   or an error is never kept; nor is `_service` (Apollo gives it no hint), nor an entity fetch but
- *   of the catalogue's types alone.
+ *   or an error is never kept; nor is `_service` (Apollo gives it no hint), nor an entity fetch
+ *   whose document could read anything but the catalogue's types.
  * - Read only after parsing, validation and the cost check (Apollo asks `responseForOperation` once
  *   every `didResolveOperation` passed), and `ROUTER_SECRET` is checked before Apollo is reached:
  *   every refusal that comes before execution stands for every caller.
