@@ -51,6 +51,15 @@ export function createMetrics() {
       labelNames: ['list', 'outcome'] as const,
       registers: [registry],
     }),
+    responseCache: counterFromZero(
+      new Counter({
+        name: 'graphql_response_cache_total',
+        help: 'Queries whose whole response is public reference data the response cache keeps, by outcome: hit (answered from the cache) or miss (executed, then kept).',
+        labelNames: ['outcome'] as const,
+        registers: [registry],
+      }),
+      { outcome: ['hit', 'miss'] },
+    ),
     webhookReplies: new Counter({
       name: 'collection_webhook_replies_total',
       help: 'Collection webhook replies, by responseCode (00 accepted, 01 duplicate, 02 rejected, 03 failure) and reason.',

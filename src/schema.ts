@@ -14,7 +14,7 @@ const SCHEMA_DIR = join(import.meta.dirname, '..', 'schema');
 
 export interface SchemaOptions {
   /**
-   * `BANK_LIST_TTL_S`: the bank's catalogue (`Bank`, `BillCategory`: `@cacheControl(scope: PUBLIC)`
+   * `BANK_LIST_TTL_S`: the bank's catalogue (`Bank`, `BillCategory`, `Bill`: `@cacheControl(scope: PUBLIC)`
    * with no maxAge, since the SDL cannot read the variable) gets it as its maxAge, once, here.
    */
   catalogueMaxAgeS?: number | undefined;

@@ -60,8 +60,23 @@ const FIGURES = [
   'fan-out 50 subs: KB heap per subscriber',
   'fan-out 50 subs: missed / doubled',
 ];
-/** The SQLite run's queries again, with a caller's token, against ours without authentication. */
-const WITH_TOKEN = ['banks with a token: queries/s', 'account with its bank with a token: queries/s'];
+const [WEBHOOK, BANKS, ACCOUNT, FANOUT] = [FIGURES.slice(0, 7), FIGURES.slice(7, 9), FIGURES.slice(9, 11), FIGURES.slice(11)];
+/** `banks`' CPU per query; with a caller's token, against bare Apollo; and the same on the long list, against bare Apollo serving it. */
+const BANKS_CPU = 'banks: server CPU ms per query';
+const BANKS_WITH_TOKEN = ['banks with a token: queries/s', 'banks with a token: server CPU ms per query'];
+const LONG_LIST = [
+  'banks (600 banks): queries/s',
+  'banks (600 banks): p99 ms',
+  'banks (600 banks): server CPU ms per query',
+  'banks (600 banks) with a token: queries/s',
+  'banks (600 banks) with a token: server CPU ms per query',
+];
+/** The response cache's hit ratio over each `banks` run: with and without a token (the SQLite run), or on one replica and two. */
+const HITS = 'banks: answered from memory';
+const HITS_BOTH = `${HITS} (without / with a token)`;
+const LONG_LIST_HITS = 'banks (600 banks): answered from memory (without / with a token)';
+/** `account` with a caller's token, against ours without authentication. */
+const ACCOUNT_WITH_TOKEN = 'account with its bank with a token: queries/s';
 const STORM = [
   'webhook 00 at 100/s under a read storm: acks/s',
   'webhook 00 at 100/s under a read storm: p50 ms',
@@ -95,18 +110,24 @@ describe('npm run bench', () => {
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(/\|\s*figure\s*\|\s*against\s*\|\s*ours\s*(\|\s*ours ×2\s*)?\|\s*floor\s*\|\s*ours\/floor\s*\|\s*target\s*\|\s*met\s*\|/);
     const [sqlite, postgres] = json().runs;
-    const [queries, fanout] = [FIGURES.slice(0, 11), FIGURES.slice(11)];
-    expectMeasured(sqlite!.rows, [...queries, ...WITH_TOKEN, ...fanout, ...STORM], [...FIGURES, ...WITH_TOKEN]);
-    expect(sqlite!.rows.find((row) => row.figure === WITH_TOKEN[0])).toMatchObject({ floor: 'ours without a token', target: '≥ 0.9× ours without' });
+    const banks = [...BANKS, BANKS_CPU, ...BANKS_WITH_TOKEN, HITS_BOTH, ...LONG_LIST, LONG_LIST_HITS];
+    const banksWithFloor = [BANKS_CPU, ...BANKS_WITH_TOKEN, ...LONG_LIST];
+    expectMeasured(sqlite!.rows, [...WEBHOOK, ...banks, ...ACCOUNT, ACCOUNT_WITH_TOKEN, ...FANOUT, ...STORM], [...FIGURES, ...banksWithFloor, ACCOUNT_WITH_TOKEN]);
+    const figure = (rows: Row[], name: string) => rows.find((row) => row.figure === name);
+    expect(figure(sqlite!.rows, BANKS_WITH_TOKEN[0]!)).toMatchObject({ floor: 'bare Apollo', target: '≥ 1.2× floor' });
+    expect(figure(sqlite!.rows, LONG_LIST[3]!)).toMatchObject({ floor: 'bare Apollo (600 banks)', target: '≥ 1.2× floor' });
+    expect(figure(sqlite!.rows, ACCOUNT_WITH_TOKEN)).toMatchObject({ floor: 'ours without a token', target: '≥ 0.9× ours without' });
+    for (const hits of [HITS_BOTH, LONG_LIST_HITS]) expect(figure(sqlite!.rows, hits)!.ours).toMatch(/^\d+\.\d\d% \/ \d+\.\d\d%$/);
     expect(new Set(sqlite!.reports.filter((r) => r.side === 'token').map((r) => `${r.scenario} on ${r.target}`))).toEqual(
-      new Set(['query-banks on ours with a token', 'query-account on ours with a token']),
+      new Set(['query-banks on ours with a token', 'query-banks-600 on ours with a token (600 banks)', 'query-account on ours with a token']),
     );
     const floors = new Set(sqlite!.reports.filter((r) => r.side === 'floor').map((r) => r.target));
-    expect(floors).toEqual(new Set(['bare receiver', 'bare Apollo', 'broadcaster']));
+    expect(floors).toEqual(new Set(['bare receiver', 'bare Apollo', 'bare Apollo (600 banks)', 'broadcaster']));
     expectNoErrors(sqlite!.reports);
     if (!services.DATABASE_URL) return void expect(postgres).toBeUndefined();
     // The webhook against the PostgreSQL floor, the rest against the first run's; each on one replica and on two.
-    expectMeasured(postgres!.rows, [...FIGURES, ...STORM], FIGURES);
+    expectMeasured(postgres!.rows, [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM], [...FIGURES, BANKS_CPU]);
+    expect(figure(postgres!.rows, HITS)).toMatchObject({ ours: expect.stringMatching(/^\d+\.\d\d%$/), two: expect.stringMatching(/^\d+\.\d\d%$/) });
     expect(postgres!.rows.find((row) => row.figure === FIGURES[0])).toMatchObject({ floor: 'bare receiver (PostgreSQL)', target: '≥ 0.85× floor' });
     for (const row of postgres!.rows.filter((r) => FIGURES.includes(r.figure))) expect(row.two, row.figure).toMatch(/^-?\d/);
     expectNoErrors(postgres!.reports);

@@ -22,6 +22,8 @@ describe('Cache-Control for the router and CDNs', () => {
     ['one bank', '{ bank(code: "000023") { code name } }'],
     ['the bill categories', '{ billCategories { id name listOrder } }'],
     ['one bill category', '{ billCategory(id: 1) { name } }'],
+    ['the categories with their bills', '{ billCategories { name bills { name } } }'],
+    ['the bills of a category', '{ bills(categoryId: 3) { id name raw } }'],
   ])('makes %s public for the bank-list TTL', async (_name, query) => {
     const app = await startApp();
     const { cacheControl, body } = await cacheControlOf(app, query);
@@ -49,7 +51,6 @@ describe('Cache-Control for the router and CDNs', () => {
     ['the bank list next to a name enquiry', '{ banks { code name } account(accountNumber: "0123456789", bankCode: "000023") { accountName } }'],
     ['a BVN', '{ bvn(number: "22212345678") { firstName } }'],
     ['stored notifications', '{ collectionNotifications { edges { node { settlementId } } } }'],
-    ['a category with its bills, which the subgraph does not cache', '{ billCategories { name bills { name } } }'],
     ['a wallet mutation', 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken } }'],
     ['an answer with errors', '{ bank(code: "not-a-code") { name } }'],
   ])('answers no-store to %s', async (_name, query) => {

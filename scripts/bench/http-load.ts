@@ -3,7 +3,7 @@ import autocannon from 'autocannon';
 import { createNotificationBodies, deliver, fillBody, REFUSED_ACCOUNT, signedHeaders, WEBHOOK_PATH, webhookOutcome } from './bank.ts';
 import { ACCOUNT_QUERY, BANKS_QUERY, GRAPHQL_PATH, graphqlOutcome, pick } from './graphql.ts';
 import { createLatencyRecorder } from './latency.ts';
-import { tally, type LoadJob, type ScenarioResult } from './protocol.ts';
+import { LONG_LIST, tally, type LoadJob, type ScenarioResult } from './protocol.ts';
 
 /** A reply later than this counts as a time-out where every request is counted (fill, fixed rate). */
 const LATE_S = 60;
@@ -57,6 +57,8 @@ function httpJob(job: LoadJob): HttpJob {
     }
     case 'query-banks':
       return graphql(JSON.stringify({ query: BANKS_QUERY }), (data) => data.banks?.length > 0);
+    case 'query-banks-600':
+      return graphql(JSON.stringify({ query: BANKS_QUERY }), (data) => data.banks?.length === LONG_LIST);
     case 'query-account':
       // A null bank would mean the bank list failed: the account lookup alone is not the scenario.
       return graphql(JSON.stringify({ query: ACCOUNT_QUERY }), (data) => typeof data.account?.bank?.name === 'string');

@@ -18,7 +18,11 @@ export interface ServerSide {
 }
 
 /** The scenarios measured against a floor, in the order they run. */
-export const SCENARIOS = ['webhook-00', 'webhook-01', 'webhook-02', 'query-banks', 'query-account', 'fanout'] as const;
+export const SCENARIOS = ['webhook-00', 'webhook-01', 'webhook-02', 'query-banks', 'query-banks-600', 'query-account', 'fanout'] as const;
+/** How many banks `query-banks-600` lists: as many as NIP's real list, several hundred. */
+export const LONG_LIST = 600;
+/** `banks`: on the sandbox's list, and on the long list (bank-list.ts). */
+export const BANKS_SCENARIOS: readonly ScenarioName[] = ['query-banks', 'query-banks-600'];
 export type ScenarioName = (typeof SCENARIOS)[number];
 /** What `--only` may name: those, and the webhook under a read storm (ours alone). */
 export const SELECTABLE = [...SCENARIOS, 'read-storm'] as const;

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { comparisonRows } from './compare.ts';
 import type { BenchOptions } from './options.ts';
-import { SCENARIOS } from './protocol.ts';
+import { LONG_LIST, SCENARIOS } from './protocol.ts';
 import { readStorm } from './read-storm.ts';
 import type { Row } from './report.ts';
 import { appEnv, ownStore, type Services, type StoreKind } from './stores.ts';
@@ -24,8 +24,11 @@ export interface Run {
 /** The floors the selected scenarios need. */
 const floorsNeeded = (options: BenchOptions): FloorKind[] => [...new Set(SCENARIOS.filter((s) => options.selected.includes(s)).map((s) => FLOOR_OF[s]))];
 
+/** Remembers a started target, to be stopped at the end of its run. */
+type Keep = (target: Promise<Target>) => Promise<Target>;
+
 /** Starts the targets (`keep` remembers each), runs the suite on them, and stops them whatever happens. */
-async function onTargets(start: (keep: (target: Promise<Target>) => Promise<Target>) => Promise<SuiteTargets>, title: string, options: BenchOptions) {
+async function onTargets(start: (keep: Keep) => Promise<SuiteTargets>, title: string, options: BenchOptions) {
   const started: Target[] = [];
   const keep = async (target: Promise<Target>) => (started.push(await target), started.at(-1)!);
   try {
@@ -49,7 +52,9 @@ export async function sqliteRun(options: BenchOptions, parentDir: string): Promi
           floors[kind] = await keep(startTarget(kind, FLOOR_LABELS[kind], env));
         }
         const queries = TOKEN_SCENARIOS.some((scenario) => options.selected.includes(scenario));
-        return { ours, floors, withToken: queries ? await withToken(keep, join(store.dir, 'authenticated.db')) : undefined };
+        const withToken = queries ? await authenticated(keep, join(store.dir, 'authenticated.db')) : undefined;
+        const longList = options.selected.includes('query-banks-600') ? await onLongList(keep, store.dir) : undefined;
+        return { ours, floors, withToken, longList };
       },
       '[sqlite]',
       options,
@@ -67,11 +72,23 @@ export async function sqliteRun(options: BenchOptions, parentDir: string): Promi
  * Ours with authentication on (the development key, as the README's local try-out starts it), and a
  * token it accepts for the query scenarios: what verifying callers costs, against ours without it.
  */
-async function withToken(keep: (target: Promise<Target>) => Promise<Target>, sqliteFile: string): Promise<SuiteTargets['withToken']> {
-  const env = { ...appEnv(`sqlite:${sqliteFile}`, 'memory:'), AUTH_JWKS_URL: `file:${DEVELOPMENT_JWKS_PATH}`, AUTH_ISSUER: DEVELOPMENT_ISSUER };
-  const target = await keep(startTarget('app', 'ours with a token', env));
+async function authenticated(keep: Keep, sqliteFile: string): Promise<SuiteTargets['withToken']> {
+  const target = await keep(startTarget('app', 'ours with a token', withAuthentication(appEnv(`sqlite:${sqliteFile}`, 'memory:'))));
   const token = await signDevelopmentToken({ scope: 'accounts:read', accounts: [], lifetimeS: 3_600 });
   return { target, headers: { authorization: `Bearer ${token}` } };
+}
+
+/** Authentication on, with the development key, as the README's local try-out starts it. */
+const withAuthentication = (env: Record<string, string>) => ({ ...env, AUTH_JWKS_URL: `file:${DEVELOPMENT_JWKS_PATH}`, AUTH_ISSUER: DEVELOPMENT_ISSUER });
+
+/** `banks` on the long list: ours and ours with a token over a bank listing LONG_LIST banks, and bare Apollo serving the same. */
+async function onLongList(keep: Keep, dir: string): Promise<SuiteTargets['longList']> {
+  const list = { BENCH_BANK_LIST: String(LONG_LIST) };
+  const named = (name: string) => `${name} (${LONG_LIST} banks)`;
+  const ours = await keep(startTarget('app', named('ours'), { ...appEnv(`sqlite:${join(dir, 'long-list.db')}`, 'memory:'), ...list }));
+  const withToken = await keep(startTarget('app', named('ours with a token'), { ...withAuthentication(appEnv(`sqlite:${join(dir, 'long-list-authenticated.db')}`, 'memory:')), ...list }));
+  const floor = await keep(startTarget('subgraph', named(FLOOR_LABELS.subgraph), { FLOOR_BANK_LIST: String(LONG_LIST) }));
+  return { ours, withToken, floor };
 }
 
 export const FLOOR_LABELS: Record<FloorKind, string> = { receiver: 'bare receiver', subgraph: 'bare Apollo', broadcaster: 'broadcaster' };

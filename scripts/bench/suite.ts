@@ -3,7 +3,8 @@
 import { loadavg } from 'node:os';
 import { runInLoadProcess } from './load-process.ts';
 import type { BenchOptions } from './options.ts';
-import { SCENARIOS, type LoadJob, type LoadResult, type MemorySample, type ScenarioName, type ServerSide } from './protocol.ts';
+import { metric } from './graphql.ts';
+import { BANKS_SCENARIOS, SCENARIOS, type LoadJob, type LoadResult, type MemorySample, type ScenarioName, type ServerSide } from './protocol.ts';
 import type { Target } from './targets.ts';
 
 /** The floor each scenario is measured against. */
@@ -12,6 +13,7 @@ export const FLOOR_OF = {
   'webhook-01': 'receiver',
   'webhook-02': 'receiver',
   'query-banks': 'subgraph',
+  'query-banks-600': 'subgraph',
   'query-account': 'subgraph',
   fanout: 'broadcaster',
 } as const satisfies Record<ScenarioName, string>;
@@ -24,10 +26,15 @@ export interface SuiteTargets {
   /** Ours with authentication on, and the Authorization header its queries carry. */
   withToken?: { target: Target; headers: Record<string, string> } | undefined;
   floors: Partial<Record<FloorKind, Target>>;
+  /**
+   * `banks` on the long list: ours and ours with a token over a bank that lists that many (the token
+   * the one `withToken` carries), and bare Apollo serving the same list. The scenario runs only with them.
+   */
+  longList?: { ours: Target; withToken: Target; floor: Target } | undefined;
 }
 
 /** The scenarios that also run with a token, against ours with authentication on. */
-export const TOKEN_SCENARIOS: readonly ScenarioName[] = ['query-banks', 'query-account'];
+export const TOKEN_SCENARIOS: readonly ScenarioName[] = ['query-banks', 'query-banks-600', 'query-account'];
 
 export type Side = 'ours' | 'replicas' | 'token' | 'floor';
 
@@ -43,6 +50,8 @@ export interface ScenarioReport extends LoadResult {
   servers: { name: string; side: ServerSide }[];
   /** Why it could not run to the end; counted as an error. */
   failure: string | undefined;
+  /** `banks` on ours: the servers' response-cache hits and misses over the run, warm-up included. */
+  responseCache?: { hit: number; miss: number } | undefined;
 }
 
 const SUBSCRIBE_TIMEOUT_MS = 120_000;
@@ -59,11 +68,13 @@ export const eventsFor = (subscribers: number, events: number) => Math.min(event
 export async function runSuite(options: BenchOptions, targets: SuiteTargets, title: string): Promise<ScenarioReport[]> {
   const reports: ScenarioReport[] = [];
   for (const scenario of SCENARIOS.filter((name) => options.selected.includes(name))) {
+    const on = targetsOf(scenario, targets);
+    if (on === undefined) continue;
     for (const subscribers of scenario === 'fanout' ? options.subscribers : [options.subscribers[0]!]) {
-      const floor = targets.floors[FLOOR_OF[scenario]];
-      const sides: [Side, Target[]][] = [['ours', targets.ours]];
-      if (targets.replicas) sides.push(['replicas', targets.replicas]);
-      if (targets.withToken && TOKEN_SCENARIOS.includes(scenario)) sides.push(['token', [targets.withToken.target]]);
+      const floor = on.floors[FLOOR_OF[scenario]];
+      const sides: [Side, Target[]][] = [['ours', on.ours]];
+      if (on.replicas) sides.push(['replicas', on.replicas]);
+      if (on.withToken && TOKEN_SCENARIOS.includes(scenario)) sides.push(['token', [on.withToken.target]]);
       if (floor) sides.push(['floor', [floor]]);
       const rounds = scenario === 'fanout' || sides.length === 1 ? 1 : options.rounds;
       const runs = sides.map(() => [] as ScenarioReport[]);
@@ -73,7 +84,7 @@ export async function runSuite(options: BenchOptions, targets: SuiteTargets, tit
           const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
           // The load average says when other processes competed for the cores meanwhile.
           process.stderr.write(`${title} ${what} against ${nameOf(servers)}${of} (load average ${loadavg()[0]!.toFixed(1)})…\n`);
-          const headers = side === 'token' ? targets.withToken?.headers : undefined;
+          const headers = side === 'token' ? on.withToken?.headers : undefined;
           const report = await runOnServers(scenario, options, servers, side, { subscribers, events: eventsFor(subscribers, options.events), headers });
           process.stderr.write(`  ${describe(report)}\n`);
           runs[index]!.push(report);
@@ -83,6 +94,15 @@ export async function runSuite(options: BenchOptions, targets: SuiteTargets, tit
     }
   }
   return reports;
+}
+
+/** The servers `scenario` runs on: the long list's for `banks` on the long list (none when it has none), else the run's. */
+function targetsOf(scenario: ScenarioName, targets: SuiteTargets): SuiteTargets | undefined {
+  if (scenario !== 'query-banks-600') return targets;
+  const long = targets.longList;
+  if (long === undefined) return undefined;
+  const withToken = targets.withToken && { ...targets.withToken, target: long.withToken };
+  return { ours: [long.ours], withToken, floors: { subgraph: long.floor } };
 }
 
 /** Replicas are named "ours", "ours #2": together, "ours ×2". */
@@ -114,6 +134,9 @@ export async function runOnServers(scenario: LoadJob['scenario'], options: Bench
   const baseline = scenario === 'fanout' ? (await each('subscriptions')).reduce((a, b) => a + b, 0) : 0;
   let perSubscriberKB: ScenarioReport['perSubscriberKB'];
   const begin = () => void each('begin').catch(() => {});
+  // Hits and misses as an operator reads them, before and after: floors have no response cache.
+  const cacheCounts = BANKS_SCENARIOS.includes(scenario as ScenarioName) && side !== 'floor' ? () => responseCacheOf(baseUrls) : undefined;
+  const cacheBefore = await cacheCounts?.();
   begin();
   try {
     const result = await runInLoadProcess(job, {
@@ -132,11 +155,23 @@ export async function runOnServers(scenario: LoadJob['scenario'], options: Bench
       },
     });
     const sides = await each('end');
-    return { ...result, ...base, perSubscriberKB, servers: sides.map((side, i) => ({ name: servers[i]!.name, side })), failure: undefined };
+    const cacheAfter = await cacheCounts?.();
+    const responseCache = cacheBefore && cacheAfter && { hit: cacheAfter.hit - cacheBefore.hit, miss: cacheAfter.miss - cacheBefore.miss };
+    return { ...result, ...base, perSubscriberKB, servers: sides.map((side, i) => ({ name: servers[i]!.name, side })), failure: undefined, responseCache };
   } catch (error) {
     await each('end').catch(() => undefined);
     return { ...failed(scenario), ...base, perSubscriberKB: undefined, servers: [], failure: (error as Error).message };
   }
+}
+
+/** `graphql_response_cache_total` of every server, by outcome. */
+async function responseCacheOf(baseUrls: string[]): Promise<{ hit: number; miss: number }> {
+  const counts = { hit: 0, miss: 0 };
+  for (const baseUrl of baseUrls) {
+    counts.hit += await metric(baseUrl, 'graphql_response_cache_total{outcome="hit"}');
+    counts.miss += await metric(baseUrl, 'graphql_response_cache_total{outcome="miss"}');
+  }
+  return counts;
 }
 
 function failed(scenario: LoadJob['scenario']): LoadResult {

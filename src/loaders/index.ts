@@ -8,6 +8,7 @@ import type {
 } from '../domain/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import type { BankClients } from '../upstream/types.ts';
+import type { ReferenceCopy } from './reference-cache.ts';
 import type { BankDirectory, ReferenceData } from './reference-data.ts';
 
 /** Per-request loaders: each batches and deduplicates within one GraphQL request only. */
@@ -20,6 +21,11 @@ export interface Loaders {
   billCategories(): Promise<BillCategoryRecord[]>;
   billsLoader: DataLoader<number, BillRecord[]>;
   notificationLoader: DataLoader<string, CollectionNotificationRecord | null>;
+  /**
+   * performance.now() when the oldest copy of a reference list this request read came from the
+   * bank; undefined when it read none. An answer built on it is fresh no longer than that copy.
+   */
+  oldestReferenceCopy(): number | undefined;
 }
 
 /** Builds a request's loaders over the process-wide reference data, the clients and the store. */
@@ -29,8 +35,13 @@ export function createLoaders(deps: {
   store: NotificationStore;
 }): Loaders {
   // The caches keep one refresh in flight and answer a fresh copy at once: nothing to share here.
-  const bankDirectory = () => deps.referenceData.bankList.get();
-  const billCategories = () => deps.referenceData.billCategories.get();
+  let oldestCopy: number | undefined;
+  const valueOf = <T>(copy: ReferenceCopy<T>): T => {
+    oldestCopy = Math.min(oldestCopy ?? copy.fetchedAt, copy.fetchedAt);
+    return copy.value;
+  };
+  const bankDirectory = async () => valueOf(await deps.referenceData.bankList.get());
+  const billCategories = async () => valueOf(await deps.referenceData.billCategories.get());
 
   // Each DataLoader is made on first use: most operations need one of them, many none.
   let bankLoader: Loaders['bankLoader'] | undefined;
@@ -61,6 +72,7 @@ export function createLoaders(deps: {
     get notificationLoader() {
       return (notificationLoader ??= new DataLoader((settlementIds) => deps.store.getMany(settlementIds)));
     },
+    oldestReferenceCopy: () => oldestCopy,
   };
 }
 

@@ -27,7 +27,9 @@ function cacheOver(answers: (string | Error)[], { freshMs = 60_000, staleMs = 60
   });
   const refreshes = async (outcome: string) =>
     (await metrics.bankListRefreshes.get()).values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
-  return { cache, loads: () => loads, gate, refreshes };
+  // What callers read: the copy's value.
+  const read = async () => (await cache.get()).value;
+  return { cache: { get: read }, copies: cache, loads: () => loads, gate, refreshes };
 }
 
 describe('createReferenceCache', () => {
@@ -67,6 +69,18 @@ describe('createReferenceCache', () => {
     held.resolve();
     expect(await Promise.all(waiting)).toEqual(['v1', 'v1']);
     expect(await refreshes('stale')).toBe(1);
+  });
+
+  it('dates each copy by its arrival from the bank, so a stale copy keeps its own date', async () => {
+    const { copies } = cacheOver(['v1', unavailable(), 'v2'], { freshMs: 0 });
+    const before = performance.now();
+    const first = await copies.get();
+    expect(first.fetchedAt).toBeGreaterThanOrEqual(before);
+    const stale = await copies.get();
+    expect(stale).toEqual(first);
+    const next = await copies.get();
+    expect(next.value).toBe('v2');
+    expect(next.fetchedAt).toBeGreaterThan(first.fetchedAt);
   });
 
   it('lets any other failure stand, a plain Error included', async () => {

@@ -20,7 +20,14 @@ export type ReferenceList = 'banks' | 'billCategories';
 
 export interface ReferenceCache<T> {
   /** The copy while fresh; otherwise one refresh shared by every caller, or the error it met. */
-  get(): Promise<T>;
+  get(): Promise<ReferenceCopy<T>>;
+}
+
+/** A copy of a list, and when it came from the bank: what its answers may be cached for downstream. */
+export interface ReferenceCopy<T> {
+  readonly value: T;
+  /** performance.now() when the bank sent it. */
+  readonly fetchedAt: number;
 }
 
 export interface ReferenceCacheOptions<T> {
@@ -35,12 +42,6 @@ export interface ReferenceCacheOptions<T> {
   metrics: Pick<Metrics, 'bankListRefreshes'>;
 }
 
-interface Copy<T> {
-  value: T;
-  /** performance.now() when it arrived, lru-cache's own clock. */
-  fetchedAt: number;
-}
-
 /** The bank down or answering garbage: worth the old copy. A refusal of our credentials is not. */
 const STALE_ON: ReadonlySet<string> = new Set([ErrorCode.UPSTREAM_UNAVAILABLE, ErrorCode.UPSTREAM_INVALID_RESPONSE]);
 
@@ -50,7 +51,7 @@ const KEY = 'list';
 export function createReferenceCache<T>(options: ReferenceCacheOptions<T>): ReferenceCache<T> {
   const { list, load, freshMs, staleMs, logger, metrics } = options;
   /** What the copy may answer `error` with: its age and the failure's code; undefined when the error stands. */
-  const staleAnswer = (stale: Copy<T> | undefined, error: unknown) => {
+  const staleAnswer = (stale: ReferenceCopy<T> | undefined, error: unknown) => {
     if (stale === undefined || staleMs === 0) return undefined;
     if (!(error instanceof UpstreamError) || !STALE_ON.has(error.code)) return undefined;
     const ageMs = performance.now() - stale.fetchedAt;
@@ -58,7 +59,7 @@ export function createReferenceCache<T>(options: ReferenceCacheOptions<T>): Refe
   };
   // The last failure, for the one case lru-cache swallows it (see get()).
   let lastFailure: unknown;
-  const cache = new LRUCache<typeof KEY, Copy<T>>({
+  const cache = new LRUCache<typeof KEY, ReferenceCopy<T>>({
     max: 1,
     // lru-cache reads a ttl of 0 as "never expires": that case refreshes by force in get() instead.
     ttl: freshMs,
@@ -90,7 +91,7 @@ export function createReferenceCache<T>(options: ReferenceCacheOptions<T>): Refe
       // lru-cache resolves a failed fetch with nothing to serve as undefined when stale answers are
       // allowed; they are not then, so this only guards that its error still stands if that changes.
       if (copy === undefined) throw lastFailure;
-      return copy.value;
+      return copy;
     },
   };
 }

@@ -18,6 +18,7 @@ import type { CallbackUrls } from '../callback-urls.ts';
 import { cacheHintPlugins } from './cache-hints.ts';
 import { formatError } from './format-error.ts';
 import { operationLimitsPlugin } from './operation-limit-hooks.ts';
+import { responseCachePlugins } from './response-cache.ts';
 import { subscriptionCallbackPlugin } from './subscription-callback.ts';
 import { ROUTER_SECRET_HEADER, routerSecretAccepted, routerSecretRequiredBody } from './router-secret.ts';
 
@@ -79,6 +80,7 @@ export async function registerGraphQL(
       graphqlOperationSpanPlugin(),
       ...cacheHintPlugins<Context>(settings.publicMaxAgeS),
       operationLimitsPlugin(limits),
+      ...responseCachePlugins<Context>({ schema, catalogueMaxAgeS: settings.publicMaxAgeS, metrics: services.metrics }),
     ],
   });
   await apollo.start();

@@ -1,14 +1,16 @@
 // Floor for the queries: a bare Federation 2 subgraph served the way ours is (Fastify, Apollo Server
 // through @as-integrations/fastify, buildSubgraphSchema), Apollo's defaults and nothing of ours.
 // It answers the bench's queries from memory, with the same shapes and sizes as ours: the sandbox's
-// bank list, and a static account with its bank. So each ratio is what our work behind the same
-// query costs: plugins and the bank-list cache for `banks`, the sandbox bank call for `account`.
+// bank list (or, with FLOOR_BANK_LIST=<n>, the long list ours gets from its stand-in bank), and a
+// static account with its bank. So each ratio is what our work behind the same query costs: plugins
+// and the caches for `banks`, the sandbox bank call for `account`.
 import { ApolloServer } from '@apollo/server';
 import { buildSubgraphSchema, type GraphQLResolverMap } from '@apollo/subgraph';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import Fastify from 'fastify';
 import { parse } from 'graphql';
 import { sandboxAccounts, sandboxBanks } from '../../../src/sandbox/data.ts';
+import { benchBankList } from '../bank-list.ts';
 import { hostForBench } from '../host.ts';
 
 const typeDefs = parse(`
@@ -25,7 +27,8 @@ interface Bank {
   code: string;
   name: string;
 }
-const banks: Bank[] = sandboxBanks.map((bank) => ({ code: bank.bankCode, name: bank.bankName }));
+const list = process.env.FLOOR_BANK_LIST ? benchBankList(Number(process.env.FLOOR_BANK_LIST)) : sandboxBanks;
+const banks: Bank[] = list.map((bank) => ({ code: bank.bankCode, name: bank.bankName }));
 const bankByCode = new Map(banks.map((bank) => [bank.code, bank]));
 const account = sandboxAccounts[0]!;
 
