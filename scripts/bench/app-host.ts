@@ -19,7 +19,7 @@ if (process.env.BENCH_BANK_LIST) {
   const standIn = await startBankListStandIn(Number(process.env.BENCH_BANK_LIST));
   const [logger, metrics] = [createLogger(config.logLevel), createMetrics()];
   const base = standIn.baseUrl;
-  const bank = createBankClients({ urls: { base, gateway: base, billing: base, posting: base, wallet: base }, credentials: config.upstream.credentials, timeoutMs: config.upstream.timeoutMs, logger, metrics });
+  const bank = createBankClients({ urls: { base, gateway: base, billing: base, posting: base, wallet: base }, credentials: config.upstream.credentials, collectionCredentials: config.webhook, timezone: config.upstream.timezone, timeoutMs: config.upstream.timeoutMs, logger, metrics });
   Object.assign(overrides, { bank, logger, metrics });
   closing.push(() => bank.close(), () => standIn.close());
 }

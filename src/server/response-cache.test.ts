@@ -26,7 +26,7 @@ const schema = buildSubgraphSchema([{
 }]);
 enforceAccessRules(schema, () => undefined);
 
-const READER: Caller = { kind: 'verified', scopes: new Set(['secrets:read']), accounts: [], expiresAt: Date.now() + 600_000, subject: 'reader' };
+const READER: Caller = { kind: 'verified', scopes: new Set(['secrets:read']), accounts: [], lifetime: { acceptedUntil: Date.now() + 600_000, onKeyWithdrawn: () => () => undefined }, subject: 'reader' };
 
 async function startServer() {
   const metrics = createMetrics();
