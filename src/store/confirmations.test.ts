@@ -62,6 +62,7 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).map((record) => record.settlementId)).toEqual([c.settlementId]);
     expect(await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).toEqual([]);
     expect(await store.confirmations.countPending()).toBe(3);
+    expect(await store.confirmations.oldestPending()).toBe(a.receivedAt);
   });
 
   test('gives a claimed notification to no other claim until its lease ends, then claims it again', async () => {
@@ -102,6 +103,7 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     expect(readB!.confirmation).toEqual({ status: 'MISMATCHED', checkedAt: '2026-11-22T13:05:10.000Z', differences: ['transactionAmount', 'currency'], acknowledgedByBank: false });
     expect(readUnchecked!.confirmation).toEqual(UNCHECKED);
     expect(await store.confirmations.countPending()).toBe(0);
+    expect(await store.confirmations.oldestPending()).toBeNull();
     expect(await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).toEqual([]);
     await expect(store.confirmations.record([outcome(a.settlementId, { status: 'PENDING' as never })])).rejects.toThrow(RangeError);
     expect(await store.confirmations.record([])).toEqual([]);
@@ -112,13 +114,14 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     expect(await store.confirmations.decidedHead()).toEqual(START_OF_LOG);
     const [a, b, c, d] = [notification(), pending(), pending(), notification()];
     const [atA] = await stored(store, a);
-    expect(await store.confirmations.decidedHead()).toEqual(atA);
-    const [, atB, atC, atD] = await stored(store, b, c, d).then((positions) => [atA, ...positions]);
+    expect(await store.confirmations.decision()).toEqual({ through: atA, pendingAt: undefined });
+    const [atB, atC, atD] = await stored(store, b, c, d);
+    expect(await store.confirmations.decision()).toEqual({ through: before(atB!), pendingAt: atB });
     expect(await store.confirmations.decidedHead()).toEqual(before(atB!));
     await store.confirmations.record([outcome(b.settlementId, { status: 'NOT_AT_BANK', acknowledgedByBank: null })]);
     expect(await store.confirmations.decidedHead()).toEqual(before(atC!));
     await store.confirmations.record([outcome(c.settlementId)]);
-    expect(await store.confirmations.decidedHead()).toEqual(atD);
+    expect(await store.confirmations.decision()).toEqual({ through: atD, pendingAt: undefined });
   });
 
   test('lists the log through a position, and only its CONFIRMED notifications when asked', async () => {
@@ -179,6 +182,8 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
       store.confirmations.defer(['x'], 0),
       store.confirmations.countPending(),
       store.confirmations.decidedHead(),
+      store.confirmations.decision(),
+      store.confirmations.oldestPending(),
     ];
     for (const call of calls) await expect(call).rejects.toThrow(/store is closed/);
   });

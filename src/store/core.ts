@@ -16,7 +16,7 @@ import {
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
 import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
-import type { ClaimQuery, CollectionStore, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
+import type { ClaimQuery, CollectionStore, Decision, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
 /** What a backend wrote of one batch: each notification's position, null where it was already stored. */
 export interface WrittenBatch {
@@ -67,6 +67,7 @@ export interface ConfirmationBackend {
   record(outcomes: readonly ConfirmationOutcome[]): Promise<boolean[]>;
   defer(settlementIds: readonly string[], delayMs: number): Promise<void>;
   countPending(): Promise<number>;
+  oldestPending(): Promise<string | null>;
 }
 
 /** The statements and driver calls of one database; the core never calls it once closed. */
@@ -200,7 +201,9 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
         if (settlementIds.length > 0) await store.confirmations.defer(settlementIds, delayMs);
       },
       countPending: async () => open().confirmations.countPending(),
-      decidedHead: async () => decidedThrough(await open().decisionBounds()),
+      oldestPending: async () => open().confirmations.oldestPending(),
+      decidedHead: async () => decisionOf(await open().decisionBounds()).through,
+      decision: async () => decisionOf(await open().decisionBounds()),
     },
     close() {
       // Inserts already queued are written and answered first: a SIGTERM drain loses none.
@@ -213,13 +216,14 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
 const DUPLICATE = { status: 'duplicate' } as const;
 
 /**
- * The settled head, or the position just before the first PENDING one when that is not after it:
- * nothing lies between (txid, seq - 1) and (txid, seq), and every notification before the first
- * PENDING one is decided. Read from one snapshot, so no PENDING notification can settle below it later.
+ * Decided through the settled head, or through the position just before the first PENDING one when
+ * that is not after it: nothing lies between (txid, seq - 1) and (txid, seq), and every notification
+ * before the first PENDING one is decided. Both read from one snapshot, so no PENDING notification
+ * can settle below it later.
  */
-function decidedThrough({ head = START_OF_LOG, firstPending }: DecisionBounds): LogPosition {
-  if (firstPending === undefined || comparePositions(firstPending, head) > 0) return head;
-  return { txid: firstPending.txid, seq: firstPending.seq - 1 };
+function decisionOf({ head = START_OF_LOG, firstPending }: DecisionBounds): Decision {
+  if (firstPending === undefined || comparePositions(firstPending, head) > 0) return { through: head, pendingAt: undefined };
+  return { through: { txid: firstPending.txid, seq: firstPending.seq - 1 }, pendingAt: firstPending };
 }
 
 const pickMoney = (record: MoneyFields): MoneyFields => Object.fromEntries(MONEY_FIELDS.map((field) => [field, record[field]])) as MoneyFields;

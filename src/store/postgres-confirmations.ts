@@ -26,6 +26,7 @@ const QUERIES = {
   defer: `UPDATE collection_notifications SET confirmation_due_at = now() + $2::bigint * interval '1 millisecond'
     WHERE settlement_id = ANY($1::text[]) AND confirmation_status = 'PENDING'`,
   countPending: "SELECT count(*) AS n FROM collection_notifications WHERE confirmation_status = 'PENDING'",
+  oldestPending: "SELECT received_at FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY txid, seq LIMIT 1",
 } as const;
 
 /** The queue's statements over `run`, each named (every connection parses and plans it once). */
@@ -52,6 +53,10 @@ export function createPostgresConfirmations(run: RunQuery): ConfirmationBackend 
     async countPending() {
       const [row] = await query<{ n: string }>('countPending');
       return Number(row?.n ?? 0);
+    },
+    async oldestPending() {
+      const [row] = await query<{ received_at: string }>('oldestPending');
+      return row?.received_at ?? null;
     },
   };
 }

@@ -20,6 +20,7 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
     defer: database.prepare(`UPDATE collection_notifications SET confirmation_due_ms = ?
       WHERE settlement_id IN (SELECT value FROM json_each(?)) AND confirmation_status = 'PENDING'`),
     countPending: database.prepare("SELECT count(*) AS n FROM collection_notifications WHERE confirmation_status = 'PENDING'"),
+    oldestPending: database.prepare("SELECT received_at FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY seq LIMIT 1"),
   };
   return {
     async claim({ limit, leaseMs }) {
@@ -47,6 +48,10 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
     },
     async countPending() {
       return Number(statements.countPending.get()?.n);
+    },
+    async oldestPending() {
+      const row = statements.oldestPending.get();
+      return row === undefined ? null : String(row.received_at);
     },
   };
 }

@@ -202,6 +202,8 @@ export interface ConfirmationQueue {
   defer(settlementIds: readonly string[], delayMs: number): Promise<void>;
   /** How many notifications are PENDING, from the index of them alone. */
   countPending(): Promise<number>;
+  /** When the first PENDING notification of the log was received (ISO 8601); null when none is PENDING. */
+  oldestPending(): Promise<string | null>;
   /**
    * The position through which the settled log is decided: the settled head, or just before the
    * first `PENDING` notification when that comes first; `START_OF_LOG` when none. Every notification
@@ -209,4 +211,14 @@ export interface ConfirmationQueue {
    * stream may hand out its `CONFIRMED` ones up to there. Reads no notification row.
    */
   decidedHead(): Promise<LogPosition>;
+  /** `decidedHead`, and what stops it there: the first PENDING notification's position when that comes before the settled head's. */
+  decision(): Promise<Decision>;
+}
+
+/** How far the settled log is decided (ConfirmationQueue.decision). */
+export interface Decision {
+  /** The decided head (see decidedHead). */
+  through: LogPosition;
+  /** The first PENDING notification, when it is what holds `through` short of the settled head; undefined otherwise. */
+  pendingAt: LogPosition | undefined;
 }
