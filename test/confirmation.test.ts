@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { notificationBody } from './helpers/app.ts';
 import { confirmationOf, idsOf, startConfirmingApp, subscribe, transferOf } from './helpers/confirming.ts';
 import { startFakeCollectionBank } from './helpers/fake-collection-bank.ts';
+import { startCallbackRouter, subscribeViaCallback } from './helpers/callback-router.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { scrape, scrapeSum, subscribersLive } from './helpers/metrics.ts';
 import { queryFile, tempSqlitePath } from './helpers/stores.ts';
@@ -202,6 +203,24 @@ describe('confirmation with the bank', () => {
     await resumed.atLeast(3);
     expect(idsOf(resumed)).toEqual([fourth, fifth, later].map((body) => body!.settlementId));
     expect(resumed.every((event) => event.status === 'CONFIRMED')).toBe(true);
+  });
+
+  it("hands only CONFIRMED notifications to a confirmed subscription over the router's callback protocol", async () => {
+    const bank = await startFakeCollectionBank();
+    const router = await startCallbackRouter();
+    const app = await startConfirmingApp(bank);
+    const { body } = await subscribeViaCallback(app, router.callbackUrl, 'subscription { incomingTransfer(confirmed: true) { settlementId confirmation { status } } }');
+    expect(body).toEqual({ data: null });
+    await subscribersLive(app, 1);
+    const forged = notificationBody();
+    const genuine = notificationBody();
+    bank.know(transferOf(genuine));
+    await app.deliver(forged);
+    await app.deliver(genuine);
+    const next = await router.nth('next');
+    expect(next.payload).toEqual({ data: { incomingTransfer: { settlementId: genuine.settlementId, confirmation: { status: 'CONFIRMED' } } } });
+    await confirmationOf(app, forged.settlementId, 'NOT_AT_BANK');
+    expect(router.messages.filter((message) => message.action === 'next')).toHaveLength(1);
   });
 
   it('gives confirmed and unconfirmed subscribers of one query their own executions, each its own stream', async () => {
