@@ -70,6 +70,15 @@ const STORM = [
   'read storm: year-long summaries answered/s',
   'read storm: 100-alias documents answered / refused / failed',
 ];
+/** Confirmation with the bank: ours with it on against ours with it off, and what it confirms. */
+const CONFIRMATION = [
+  'webhook 00 with confirmation on: acks/s',
+  'webhook 00 with confirmation on: p99 ms',
+  'confirmations/s during the webhook load',
+  'confirmations/s draining what it left PENDING',
+  '00 to arrival on the confirmed stream at 50/s: p50 ms',
+  '00 to arrival on the confirmed stream at 50/s: p99 ms',
+];
 
 function expectMeasured(rows: Row[], figures: string[], withFloor: string[]): void {
   expect(rows.map((row) => row.figure)).toEqual(figures);
@@ -96,7 +105,8 @@ describe('npm run bench', () => {
     expect(stdout).toMatch(/\|\s*figure\s*\|\s*against\s*\|\s*ours\s*(\|\s*ours ×2\s*)?\|\s*floor\s*\|\s*ours\/floor\s*\|\s*target\s*\|\s*met\s*\|/);
     const [sqlite, postgres] = json().runs;
     const [queries, fanout] = [FIGURES.slice(0, 11), FIGURES.slice(11)];
-    expectMeasured(sqlite!.rows, [...queries, ...WITH_TOKEN, ...fanout, ...STORM], [...FIGURES, ...WITH_TOKEN]);
+    expectMeasured(sqlite!.rows, [...queries, ...WITH_TOKEN, ...fanout, ...STORM, ...CONFIRMATION], [...FIGURES, ...WITH_TOKEN, ...CONFIRMATION.slice(0, 2)]);
+    expect(sqlite!.rows.find((row) => row.figure === CONFIRMATION[0])).toMatchObject({ floor: 'confirmation off', target: '≥ 0.95× off' });
     expect(sqlite!.rows.find((row) => row.figure === WITH_TOKEN[0])).toMatchObject({ floor: 'ours without a token', target: '≥ 0.9× ours without' });
     expect(new Set(sqlite!.reports.filter((r) => r.side === 'token').map((r) => `${r.scenario} on ${r.target}`))).toEqual(
       new Set(['query-banks on ours with a token', 'query-account on ours with a token']),
@@ -106,7 +116,7 @@ describe('npm run bench', () => {
     expectNoErrors(sqlite!.reports);
     if (!services.DATABASE_URL) return void expect(postgres).toBeUndefined();
     // The webhook against the PostgreSQL floor, the rest against the first run's; each on one replica and on two.
-    expectMeasured(postgres!.rows, [...FIGURES, ...STORM], FIGURES);
+    expectMeasured(postgres!.rows, [...FIGURES, ...STORM, ...CONFIRMATION], [...FIGURES, ...CONFIRMATION.slice(0, 2)]);
     expect(postgres!.rows.find((row) => row.figure === FIGURES[0])).toMatchObject({ floor: 'bare receiver (PostgreSQL)', target: '≥ 0.85× floor' });
     for (const row of postgres!.rows.filter((r) => FIGURES.includes(r.figure))) expect(row.two, row.figure).toMatch(/^-?\d/);
     expectNoErrors(postgres!.reports);
