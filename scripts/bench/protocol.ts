@@ -20,14 +20,14 @@ export interface ServerSide {
 /** The scenarios measured against a floor, in the order they run. */
 export const SCENARIOS = ['webhook-00', 'webhook-01', 'webhook-02', 'query-banks', 'query-account', 'fanout'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
-/** What `--only` may name: those, and the webhook under a read storm (ours alone). */
-export const SELECTABLE = [...SCENARIOS, 'read-storm'] as const;
+/** What `--only` may name: those, the webhook under a read storm, and confirmation with the bank (ours alone). */
+export const SELECTABLE = [...SCENARIOS, 'read-storm', 'confirmation'] as const;
 export type Selectable = (typeof SELECTABLE)[number];
 
 /** One job for one load process. */
 export interface LoadJob {
   /** The scenarios, and the jobs the read storm and the growth mode add. */
-  scenario: ScenarioName | 'fill' | 'query' | 'resume' | 'storm-reads';
+  scenario: ScenarioName | 'fill' | 'query' | 'resume' | 'storm-reads' | 'confirmed-latency';
   /** The origin that takes webhook posts, e.g. http://127.0.0.1:41234. */
   baseUrl: string;
   /** Every origin the load is spread over (replicas). */
@@ -39,7 +39,7 @@ export interface LoadJob {
   events: number;
   /** Sent with every GraphQL request (an Authorization header, say). */
   headers?: Record<string, string> | undefined;
-  /** webhook-00: deliveries per second in all, instead of as fast as the server answers. */
+  /** webhook-00, confirmed-latency: deliveries per second in all, instead of as fast as the server answers. */
   rate?: number | undefined;
   /** fill: notifications `first` to `first + count - 1` (bank.ts fillBody), each answered 00. */
   fill?: { first: number; count: number; startMs: number; stepMs: number } | undefined;
