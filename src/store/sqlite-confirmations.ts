@@ -12,6 +12,15 @@ import type { ConfirmationBackend } from './core.ts';
 import { differencesColumn, selectList, type NotificationRow } from './notification-row.ts';
 import { inLightTransaction, inTransaction } from './sqlite-connection.ts';
 
+/**
+ * A batch of several deliveries this recent means a busy webhook (deliveries arrive faster than one
+ * commit each): outcomes then wait for its next batch. A quieter one is not waited for: it would
+ * only delay them.
+ */
+const BUSY_WEBHOOK_MS = 20;
+/** How long they wait for it at most before committing on their own. */
+const RIDE_WAIT_MS = 10;
+
 /** An outcome waiting for a commit, and whoever waits for it. */
 interface Rider {
   outcome: ConfirmationOutcome;
@@ -29,8 +38,12 @@ export interface Riders {
   failed(): void;
 }
 
-/** The queue's statements; due times are epoch milliseconds of this process's clock (one process writes a SQLite file at a time). */
-export function createSqliteConfirmations(database: DatabaseSync): ConfirmationBackend & { board(): Riders } {
+/**
+ * The queue's statements; due times are epoch milliseconds of this process's clock (one process
+ * writes a SQLite file at a time). `board(deliveries)`: a batch of that many deliveries is about to
+ * be written, and takes the outcomes waiting along.
+ */
+export function createSqliteConfirmations(database: DatabaseSync): ConfirmationBackend & { board(deliveries: number): Riders } {
   const statements = {
     // The oldest due first, found through the index of PENDING notifications.
     claim: database.prepare(`UPDATE collection_notifications
@@ -80,11 +93,16 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
       for (const rider of riders) rider.reject(error);
     }
   };
-  // Two turns: a batch of deliveries gathered in the next turn is written before, and takes them along.
+  /** When the last batch of several deliveries was written. */
+  let lastBusyBatch = Number.NEGATIVE_INFINITY;
+  // While deliveries keep coming, the next batch takes them along (a busy webhook leaves a turn
+  // without one now and then, so they wait a little for it); otherwise they go two turns later,
+  // after any batch gathered in the next turn.
   const schedule = () => {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(() => setImmediate(writeAlone));
+    if (performance.now() - lastBusyBatch < BUSY_WEBHOOK_MS) setTimeout(writeAlone, RIDE_WAIT_MS);
+    else setImmediate(() => setImmediate(writeAlone));
   };
 
   return {
@@ -101,7 +119,8 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
       schedule();
       return recorded;
     },
-    board() {
+    board(deliveries) {
+      if (deliveries > 1) lastBusyBatch = performance.now();
       const riders = waiting;
       waiting = [];
       let results: ReturnType<typeof writeAll> = [];

@@ -105,7 +105,7 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     batchesInFlight: 1,
     async insertBatch(notifications) {
       // The confirmer's outcomes waiting for a commit take this one: no fsync of their own.
-      const riders = confirmations.board();
+      const riders = confirmations.board(notifications.length);
       let seqs;
       try {
         seqs = insertRows(database, insert, notifications.map(rowOf), () => riders.write());
