@@ -69,11 +69,20 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
 
   const load = watchLoad();
   // After a failure, one ask at a time until one is answered; and while deliveries keep this replica
-  // busy, one at a time too: the 00s come first, the backlog is confirmed once they ease.
+  // busy, one at a time too, spaced out: the 00s come first, the backlog is confirmed once they ease.
   const slots = () => (pause || load.busy ? 1 : concurrency);
+  let nextBusyStart = 0;
+  let spacing: NodeJS.Timeout | undefined;
 
   function pump(): void {
     if (closed || (pause && Date.now() < pause.until)) return;
+    if (load.busy && held.length > 0 && inFlight.size === 0 && performance.now() < nextBusyStart) {
+      spacing ??= setTimeout(() => {
+        spacing = undefined;
+        pump();
+      }, nextBusyStart - performance.now());
+      return;
+    }
     while (inFlight.size < slots() && held.length > 0) start(held.shift()!);
     // Claims come in batches (up to twice the slots, once half of that is free), so a busy replica
     // writes a claim every few answers, not one per answer.
@@ -103,6 +112,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
   }
 
   function start(record: CollectionNotificationRecord): void {
+    if (load.busy) nextBusyStart = performance.now() + BUSY_SPACING_MS;
     const ask = confirm(record).finally(() => {
       inFlight.delete(ask);
       pump();
@@ -179,6 +189,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
       (closing ??= (async () => {
         closed = true;
         clearInterval(sweep);
+        clearTimeout(spacing);
         load.stop();
         clearTimeout(pause?.timer);
         const unstarted = held.splice(0);
@@ -197,6 +208,8 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
 const LOAD_WINDOW_MS = 100;
 const BUSY_UTILIZATION = 0.9;
 const BUSY_DELIVERIES = 20;
+/** While busy, asks start at most this often: each costs the webhook's event loop and, on PostgreSQL, the database. */
+const BUSY_SPACING_MS = 50;
 
 /**
  * Whether deliveries keep this replica busy: in the last window its event loop was busy over 90 %

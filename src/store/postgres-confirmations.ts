@@ -29,10 +29,15 @@ const QUERIES = {
   oldestPending: "SELECT received_at FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY txid, seq LIMIT 1",
 } as const;
 
-/** The queue's statements over `run`, each named (every connection parses and plans it once). */
-export function createPostgresConfirmations(run: RunQuery): ConfirmationBackend {
+/**
+ * The queue's statements, each named (every connection parses and plans it once): outcomes and
+ * counts on `outcomes`, claims and deferrals on `leases` (connections that commit without waiting
+ * for the WAL flush: a lease lost in a crash of the database only makes a row due sooner).
+ */
+export function createPostgresConfirmations(runners: { outcomes: RunQuery; leases: RunQuery }): ConfirmationBackend {
+  const ON_LEASES: ReadonlySet<keyof typeof QUERIES> = new Set(['claim', 'defer']);
   const query = async <Row extends Record<string, unknown>>(name: keyof typeof QUERIES, values: unknown[] = []) =>
-    (await run<Row>({ name: `confirmations-${name}`, text: QUERIES[name], values })).rows;
+    (await (ON_LEASES.has(name) ? runners.leases : runners.outcomes)<Row>({ name: `confirmations-${name}`, text: QUERIES[name], values })).rows;
   return {
     claim: ({ limit, leaseMs }) => query<NotificationRow & Record<string, unknown>>('claim', [limit, leaseMs]),
     async record(outcomes) {

@@ -22,12 +22,19 @@ const BATCHES_IN_FLIGHT = 4;
 /**
  * Each kind of work has connections of its own: the webhook's writes (one per batch in flight), the
  * log follower's reads (live delivery), everything a GraphQL caller asks for, and the quarantine's
- * writes (one at a time), and the confirmation queue's claims and outcomes. A storm of heavy reads, or of refused deliveries, then waits for its own
+ * writes (one at a time), and the confirmation queue's outcomes and its leases. A storm of heavy reads, or of refused deliveries, then waits for its own
  * connections and never takes one a write of money needs; and with few of them, it queues here
  * rather than in the database, where it would take the CPU the writes need.
  */
-const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3, quarantine: 1, confirmation: 2 } as const;
+const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3, quarantine: 1, confirmation: 1, lease: 1 } as const;
 type PoolRole = keyof typeof POOL_SIZES;
+
+/**
+ * The confirmation queue's claims and deferrals (`lease`) commit without waiting for the WAL flush:
+ * they only move a due time, and one lost in a crash of the database makes a row due sooner. Every
+ * other session waits for it, outcomes included, as a 00 does.
+ */
+const SYNCHRONOUS_COMMIT: Record<PoolRole, 'on' | 'off'> = { write: 'on', log: 'on', read: 'on', quarantine: 'on', confirmation: 'on', lease: 'off' };
 
 const POOL_SETTINGS = {
   // Opening a connection, and waiting for a free one, fails after this rather than stalling a webhook.
@@ -73,7 +80,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
         application_name: `${POOL_SETTINGS.application_name}-${role}`,
         // Per session, not per batch: a batch is one statement, with no transaction to SET LOCAL in.
         // A connection that cannot set it is never used (the pool hands out its error instead).
-        onConnect: async (client) => void (await client.query('SET synchronous_commit = on')),
+        onConnect: async (client) => void (await client.query(`SET synchronous_commit = ${SYNCHRONOUS_COMMIT[role]}`)),
       });
       // Without a listener, an idle connection dropped by the server would crash the process.
       pool.on('error', (error) => logger.warn({ err: error, pool: role }, 'an idle PostgreSQL connection failed; the pool replaces it'));
@@ -87,6 +94,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     read: withDeadline(pools.read, timeoutMs),
     quarantine: withDeadline(pools.quarantine, timeoutMs),
     confirmation: withDeadline(pools.confirmation, timeoutMs),
+    lease: withDeadline(pools.lease, timeoutMs),
   };
   const close = async () => void (await Promise.all(Object.values(pools).map((pool) => pool.end())));
   return createStore(backendOver(identity, runners, close), options);
@@ -195,7 +203,7 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
       const at = (txid: string | null | undefined, seq: string | null | undefined) => (txid == null || seq == null ? undefined : toPosition(txid, seq));
       return { head: at(row?.head_txid, row?.head_seq), firstPending: at(row?.pending_txid, row?.pending_seq) };
     },
-    confirmations: createPostgresConfirmations(runners.confirmation),
+    confirmations: createPostgresConfirmations({ outcomes: runners.confirmation, leases: runners.lease }),
     daySums: (days, filter) => daySums(runners.read, days, filter),
     async size() {
       const [row] = await query<{ bytes: string; rows: string }>('read', 'size');
