@@ -19,7 +19,9 @@ interface Fixture {
 async function storedForThreeAccounts(): Promise<Fixture> {
   const issuer = await TestIssuer.create();
   const jwks = await serveJwks(issuer);
-  const app = await startApp({ AUTH_JWKS_URL: jwks.url, AUTH_ISSUER: TEST_ISSUER });
+  // Posted straight to the webhook, unknown to the sandbox bank: confirmation, off here, would move
+  // /metrics in the background (NOT_AT_BANK) while the tests compare what reads changed there.
+  const app = await startApp({ AUTH_JWKS_URL: jwks.url, AUTH_ISSUER: TEST_ISSUER, COLLECTION_CONFIRMATION: 'off' });
   const stored: Record<string, string[]> = { [OWN]: [], [ALSO_OWN]: [], [OTHER]: [] };
   for (const accountNumber of [OWN, OTHER, ALSO_OWN, OTHER, OWN, OTHER, OTHER]) {
     const body = notificationBody({ accountNumber, transactionAmount: '10.00', tranDateTime: '2026-11-22 14:05:09' });

@@ -18,7 +18,7 @@ describe('the bench options', () => {
 
   it('selects scenarios with --only, the read storm among them, and names an unknown one', () => {
     expect(readOptions(['--only', 'read-storm,webhook-00']).selected).toEqual(['webhook-00', 'read-storm']);
-    expect(() => readOptions(['--only', 'cold-start'])).toThrow(/--only must name scenarios among .*read-storm; got "cold-start"/);
+    expect(() => readOptions(['--only', 'cold-start'])).toThrow(/--only must name scenarios among .*read-storm, confirmation; got "cold-start"/);
   });
 
   it('makes --quick short, and lets the options given win over it', () => {

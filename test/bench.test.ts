@@ -85,6 +85,15 @@ const STORM = [
   'read storm: year-long summaries answered/s',
   'read storm: 100-alias documents answered / refused / failed',
 ];
+/** Confirmation with the bank: ours with it on against ours with it off, and what it confirms. */
+const CONFIRMATION = [
+  'webhook 00 with confirmation on: acks/s',
+  'webhook 00 with confirmation on: p99 ms',
+  'confirmations/s during the webhook load',
+  'confirmations/s draining what it left PENDING',
+  '00 to arrival on the confirmed stream at 50/s: p50 ms',
+  '00 to arrival on the confirmed stream at 50/s: p99 ms',
+];
 
 function expectMeasured(rows: Row[], figures: string[], withFloor: string[]): void {
   expect(rows.map((row) => row.figure)).toEqual(figures);
@@ -112,11 +121,16 @@ describe('npm run bench', () => {
     const [sqlite, postgres] = json().runs;
     const banks = [...BANKS, BANKS_CPU, ...BANKS_WITH_TOKEN, HITS_BOTH, ...LONG_LIST, LONG_LIST_HITS];
     const banksWithFloor = [BANKS_CPU, ...BANKS_WITH_TOKEN, ...LONG_LIST];
-    expectMeasured(sqlite!.rows, [...WEBHOOK, ...banks, ...ACCOUNT, ACCOUNT_WITH_TOKEN, ...FANOUT, ...STORM], [...FIGURES, ...banksWithFloor, ACCOUNT_WITH_TOKEN]);
+    expectMeasured(
+      sqlite!.rows,
+      [...WEBHOOK, ...banks, ...ACCOUNT, ACCOUNT_WITH_TOKEN, ...FANOUT, ...STORM, ...CONFIRMATION],
+      [...FIGURES, ...banksWithFloor, ACCOUNT_WITH_TOKEN, ...CONFIRMATION.slice(0, 2)],
+    );
     const figure = (rows: Row[], name: string) => rows.find((row) => row.figure === name);
     expect(figure(sqlite!.rows, BANKS_WITH_TOKEN[0]!)).toMatchObject({ floor: 'bare Apollo', target: '≥ 1.2× floor' });
     expect(figure(sqlite!.rows, LONG_LIST[3]!)).toMatchObject({ floor: 'bare Apollo (600 banks)', target: '≥ 1.2× floor' });
     expect(figure(sqlite!.rows, ACCOUNT_WITH_TOKEN)).toMatchObject({ floor: 'ours without a token', target: '≥ 0.9× ours without' });
+    expect(figure(sqlite!.rows, CONFIRMATION[0]!)).toMatchObject({ floor: 'confirmation off', target: '≥ 0.95× off' });
     for (const hits of [HITS_BOTH, LONG_LIST_HITS]) expect(figure(sqlite!.rows, hits)!.ours).toMatch(/^\d+\.\d\d% \/ \d+\.\d\d%$/);
     expect(new Set(sqlite!.reports.filter((r) => r.side === 'token').map((r) => `${r.scenario} on ${r.target}`))).toEqual(
       new Set(['query-banks on ours with a token', 'query-banks-600 on ours with a token (600 banks)', 'query-account on ours with a token']),
@@ -126,7 +140,7 @@ describe('npm run bench', () => {
     expectNoErrors(sqlite!.reports);
     if (!services.DATABASE_URL) return void expect(postgres).toBeUndefined();
     // The webhook against the PostgreSQL floor, the rest against the first run's; each on one replica and on two.
-    expectMeasured(postgres!.rows, [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM], [...FIGURES, BANKS_CPU]);
+    expectMeasured(postgres!.rows, [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM, ...CONFIRMATION], [...FIGURES, BANKS_CPU, ...CONFIRMATION.slice(0, 2)]);
     expect(figure(postgres!.rows, HITS)).toMatchObject({ ours: expect.stringMatching(/^\d+\.\d\d%$/), two: expect.stringMatching(/^\d+\.\d\d%$/) });
     expect(postgres!.rows.find((row) => row.figure === FIGURES[0])).toMatchObject({ floor: 'bare receiver (PostgreSQL)', target: '≥ 0.85× floor' });
     for (const row of postgres!.rows.filter((r) => FIGURES.includes(r.figure))) expect(row.two, row.figure).toMatch(/^-?\d/);

@@ -59,7 +59,7 @@ describe('federation', () => {
     expect(supergraph).toContain('@link(url: "https://specs.apollo.dev/requiresScopes/v0.1", for: SECURITY)');
     const collections = '@authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]])';
     expect(supergraph).toContain(`bvn(number: String!): BvnDetails @authenticated @requiresScopes(scopes: [["kyc:read"]])`);
-    expect(supergraph).toContain(`incomingTransfer(accountNumber: String, after: String): CollectionNotification! ${collections}`);
+    expect(supergraph).toContain(`incomingTransfer(accountNumber: String, after: String, confirmed: Boolean = false): CollectionNotification! ${collections}`);
     expect(supergraph).toMatch(/type CollectionNotification[^{]*@requiresScopes\(scopes: \[\["collections:read"\], \["collections:read:all"\]\]\)/);
     expect(supergraph).toContain('merchantLogin(email: String!, password: String!): MerchantSession @authenticated @requiresScopes(scopes: [["merchant:auth"]])');
     expect(supergraph).toContain('transactionToken(code: String!, redirectUri: String!): TransactionToken @authenticated @requiresScopes(scopes: [["transactions:authorize"]])');

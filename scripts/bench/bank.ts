@@ -28,6 +28,19 @@ export function createNotificationBodies(accountNumber?: string): () => { settle
   };
 }
 
+/**
+ * The transfer as the bank holds it for a settlementId that `createNotificationBodies()` made (the
+ * default account): the same fields, for the bench's collection stand-in to answer op 16 with.
+ * Undefined for an id of another shape.
+ */
+export function heldTransfer(settlementId: string): Record<string, string> | undefined {
+  const made = /^(\d+)(\d{9})$/.exec(settlementId);
+  if (!made) return undefined;
+  const [, stamp, padded] = made;
+  const sequence = Number(padded);
+  return collectionNotification({ settlementId, sessionId: `0901102211${stamp}${sequence}`, tranRemarks: `Bench payment ${sequence}` });
+}
+
 /** The settlementId of the fill's `index`th notification: 15 digits from 9, apart from every other body's. */
 export const fillSettlementId = (index: number): string => `9${String(index).padStart(14, '0')}`;
 

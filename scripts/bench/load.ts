@@ -1,6 +1,7 @@
 // A load process: forked by the orchestrator for one job, so the load generator has an event loop
 // and heap of its own and takes no turns from the server's. It waits for its job, runs it, sends
 // the result back and exits.
+import { runConfirmedLatency } from './confirmed-latency.ts';
 import { runFanout } from './fanout.ts';
 import { runHttpJob } from './http-load.ts';
 import type { ChildMessage, LoadJob, ParentMessage } from './protocol.ts';
@@ -41,7 +42,9 @@ async function run(job: LoadJob): Promise<void> {
           ? await runResume(job, onMeasuring)
           : job.scenario === 'storm-reads'
             ? await runStormReads(job, onMeasuring)
-            : await runHttpJob(job, onMeasuring);
+            : job.scenario === 'confirmed-latency'
+              ? await runConfirmedLatency(job, onMeasuring)
+              : await runHttpJob(job, onMeasuring);
     const cpu = process.cpuUsage(measuring.cpu);
     const loadCpuCores = (cpu.user + cpu.system) / 1000 / (performance.now() - measuring.at);
     await send({ type: 'result', result: { ...result, loadCpuCores } });

@@ -24,14 +24,14 @@ export const LONG_LIST = 600;
 /** `banks`: on the sandbox's list, and on the long list (bank-list.ts). */
 export const BANKS_SCENARIOS: readonly ScenarioName[] = ['query-banks', 'query-banks-600'];
 export type ScenarioName = (typeof SCENARIOS)[number];
-/** What `--only` may name: those, and the webhook under a read storm (ours alone). */
-export const SELECTABLE = [...SCENARIOS, 'read-storm'] as const;
+/** What `--only` may name: those, the webhook under a read storm, and confirmation with the bank (ours alone). */
+export const SELECTABLE = [...SCENARIOS, 'read-storm', 'confirmation'] as const;
 export type Selectable = (typeof SELECTABLE)[number];
 
 /** One job for one load process. */
 export interface LoadJob {
   /** The scenarios, and the jobs the read storm and the growth mode add. */
-  scenario: ScenarioName | 'fill' | 'query' | 'resume' | 'storm-reads';
+  scenario: ScenarioName | 'fill' | 'query' | 'resume' | 'storm-reads' | 'confirmed-latency';
   /** The origin that takes webhook posts, e.g. http://127.0.0.1:41234. */
   baseUrl: string;
   /** Every origin the load is spread over (replicas). */
@@ -43,7 +43,7 @@ export interface LoadJob {
   events: number;
   /** Sent with every GraphQL request (an Authorization header, say). */
   headers?: Record<string, string> | undefined;
-  /** webhook-00: deliveries per second in all, instead of as fast as the server answers. */
+  /** webhook-00, confirmed-latency: deliveries per second in all, instead of as fast as the server answers. */
   rate?: number | undefined;
   /** fill: notifications `first` to `first + count - 1` (bank.ts fillBody), each answered 00. */
   fill?: { first: number; count: number; startMs: number; stepMs: number } | undefined;

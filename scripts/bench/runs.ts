@@ -4,6 +4,7 @@
 // webhook against the PostgreSQL floor, each in a schema of its own.
 import { join } from 'node:path';
 import { comparisonRows } from './compare.ts';
+import { confirmationBench } from './confirmation.ts';
 import type { BenchOptions } from './options.ts';
 import { LONG_LIST, SCENARIOS } from './protocol.ts';
 import { readStorm } from './read-storm.ts';
@@ -61,8 +62,10 @@ export async function sqliteRun(options: BenchOptions, parentDir: string): Promi
     );
     const rows = comparisonRows(reports.filter((r) => r.side === 'ours'), reports.filter((r) => r.side === 'floor'), [], reports.filter((r) => r.side === 'token'));
     const storm = options.selected.includes('read-storm') ? await readStorm(options, 'sqlite', parentDir) : undefined;
+    const confirmation = options.selected.includes('confirmation') ? await confirmationBench(options, 'sqlite', parentDir) : undefined;
     const title = 'SQLite file + in-memory pub/sub (the embedded default), one process';
-    return { name: 'sqlite', title, rows: [...rows, ...(storm?.rows ?? [])], reports: [...reports, ...(storm?.reports ?? [])] };
+    const [extraRows, extraReports] = [[storm, confirmation].flatMap((part) => part?.rows ?? []), [storm, confirmation].flatMap((part) => part?.reports ?? [])];
+    return { name: 'sqlite', title, rows: [...rows, ...extraRows], reports: [...reports, ...extraReports] };
   } finally {
     await store.drop();
   }
@@ -122,8 +125,10 @@ export async function postgresRun(options: BenchOptions, services: Services, ear
     const floors = [...reports, ...earlier].filter((r) => r.side === 'floor');
     const rows = comparisonRows(reports.filter((r) => r.side === 'ours'), floors, reports.filter((r) => r.side === 'replicas'));
     const storm = options.selected.includes('read-storm') ? await readStorm(options, 'postgres', parentDir, services) : undefined;
+    const confirmation = options.selected.includes('confirmation') ? await confirmationBench(options, 'postgres', parentDir, services) : undefined;
     const title = `PostgreSQL + ${services.redisUrl ? 'Redis pub/sub, one process and two' : 'in-memory pub/sub, one process'}`;
-    return { name: 'postgres', title, rows: [...rows, ...(storm?.rows ?? [])], reports: [...reports, ...(storm?.reports ?? [])] };
+    const [extraRows, extraReports] = [[storm, confirmation].flatMap((part) => part?.rows ?? []), [storm, confirmation].flatMap((part) => part?.reports ?? [])];
+    return { name: 'postgres', title, rows: [...rows, ...extraRows], reports: [...reports, ...extraReports] };
   } finally {
     await ours.drop();
     await floorStore.drop();

@@ -11,6 +11,7 @@ const FILES = {
   'pg-receiver': './floors/pg-receiver.ts',
   subgraph: './floors/subgraph.ts',
   broadcaster: './floors/broadcaster.ts',
+  'collection-bank': './collection-bank.ts',
 } as const;
 export type TargetKind = keyof typeof FILES;
 

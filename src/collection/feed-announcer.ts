@@ -1,8 +1,8 @@
-// The publishing half of the notification feed: this replica's commits, told to every replica.
+// The publishing half of the log's followers: this replica's commits (and its confirmations), told to every replica.
 import { randomUUID } from 'node:crypto';
 import type { Link } from '@opentelemetry/api';
 import type { Logger } from '../logger.ts';
-import type { PubSub } from '../pubsub/types.ts';
+import type { PubSub, TopicMap } from '../pubsub/types.ts';
 import { linkToActiveSpan, tracePublish } from '../telemetry/webhook.ts';
 
 /** Deliveries a publish span links to at most; one busy turn can hold thousands. */
@@ -17,13 +17,16 @@ export interface Announcer {
   flush(): Promise<void>;
 }
 
+/** The wake-up topics: each message names only its sender. */
+export type WakeTopic = { [K in keyof TopicMap]: TopicMap[K] extends { replica: string } ? K : never }[keyof TopicMap];
+
 /**
- * Announces commits as `notificationsStored` wake-ups: the first after a quiet spell on the next
- * turn, and then at most one message per `intervalMs` while commits keep coming, each carrying all
- * the commits since the last. One message is published at a time; a lost one only leaves the
- * others to their safety-net timer.
+ * Announces commits as wake-ups on `topic` (`notificationsStored` unless given): the first after a
+ * quiet spell on the next turn, and then at most one message per `intervalMs` while commits keep
+ * coming, each carrying all the commits since the last. One message is published at a time; a lost
+ * one only leaves the others to their safety-net timer.
  */
-export function createAnnouncer({ pubsub, logger }: { pubsub: PubSub; logger: Logger }, intervalMs: number): Announcer {
+export function createAnnouncer({ pubsub, logger }: { pubsub: PubSub; logger: Logger }, intervalMs: number, topic: WakeTopic = 'notificationsStored'): Announcer {
   const replica = randomUUID();
   let links: Link[] = [];
   /** Something was announced that no message sent so far carries. */
@@ -37,9 +40,9 @@ export function createAnnouncer({ pubsub, logger }: { pubsub: PubSub; logger: Lo
     const linked = links;
     links = [];
     try {
-      await tracePublish(pubsub.kind, 'notificationsStored', () => pubsub.publish('notificationsStored', { replica }), linked);
+      await tracePublish(pubsub.kind, topic, () => pubsub.publish(topic, { replica }), linked);
     } catch (error) {
-      logger.error({ err: error }, 'stored notifications could not be announced; other replicas will read them on their next tick');
+      logger.error({ err: error, topic }, `${topic} could not be announced; other replicas will read the store on their next tick`);
     }
   }
 

@@ -16,3 +16,15 @@ export function isAmountWithinDigits(text: string): boolean {
   const match = PLAIN_DECIMAL.exec(text);
   return match !== null && match[1]!.length <= AMOUNT_DIGITS.whole && (match[2]?.length ?? 0) <= AMOUNT_DIGITS.fraction;
 }
+
+/**
+ * A plain decimal written one way per value: no leading zeros, no trailing zeros after the point, so
+ * `1500.00`, `1500.0` and `1500` give one text. Anything else is returned as it is.
+ */
+export function decimalValue(text: string): string {
+  const match = PLAIN_DECIMAL.exec(text);
+  if (!match) return text;
+  const whole = match[1]!.replace(/^0+(?=\d)/, '');
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  return fraction === '' ? whole : `${whole}.${fraction}`;
+}

@@ -8,6 +8,7 @@ export type * from './bank.ts';
 export * from './bank-time.ts';
 export type * from './bank-transaction.ts';
 export * from './collection-signature.ts';
+export * from './confirmation.ts';
 export type * from './merchant.ts';
 export * from './notification.ts';
 export type * from './transaction.ts';

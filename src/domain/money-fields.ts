@@ -1,4 +1,4 @@
-import { PLAIN_DECIMAL } from './amount.ts';
+import { decimalValue } from './amount.ts';
 import type { NewCollectionNotification } from './notification.ts';
 
 /**
@@ -47,13 +47,4 @@ export function moneyDifferences(stored: MoneyFields, given: MoneyFields): Money
     if (AMOUNTS.has(field)) return decimalValue(a) !== decimalValue(b);
     return field === 'currency' ? a.toUpperCase() !== b.toUpperCase() : true;
   });
-}
-
-/** A plain decimal written one way per value: no leading zeros, no trailing zeros after the point. */
-function decimalValue(text: string): string {
-  const match = PLAIN_DECIMAL.exec(text);
-  if (!match) return text;
-  const whole = match[1]!.replace(/^0+(?=\d)/, '');
-  const fraction = (match[2] ?? '').replace(/0+$/, '');
-  return fraction === '' ? whole : `${whole}.${fraction}`;
 }

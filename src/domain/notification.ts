@@ -1,3 +1,5 @@
+import type { Confirmation, NotificationSource } from './confirmation.ts';
+
 /**
  * A place in the store's log of notifications: the log is ordered by `txid`, then `seq`.
  * - `txid`: the id of the database transaction that wrote the notification (PostgreSQL's `xid8`);
@@ -19,7 +21,7 @@ export function comparePositions(a: LogPosition, b: LogPosition): number {
   return a.txid - b.txid || a.seq - b.seq;
 }
 
-/** A collection notification as stored: the bank's webhook body (op 14), normalised. */
+/** A collection notification as stored: the bank's webhook body (op 14), normalised, and its confirmation with the bank. */
 export interface CollectionNotificationRecord {
   /** Its place in the store's log; the basis of cursors and of live delivery's order. */
   position: LogPosition;
@@ -51,10 +53,21 @@ export interface CollectionNotificationRecord {
    * null or absent where they are `rawBody`'s UTF-8, as for nearly every body.
    */
   rawBodyBytes?: Uint8Array | null | undefined;
+  /** `WEBHOOK` for a delivery; `RECONCILED` for the bank's record imported by reconciliation. */
+  source: NotificationSource;
+  /** What the bank's collection service said of it, and when (see domain/confirmation.ts). */
+  confirmation: Confirmation;
 }
 
-/** What the webhook hands the store: everything but the position the store assigns. */
-export type NewCollectionNotification = Omit<CollectionNotificationRecord, 'position'>;
+/**
+ * What is handed to the store: everything but the position the store assigns. Without `source` it
+ * is a `WEBHOOK` delivery; without `confirmation`, `UNCHECKED`. The webhook gives `PENDING` when
+ * confirmation is on; an import gives its decided confirmation.
+ */
+export type NewCollectionNotification = Omit<CollectionNotificationRecord, 'position' | 'source' | 'confirmation'> & {
+  source?: NotificationSource | undefined;
+  confirmation?: Confirmation | undefined;
+};
 
 /** One page of `collectionNotifications`, newest first; the GraphQL connection is built from it. */
 export interface CollectionNotificationPage {

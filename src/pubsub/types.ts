@@ -7,6 +7,12 @@ export interface TopicMap {
    * skip its own messages. Published at most once per event-loop turn, once per interval while busy.
    */
   notificationsStored: { replica: string };
+  /**
+   * A replica recorded what the bank said of stored notifications (confirmed, mismatched, not at the
+   * bank): a wake-up for every replica's confirmed feed, which then reads from its own store how far
+   * the log is decided. Like `notificationsStored`, it carries no position, only the sender's name.
+   */
+  notificationsConfirmed: { replica: string };
 }
 
 export type Topic = keyof TopicMap;

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import type { CollectionNotificationRecord, NewCollectionNotification } from '../domain/index.ts';
 import { createInsertBatcher, UnstorableNotificationError, type WriteBatch } from './batch.ts';
+import { insertedRecord } from './notification-row.ts';
 
 /** A write that stores in memory, remembering each batch it was given. */
 function memoryWrite() {
@@ -11,7 +12,7 @@ function memoryWrite() {
     calls.push(notifications);
     const records = notifications.map((one) => {
       if (rows.has(one.settlementId)) return null;
-      const record = { ...one, position: { txid: 0, seq: rows.size + 1 } };
+      const record = insertedRecord(one, { txid: 0, seq: rows.size + 1 });
       rows.set(one.settlementId, record);
       return record;
     });

@@ -1,11 +1,22 @@
 // The store, the same for every backend: the NotificationStore's rules (closing, limits, getMany's
 // order, group commit, summaries by bank-local day) over a backend that only runs statements.
 import { LRUCache } from 'lru-cache';
-import { MONEY_FIELDS, moneyFieldsOf, moneyKey, START_OF_LOG, type LogPosition, type MoneyFields, type NewCollectionNotification } from '../domain/index.ts';
+import {
+  comparePositions,
+  DECIDED_STATUSES,
+  MONEY_FIELDS,
+  moneyFieldsOf,
+  moneyKey,
+  START_OF_LOG,
+  type ConfirmationOutcome,
+  type LogPosition,
+  type MoneyFields,
+  type NewCollectionNotification,
+} from '../domain/index.ts';
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
 import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
-import type { CollectionStore, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
+import type { ClaimQuery, CollectionStore, Decision, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
 /** What a backend wrote of one batch: each notification's position, null where it was already stored. */
 export interface WrittenBatch {
@@ -34,7 +45,29 @@ export interface NewestFirstPage extends AccountFilter {
 /** A page of the settled log, oldest first (see NotificationStore.listAfter); `limit` checked. */
 export interface AfterPage extends AccountFilter {
   after: LogPosition;
+  /** The last position it may hold; undefined for no bound. */
+  through: LogPosition | undefined;
+  /** Only CONFIRMED notifications. */
+  confirmed: boolean;
   limit: number;
+}
+
+/** What `decidedHead` is worked out from, both read from one snapshot. */
+export interface DecisionBounds {
+  /** The newest settled position, undefined when the log is empty. */
+  head: LogPosition | undefined;
+  /** The oldest PENDING notification's position (settled or not), undefined when none is. */
+  firstPending: LogPosition | undefined;
+}
+
+/** The confirmation queue's statements (see ConfirmationQueue); the core checks their arguments. */
+export interface ConfirmationBackend {
+  /** The claimed rows, in any order. */
+  claim(query: ClaimQuery): Promise<NotificationRow[]>;
+  record(outcomes: readonly ConfirmationOutcome[]): Promise<boolean[]>;
+  defer(settlementIds: readonly string[], delayMs: number): Promise<void>;
+  countPending(): Promise<number>;
+  oldestPending(): Promise<string | null>;
 }
 
 /** The statements and driver calls of one database; the core never calls it once closed. */
@@ -57,6 +90,9 @@ export interface StoreBackend {
   settledHead(): Promise<LogPosition | undefined>;
   /** The newest committed position, settled or not, undefined when the log is empty. */
   committedHead(): Promise<LogPosition | undefined>;
+  /** The settled head and the first PENDING position, from one snapshot. */
+  decisionBounds(): Promise<DecisionBounds>;
+  readonly confirmations: ConfirmationBackend;
   /** Each day's exact sums, in the order given, all read from one snapshot. */
   daySums(days: readonly DayWindow[], filter: AccountFilter): Promise<DaySums[]>;
   size(): Promise<StoreSize>;
@@ -116,10 +152,10 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       if (filter === NO_ACCOUNT) return [];
       return records(await open().newestFirst({ ...filter, before, limit: checkLimit(limit), from, to }));
     },
-    async listAfter({ after, limit, ...accounts }) {
+    async listAfter({ after, through, confirmed = false, limit, ...accounts }) {
       const filter = narrowed(accounts);
       if (filter === NO_ACCOUNT) return [];
-      return records(await open().after({ ...filter, after, limit: checkLimit(limit) }));
+      return records(await open().after({ ...filter, after, through, confirmed, limit: checkLimit(limit) }));
     },
     async settledHead() {
       return (await open().settledHead()) ?? START_OF_LOG;
@@ -145,6 +181,30 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       review: async (review) => open().quarantine.review(review),
       countUnreviewed: async () => open().quarantine.countUnreviewed(),
     },
+    confirmations: {
+      async claim({ limit, leaseMs }) {
+        const store = open();
+        if (checkLimit(limit) === 0) return [];
+        if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0) throw new RangeError(`leaseMs must be a whole number > 0, got ${leaseMs}`);
+        return records(await store.confirmations.claim({ limit, leaseMs })).sort((a, b) => comparePositions(a.position, b.position));
+      },
+      async record(outcomes) {
+        const store = open();
+        for (const outcome of outcomes) {
+          if (!DECIDED_STATUSES.includes(outcome.status)) throw new RangeError(`an outcome must be decided, got ${outcome.status}`);
+        }
+        return outcomes.length === 0 ? [] : store.confirmations.record(outcomes);
+      },
+      async defer(settlementIds, delayMs) {
+        const store = open();
+        if (!Number.isSafeInteger(delayMs) || delayMs < 0) throw new RangeError(`delayMs must be a whole number ≥ 0, got ${delayMs}`);
+        if (settlementIds.length > 0) await store.confirmations.defer(settlementIds, delayMs);
+      },
+      countPending: async () => open().confirmations.countPending(),
+      oldestPending: async () => open().confirmations.oldestPending(),
+      decidedHead: async () => decisionOf(await open().decisionBounds()).through,
+      decision: async () => decisionOf(await open().decisionBounds()),
+    },
     close() {
       // Inserts already queued are written and answered first: a SIGTERM drain loses none.
       closing ??= batcher.drain().then(() => backend.close());
@@ -154,6 +214,17 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
 }
 
 const DUPLICATE = { status: 'duplicate' } as const;
+
+/**
+ * Decided through the settled head, or through the position just before the first PENDING one when
+ * that is not after it: nothing lies between (txid, seq - 1) and (txid, seq), and every notification
+ * before the first PENDING one is decided. Both read from one snapshot, so no PENDING notification
+ * can settle below it later.
+ */
+function decisionOf({ head = START_OF_LOG, firstPending }: DecisionBounds): Decision {
+  if (firstPending === undefined || comparePositions(firstPending, head) > 0) return { through: head, pendingAt: undefined };
+  return { through: { txid: firstPending.txid, seq: firstPending.seq - 1 }, pendingAt: firstPending };
+}
 
 const pickMoney = (record: MoneyFields): MoneyFields => Object.fromEntries(MONEY_FIELDS.map((field) => [field, record[field]])) as MoneyFields;
 

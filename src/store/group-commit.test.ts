@@ -4,7 +4,7 @@ import type { BatchOutcome } from './batch.ts';
 import { KNOWN_STORED_IDS } from './core.ts';
 import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
 import type { InsertResult } from './types.ts';
-import { comparePositions, START_OF_LOG, type LogPosition } from '../domain/index.ts';
+import { comparePositions, START_OF_LOG, UNCHECKED, type LogPosition } from '../domain/index.ts';
 
 /** Lets the store's batch, flushed on setImmediate, start (and on the main thread, finish). */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -56,8 +56,8 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     ]);
 
     expect(results.map((result) => result.status)).toEqual(['inserted', 'duplicate', 'inserted', 'duplicate']);
-    expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, position: anyPosition }, settled: anyPosition });
-    expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, position: anyPosition }, settled: anyPosition });
+    expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, position: anyPosition, source: 'WEBHOOK', confirmation: UNCHECKED }, settled: anyPosition });
+    expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, position: anyPosition, source: 'WEBHOOK', confirmation: UNCHECKED }, settled: anyPosition });
     // One batch, one commit, and positions in the batch's order: the order the inserts came (on
     // PostgreSQL a batch is written in settlementId order, which these ids share).
     // One statement of the three distinct settlementIds: the second copy of one never reaches the database.

@@ -1,4 +1,12 @@
-import type { CollectionNotificationRecord, LogPosition, NewCollectionNotification } from '../domain/index.ts';
+import {
+  UNCHECKED,
+  type CollectionNotificationRecord,
+  type Confirmation,
+  type ConfirmationStatus,
+  type LogPosition,
+  type NewCollectionNotification,
+  type NotificationSource,
+} from '../domain/index.ts';
 
 /**
  * A row of `collection_notifications` as both backends return it (PostgreSQL gives BIGINT and
@@ -26,6 +34,13 @@ export interface NotificationRow {
   raw_body: string;
   /** The body's bytes where raw_body cannot give them back; null otherwise (src/domain/notification.ts). */
   raw_body_bytes: Uint8Array | null;
+  source: string;
+  confirmation_status: string;
+  confirmation_checked_at: string | null;
+  /** A JSON array of field names; null until decided. */
+  confirmation_differences: string | null;
+  /** SQLite's 0 or 1, PostgreSQL's boolean; null until the bank answered. */
+  acknowledged_by_bank: number | boolean | null;
 }
 
 type InsertColumn = Exclude<keyof NotificationRow, 'seq' | 'txid'>;
@@ -50,6 +65,11 @@ export const INSERT_COLUMNS = [
   'received_at',
   'raw_body',
   'raw_body_bytes',
+  'source',
+  'confirmation_status',
+  'confirmation_checked_at',
+  'confirmation_differences',
+  'acknowledged_by_bank',
 ] as const satisfies readonly InsertColumn[];
 
 /** The columns of bytes among INSERT_COLUMNS (BLOB, BYTEA); every other is text. */
@@ -67,8 +87,12 @@ export function selectList(txid: string): string {
   return [`${txid} AS txid`, 'seq', ...INSERT_COLUMNS].join(', ');
 }
 
+/** A column's value as the insert writes it. */
+export type InsertValue = string | number | Uint8Array | null;
+
 /** The insert's values, in INSERT_COLUMNS order; strings and bytes stay exactly as given. */
-export function toInsertParams(notification: NewCollectionNotification): (string | Uint8Array | null)[] {
+export function toInsertParams(notification: NewCollectionNotification): InsertValue[] {
+  const confirmation = notification.confirmation ?? UNCHECKED;
   const row: Omit<NotificationRow, 'seq' | 'txid'> = {
     settlement_id: notification.settlementId,
     session_id: notification.sessionId,
@@ -88,8 +112,13 @@ export function toInsertParams(notification: NewCollectionNotification): (string
     received_at: notification.receivedAt,
     raw_body: notification.rawBody,
     raw_body_bytes: notification.rawBodyBytes ?? null,
+    source: notification.source ?? 'WEBHOOK',
+    confirmation_status: confirmation.status,
+    confirmation_checked_at: confirmation.checkedAt,
+    confirmation_differences: differencesColumn(confirmation),
+    acknowledged_by_bank: confirmation.acknowledgedByBank === null ? null : Number(confirmation.acknowledgedByBank),
   };
-  return INSERT_COLUMNS.map((column) => row[column]);
+  return INSERT_COLUMNS.map((column) => row[column] as InsertValue);
 }
 
 /**
@@ -97,7 +126,25 @@ export function toInsertParams(notification: NewCollectionNotification): (string
  * Every column is TEXT stored verbatim, so an insert returns only its position, not the row again.
  */
 export function insertedRecord(notification: NewCollectionNotification, position: LogPosition): CollectionNotificationRecord {
-  return { position, ...notification, rawBodyBytes: notification.rawBodyBytes ?? null };
+  const { confirmation = UNCHECKED, source = 'WEBHOOK', ...fields } = notification;
+  return { position, ...fields, rawBodyBytes: notification.rawBodyBytes ?? null, source, confirmation: { ...confirmation, differences: [...confirmation.differences] } };
+}
+
+/** The differences column: a JSON array once decided, null while nothing was compared. */
+export function differencesColumn(confirmation: Pick<Confirmation, 'status' | 'differences'>): string | null {
+  return confirmation.status === 'PENDING' || confirmation.status === 'UNCHECKED' ? null : JSON.stringify(confirmation.differences);
+}
+
+/** A row's confirmation as the domain reads it. */
+function confirmationOf(row: NotificationRow): Confirmation {
+  const differences = row.confirmation_differences === null ? [] : (JSON.parse(row.confirmation_differences) as string[]);
+  const acknowledged = row.acknowledged_by_bank;
+  return {
+    status: row.confirmation_status as ConfirmationStatus,
+    checkedAt: row.confirmation_checked_at,
+    differences,
+    acknowledgedByBank: acknowledged === null ? null : acknowledged === true || acknowledged === 1,
+  };
 }
 
 /**
@@ -136,6 +183,8 @@ export function toRecord(row: NotificationRow): CollectionNotificationRecord {
     rawBody: row.raw_body,
     // A Buffer from pg, a Uint8Array from node:sqlite: the same bytes either way.
     rawBodyBytes: row.raw_body_bytes === null ? null : new Uint8Array(row.raw_body_bytes.buffer, row.raw_body_bytes.byteOffset, row.raw_body_bytes.byteLength),
+    source: row.source as NotificationSource,
+    confirmation: confirmationOf(row),
   };
 }
 

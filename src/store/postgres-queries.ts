@@ -31,6 +31,21 @@ import { BYTES_COLUMNS, INSERT_COLUMNS, selectList } from './notification-row.ts
 const SETTLED = 'txid < pg_snapshot_xmin(pg_current_snapshot())';
 // Above every xid8: the "before" of a first page.
 export const AFTER_EVERY_TXID = '18446744073709551615';
+// The largest seq: with AFTER_EVERY_TXID, a bound past every position.
+const LAST_SEQ = '9223372036854775807';
+
+/**
+ * A log read's range from parameter $n on: positions in ($n, $n+1] .. ($n+2, $n+3], and with $n+4
+ * true only CONFIRMED notifications.
+ */
+const logRange = (n: number) =>
+  `(txid, seq) > ($${n}::xid8, $${n + 1}::bigint) AND (txid, seq) <= ($${n + 2}::xid8, $${n + 3}::bigint)
+    AND ($${n + 4}::boolean IS NOT TRUE OR confirmation_status = 'CONFIRMED')`;
+
+/** The parameters of a log read's range (see logRange): after, through (none: past every position), confirmed only. */
+export function rangeParams({ after, through, confirmed }: { after: LogPosition; through: LogPosition | undefined; confirmed: boolean }): unknown[] {
+  return [...positionParams(after), ...(through ? positionParams(through) : [AFTER_EVERY_TXID, LAST_SEQ]), confirmed];
+}
 
 const FROM = `SELECT ${selectList('txid')} FROM collection_notifications`;
 
@@ -61,8 +76,9 @@ const SIZE_SQL = `SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
 
 /** A column of the batch's row `r` (a JSON array of the INSERT_COLUMNS values, in order), as text. */
 const field = (column: (typeof INSERT_COLUMNS)[number]) => `(u.r ->> ${INSERT_COLUMNS.indexOf(column)})`;
-/** A column's value from the batch's row: bytes come in base64. */
-const columnValue = (column: (typeof INSERT_COLUMNS)[number]) => (BYTES_COLUMNS.has(column) ? `decode(${field(column)}, 'base64')` : field(column));
+/** A column's value from the batch's row: bytes come in base64, the bank's acknowledgement as 0 or 1. */
+const columnValue = (column: (typeof INSERT_COLUMNS)[number]) =>
+  BYTES_COLUMNS.has(column) ? `decode(${field(column)}, 'base64')` : column === 'acknowledged_by_bank' ? `${field(column)}::boolean` : field(column);
 
 /**
  * What summaries and time ranges read, computed from the same text as the record:
@@ -99,15 +115,20 @@ export const QUERIES = {
   newest: `${FROM} WHERE (txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
   newestOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
     ORDER BY txid DESC, seq DESC LIMIT $4`,
-  after: `${FROM} WHERE (txid, seq) > ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid, seq LIMIT $3`,
-  afterOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) > ($2::xid8, $3::bigint) AND ${SETTLED}
-    ORDER BY txid, seq LIMIT $4`,
+  after: `${FROM} WHERE ${logRange(1)} AND ${SETTLED} ORDER BY txid, seq LIMIT $6`,
+  afterOfAccount: `${FROM} WHERE account_number = $1 AND ${logRange(2)} AND ${SETTLED}
+    ORDER BY txid, seq LIMIT $7`,
   // A caller's several accounts, as one text[] parameter where the single-account statements take one.
   newestOfAccounts: `${FROM} WHERE account_number = ANY($1::text[]) AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
     ORDER BY txid DESC, seq DESC LIMIT $4`,
-  afterOfAccounts: `${FROM} WHERE account_number = ANY($1::text[]) AND (txid, seq) > ($2::xid8, $3::bigint) AND ${SETTLED}
-    ORDER BY txid, seq LIMIT $4`,
+  afterOfAccounts: `${FROM} WHERE account_number = ANY($1::text[]) AND ${logRange(2)} AND ${SETTLED}
+    ORDER BY txid, seq LIMIT $7`,
   settledHead: `SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
+  // The settled head and the first PENDING position (from the index of those alone), in one snapshot.
+  decisionBounds: `SELECT head.txid AS head_txid, head.seq AS head_seq, pending.txid AS pending_txid, pending.seq AS pending_seq
+    FROM (SELECT 1) AS one
+    LEFT JOIN LATERAL (SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1) AS head ON true
+    LEFT JOIN LATERAL (SELECT txid, seq FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY txid, seq LIMIT 1) AS pending ON true`,
   committedHead: 'SELECT txid, seq FROM collection_notifications ORDER BY txid DESC, seq DESC LIMIT 1',
   // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
   newestInRange: inRange(''),

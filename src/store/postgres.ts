@@ -3,10 +3,11 @@ import { START_OF_LOG, type NewCollectionNotification } from '../domain/index.ts
 import type { Logger } from '../logger.ts';
 import type { BatchOptions } from './batch.ts';
 import { createStore, type StoreBackend, type WrittenBatch } from './core.ts';
-import { toInsertParams, toPosition, type NotificationRow } from './notification-row.ts';
+import { toInsertParams, toPosition, type InsertValue, type NotificationRow } from './notification-row.ts';
 import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { migrate } from './postgres-migrate.ts';
-import { accountParameter, AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, type QueryName } from './postgres-queries.ts';
+import { accountParameter, AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, rangeParams, type QueryName } from './postgres-queries.ts';
+import { createPostgresConfirmations } from './postgres-confirmations.ts';
 import { createPostgresQuarantine } from './postgres-quarantine.ts';
 import { daySums } from './postgres-summary.ts';
 import type { CollectionStore } from './types.ts';
@@ -21,12 +22,19 @@ const BATCHES_IN_FLIGHT = 4;
 /**
  * Each kind of work has connections of its own: the webhook's writes (one per batch in flight), the
  * log follower's reads (live delivery), everything a GraphQL caller asks for, and the quarantine's
- * writes (one at a time). A storm of heavy reads, or of refused deliveries, then waits for its own
+ * writes (one at a time), and the confirmation queue's outcomes and its leases. A storm of heavy reads, or of refused deliveries, then waits for its own
  * connections and never takes one a write of money needs; and with few of them, it queues here
  * rather than in the database, where it would take the CPU the writes need.
  */
-const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3, quarantine: 1 } as const;
+const POOL_SIZES = { write: BATCHES_IN_FLIGHT, log: 2, read: 3, quarantine: 1, confirmation: 1, lease: 1 } as const;
 type PoolRole = keyof typeof POOL_SIZES;
+
+/**
+ * The confirmation queue's claims and deferrals (`lease`) commit without waiting for the WAL flush:
+ * they only move a due time, and one lost in a crash of the database makes a row due sooner. Every
+ * other session waits for it, outcomes included, as a 00 does.
+ */
+const SYNCHRONOUS_COMMIT: Record<PoolRole, 'on' | 'off'> = { write: 'on', log: 'on', read: 'on', quarantine: 'on', confirmation: 'on', lease: 'off' };
 
 const POOL_SETTINGS = {
   // Opening a connection, and waiting for a free one, fails after this rather than stalling a webhook.
@@ -72,7 +80,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
         application_name: `${POOL_SETTINGS.application_name}-${role}`,
         // Per session, not per batch: a batch is one statement, with no transaction to SET LOCAL in.
         // A connection that cannot set it is never used (the pool hands out its error instead).
-        onConnect: async (client) => void (await client.query('SET synchronous_commit = on')),
+        onConnect: async (client) => void (await client.query(`SET synchronous_commit = ${SYNCHRONOUS_COMMIT[role]}`)),
       });
       // Without a listener, an idle connection dropped by the server would crash the process.
       pool.on('error', (error) => logger.warn({ err: error, pool: role }, 'an idle PostgreSQL connection failed; the pool replaces it'));
@@ -85,6 +93,8 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     log: withDeadline(pools.log, timeoutMs),
     read: withDeadline(pools.read, timeoutMs),
     quarantine: withDeadline(pools.quarantine, timeoutMs),
+    confirmation: withDeadline(pools.confirmation, timeoutMs),
+    lease: withDeadline(pools.lease, timeoutMs),
   };
   const close = async () => void (await Promise.all(Object.values(pools).map((pool) => pool.end())));
   return createStore(backendOver(identity, runners, close), options);
@@ -123,8 +133,8 @@ function insertRows(notifications: readonly NewCollectionNotification[]): string
 }
 
 /** A column's value as the JSON row carries it: text made well-formed, bytes in base64 (the insert decodes them). */
-const jsonValue = (value: string | Uint8Array | null) =>
-  value === null ? null : typeof value !== 'string' ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value.isWellFormed() ? value : value.toWellFormed();
+const jsonValue = (value: InsertValue) =>
+  value === null || typeof value === 'number' ? value : typeof value !== 'string' ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value.isWellFormed() ? value : value.toWellFormed();
 
 /**
  * Whether PostgreSQL answered the statement with an error of its own (a SQLSTATE), other than the
@@ -149,11 +159,19 @@ function refusedRow(error: unknown): boolean {
   return typeof code === 'string' && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
 }
 
+/** decisionBounds' one row: either position null when there is none. */
+interface BoundsRow {
+  head_txid: string | null;
+  head_seq: string | null;
+  pending_txid: string | null;
+  pending_seq: string | null;
+}
+
 /** The store's statements, each named (every connection parses and plans it once), each on the connections of its kind of work. */
 function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, close: () => Promise<void>): StoreBackend {
   const query = async <Row extends pg.QueryResultRow>(role: PoolRole, name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
     (await runners[role]<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
-  const select = (role: PoolRole, name: Exclude<QueryName, 'insert' | 'size'>, values: unknown[]) => query<NotificationRow>(role, name, values);
+  const select = (role: PoolRole, name: Exclude<QueryName, 'insert' | 'size' | 'decisionBounds'>, values: unknown[]) => query<NotificationRow>(role, name, values);
   const position = async (name: 'settledHead' | 'committedHead', values: unknown[]) => {
     const [row] = await query<{ txid: string; seq: string }>('log', name, values);
     return row && toPosition(row.txid, row.seq);
@@ -174,12 +192,18 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
       return select('read', ({ all: 'newest', one: 'newestOfAccount', several: 'newestOfAccounts' } as const)[kind], [...account, ...bound, limit]);
     },
     // The log follower's reads (live delivery) and subscribers' replays.
-    async after({ accountNumber, accounts, after, limit }) {
+    async after({ accountNumber, accounts, after, through, confirmed, limit }) {
       const [kind, account] = accountParameter({ accountNumber, accounts });
-      return select('log', ({ all: 'after', one: 'afterOfAccount', several: 'afterOfAccounts' } as const)[kind], [...account, ...positionParams(after), limit]);
+      return select('log', ({ all: 'after', one: 'afterOfAccount', several: 'afterOfAccounts' } as const)[kind], [...account, ...rangeParams({ after, through, confirmed }), limit]);
     },
     settledHead: () => position('settledHead', []),
     committedHead: () => position('committedHead', []),
+    async decisionBounds() {
+      const [row] = await query<BoundsRow>('log', 'decisionBounds');
+      const at = (txid: string | null | undefined, seq: string | null | undefined) => (txid == null || seq == null ? undefined : toPosition(txid, seq));
+      return { head: at(row?.head_txid, row?.head_seq), firstPending: at(row?.pending_txid, row?.pending_seq) };
+    },
+    confirmations: createPostgresConfirmations({ outcomes: runners.confirmation, leases: runners.lease }),
     daySums: (days, filter) => daySums(runners.read, days, filter),
     async size() {
       const [row] = await query<{ bytes: string; rows: string }>('read', 'size');

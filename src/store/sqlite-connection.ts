@@ -21,6 +21,20 @@ export function configureConnection(database: DatabaseSync): string {
   return mode;
 }
 
+/**
+ * Runs `work` in a write transaction whose commit waits for no fsync (synchronous=NORMAL for it
+ * alone): for what need not survive a power cut, only a crash of the process (WAL keeps that), such
+ * as a lease. The next durable commit on the connection syncs it with its own.
+ */
+export function inLightTransaction<T>(database: DatabaseSync, work: () => T, keep: (result: T) => boolean = () => true): T {
+  database.exec('PRAGMA synchronous = NORMAL');
+  try {
+    return inTransaction(database, work, keep);
+  } finally {
+    database.exec('PRAGMA synchronous = FULL');
+  }
+}
+
 /** Runs `work` in a write transaction: committed when `keep` says so, rolled back otherwise or when anything throws. */
 export function inTransaction<T>(database: DatabaseSync, work: () => T, keep: (result: T) => boolean = () => true): T {
   // IMMEDIATE takes the write lock up front (waiting busy_timeout), instead of failing mid-way.
@@ -49,17 +63,20 @@ export function prepareInsert(database: DatabaseSync): StatementSync {
  * Inserts rows (values in COLUMNS order, distinct settlementIds) in one transaction, in order,
  * and answers each one's seq, or null for a duplicate. When all were duplicates the
  * transaction only changed the AUTOINCREMENT counter: it is rolled back, costing no fsync, so the
- * bank's retries of notifications we already own stay cheap.
+ * bank's retries of notifications we already own stay cheap. `alongside` writes in the same
+ * transaction after the rows (true when it wrote anything the commit must keep).
  */
-export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly SQLInputValue[][]): (number | null)[] {
+export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly SQLInputValue[][], alongside: () => boolean = () => false): (number | null)[] {
   return inTransaction(
     database,
-    () =>
-      rows.map((values) => {
+    () => {
+      const seqs = rows.map((values) => {
         // seq is the rowid (INTEGER PRIMARY KEY), so the new row's seq comes back without a RETURNING row.
         const { changes, lastInsertRowid } = insert.run(...values);
         return changes === 1 ? Number(lastInsertRowid) : null;
-      }),
-    (stored) => stored.some((row) => row !== null),
-  );
+      });
+      return { seqs, wroteAlongside: alongside() };
+    },
+    ({ seqs, wroteAlongside }) => wroteAlongside || seqs.some((row) => row !== null),
+  ).seqs;
 }

@@ -2,7 +2,7 @@
 // reads, the reader thread's own read-only one for everything a GraphQL caller can make heavy.
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { LogPosition } from '../domain/index.ts';
-import type { AccountFilter, AfterPage, NewestFirstPage } from './core.ts';
+import type { AccountFilter, AfterPage, DecisionBounds, NewestFirstPage } from './core.ts';
 import { selectList, type NotificationRow } from './notification-row.ts';
 import { createQuarantineReads } from './sqlite-quarantine.ts';
 import { daySums, prepareSummaryStatements, rangedPage } from './sqlite-summary.ts';
@@ -11,6 +11,9 @@ import type { DayWindow, DaySums } from './summary.ts';
 // Every row here is at txid 0: a position with a larger txid (from another store) is past them all.
 const seqBefore = (position: LogPosition | undefined) => (position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
 const seqAfter = (position: LogPosition) => (position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+const seqThrough = (position: LogPosition | undefined) => (position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+// The log reads' bounds, (after, through], and whether only CONFIRMED notifications count.
+const LOG_RANGE = "seq > ? AND seq <= ? AND (? = 0 OR confirmation_status = 'CONFIRMED')";
 export const atSeq = (seq: number): LogPosition => ({ txid: 0, seq });
 
 const rows = (statement: StatementSync, ...params: SQLInputValue[]) => statement.all(...params) as unknown as NotificationRow[];
@@ -23,12 +26,15 @@ export function createSqliteReads(database: DatabaseSync) {
     getMany: database.prepare(`${from} WHERE settlement_id IN (SELECT value FROM json_each(?))`),
     newest: database.prepare(`${from} WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
     newestOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
-    after: database.prepare(`${from} WHERE seq > ? ORDER BY seq LIMIT ?`),
-    afterOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    after: database.prepare(`${from} WHERE ${LOG_RANGE} ORDER BY seq LIMIT ?`),
+    afterOfAccount: database.prepare(`${from} WHERE account_number = ? AND ${LOG_RANGE} ORDER BY seq LIMIT ?`),
     // A caller's several accounts: one JSON array, each account found through its own index entries.
     newestOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND seq < ? ORDER BY seq DESC LIMIT ?`),
-    afterOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND seq > ? ORDER BY seq LIMIT ?`),
+    afterOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND ${LOG_RANGE} ORDER BY seq LIMIT ?`),
     newestSeq: database.prepare('SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1'),
+    // Both from the one statement's snapshot; the second from the index of PENDING notifications alone.
+    decisionBounds: database.prepare(`SELECT (SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1) AS head,
+      (SELECT seq FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY seq LIMIT 1) AS pending`),
     summary: prepareSummaryStatements(database),
   };
   return {
@@ -43,14 +49,18 @@ export function createSqliteReads(database: DatabaseSync) {
       if (accounts !== undefined) return rows(statements.newestOfAccounts, JSON.stringify(accounts), bound, limit);
       return accountNumber === undefined ? rows(statements.newest, bound, limit) : rows(statements.newestOfAccount, accountNumber, bound, limit);
     },
-    after({ accountNumber, accounts, after, limit }: AfterPage): NotificationRow[] {
-      const bound = seqAfter(after);
-      if (accounts !== undefined) return rows(statements.afterOfAccounts, JSON.stringify(accounts), bound, limit);
-      return accountNumber === undefined ? rows(statements.after, bound, limit) : rows(statements.afterOfAccount, accountNumber, bound, limit);
+    after({ accountNumber, accounts, after, through, confirmed, limit }: AfterPage): NotificationRow[] {
+      const range = [seqAfter(after), seqThrough(through), confirmed ? 1 : 0, limit];
+      if (accounts !== undefined) return rows(statements.afterOfAccounts, JSON.stringify(accounts), ...range);
+      return accountNumber === undefined ? rows(statements.after, ...range) : rows(statements.afterOfAccount, accountNumber, ...range);
     },
     settledHead(): LogPosition | undefined {
       const row = statements.newestSeq.get();
       return row && atSeq(Number(row.seq));
+    },
+    decisionBounds(): DecisionBounds {
+      const row = statements.decisionBounds.get() as { head: number | null; pending: number | null };
+      return { head: row.head === null ? undefined : atSeq(row.head), firstPending: row.pending === null ? undefined : atSeq(row.pending) };
     },
     daySums: (days: readonly DayWindow[], filter: AccountFilter): DaySums[] => daySums(database, statements.summary, days, filter),
   };

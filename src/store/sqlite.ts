@@ -9,6 +9,7 @@ import { createStore, type StoreBackend } from './core.ts';
 import { toInsertParams } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
 import { startSqliteReader, type SqliteReader } from './sqlite-reader.ts';
+import { createSqliteConfirmations } from './sqlite-confirmations.ts';
 import { createSqliteQuarantine } from './sqlite-quarantine.ts';
 import { atSeq, createSqliteReads, HEAVY_READS, type HeavyRead, type SqliteReads } from './sqlite-reads.ts';
 import { pushSummaryValues } from './sqlite-summary.ts';
@@ -96,13 +97,23 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
   const heavy: HeavyReads = reader ?? onThisThread(local);
   const rowOf = (notification: NewCollectionNotification) => pushSummaryValues(toInsertParams(notification), notification);
   const readSize = sizeReader(database);
+  const confirmations = createSqliteConfirmations(database);
   return {
     kind: 'sqlite',
     identity,
     // node:sqlite writes on this thread: a batch is done before the next can start.
     batchesInFlight: 1,
     async insertBatch(notifications) {
-      const seqs = insertRows(database, insert, notifications.map(rowOf));
+      // The confirmer's outcomes waiting for a commit take this one: no fsync of their own.
+      const riders = confirmations.board(notifications.length);
+      let seqs;
+      try {
+        seqs = insertRows(database, insert, notifications.map(rowOf), () => riders.write());
+      } catch (error) {
+        riders.failed();
+        throw error;
+      }
+      riders.committed();
       // Committed in seq order, one writer at a time: everything up to this batch's last row is settled.
       return { positions: seqs.map((seq) => (seq === null ? null : atSeq(seq))), settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))) };
     },
@@ -113,6 +124,8 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     settledHead: async () => local.settledHead(),
     // Everything committed is settled.
     committedHead: async () => local.settledHead(),
+    decisionBounds: async () => local.decisionBounds(),
+    confirmations,
     daySums: (days, filter) => heavy.daySums(days, filter),
     quarantine: createSqliteQuarantine(database, heavy),
     size: async () => readSize(),

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import { capturingLogger, silent, storeBackends, tempSqlitePath, untilSettled } from '../../test/helpers/stores.ts';
-import { comparePositions, START_OF_LOG, type LogPosition } from '../domain/index.ts';
+import { comparePositions, START_OF_LOG, UNCHECKED, type LogPosition } from '../domain/index.ts';
 import { createNotificationStore } from './index.ts';
 import { loadMigrations } from './migrations.ts';
 import type { InsertResult } from './types.ts';
@@ -29,7 +29,17 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
   test('stores every field exactly as given and getMany returns it', async () => {
     const { store } = await setup();
     const rawBody = `{"tranRemarks":"${'Ọ̀dọ́ paid ₦1,500 for ẹ̀wà 🚀 — "quotes" \\n '.repeat(4_000)}"}`;
-    const full = notification({ transactionAmount: '1500.00', settledAmount: '0.10', narration: 'a "quoted", {braced} \\ NULL', sessionId: 'NULL', rawBody });
+    // An import by reconciliation: the bank's record, decided as it is stored.
+    const confirmation = { status: 'CONFIRMED', checkedAt: '2024-05-01T09:15:02.000Z', differences: [], acknowledgedByBank: true } as const;
+    const full = notification({
+      transactionAmount: '1500.00',
+      settledAmount: '0.10',
+      narration: 'a "quoted", {braced} \\ NULL',
+      sessionId: 'NULL',
+      rawBody,
+      source: 'RECONCILED',
+      confirmation,
+    });
     const sparse = notification({
       sessionId: '',
       settledAmount: null,
@@ -46,13 +56,15 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const first = await store.insert(full);
     const second = await store.insert(sparse);
     expect(first).toEqual({ status: 'inserted', notification: { ...full, position: anyPosition }, settled: anyPosition });
-    expect(second).toEqual({ status: 'inserted', notification: { ...sparse, position: anyPosition }, settled: anyPosition });
+    // A delivery stored without a word of confirmation: from the webhook, unchecked.
+    const asDelivered = { ...sparse, source: 'WEBHOOK', confirmation: UNCHECKED };
+    expect(second).toEqual({ status: 'inserted', notification: { ...asDelivered, position: anyPosition }, settled: anyPosition });
 
     const [readFull, readSparse] = await store.getMany([full.settlementId, sparse.settlementId]);
     expect(readFull).toStrictEqual({ ...full, position: positionOf(first) });
     expect(readFull?.transactionAmount).toBe('1500.00');
     expect(readFull?.rawBody).toBe(rawBody);
-    expect(readSparse).toStrictEqual({ ...sparse, position: positionOf(second) });
+    expect(readSparse).toStrictEqual({ ...asDelivered, position: positionOf(second) });
   });
 
   test('stores a lone surrogate (a JSON body may escape one into a field) as U+FFFD, failing no other insert of its batch', async () => {

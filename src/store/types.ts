@@ -1,6 +1,7 @@
 import type {
   CollectionNotificationRecord,
   CollectionSummaryRecord,
+  ConfirmationOutcome,
   LogPosition,
   MoneyFields,
   NewCollectionNotification,
@@ -82,6 +83,10 @@ export interface NotificationStore {
     /** Only notifications of these accounts (none when empty), beside `accountNumber`; every account when undefined. */
     accounts?: readonly string[] | undefined;
     after: LogPosition;
+    /** Only positions at or before it; no bound when undefined. */
+    through?: LogPosition | undefined;
+    /** Only notifications whose confirmation is `CONFIRMED` (the confirmed stream's replay). */
+    confirmed?: boolean | undefined;
     limit: number;
   }): Promise<CollectionNotificationRecord[]>;
   /** The position of the newest settled notification (`START_OF_LOG` when none), reading no row. */
@@ -166,4 +171,54 @@ export interface CollectionStore extends NotificationStore {
    */
   moneyOf(settlementId: string): Promise<MoneyFields | null>;
   readonly quarantine: QuarantineStore;
+  /** The notifications that wait for the bank's answer (status `PENDING`). */
+  readonly confirmations: ConfirmationQueue;
+}
+
+/** What `ConfirmationQueue.claim` takes. */
+export interface ClaimQuery {
+  /** At most this many. */
+  limit: number;
+  /** How long they are this replica's: the bank's answer must be recorded (or the row deferred) before it ends. */
+  leaseMs: number;
+}
+
+/**
+ * The PENDING notifications as a queue, shared by every replica on the store. A claim leases due
+ * ones to the claiming replica: no other replica claims them until the lease ends (on PostgreSQL
+ * claims skip rows another replica is claiming), so a replica that dies mid-way leaves them to be
+ * claimed again once it has run out. An outcome is recorded only over a row still PENDING: once
+ * decided, a status never changes.
+ */
+export interface ConfirmationQueue {
+  /** Claims up to `limit` PENDING notifications that are due (oldest in the log first), each for `leaseMs`; one write. */
+  claim(query: ClaimQuery): Promise<CollectionNotificationRecord[]>;
+  /**
+   * Records outcomes, all in one transaction; answers, for each, whether it was recorded (false where
+   * the notification is no longer PENDING, or unknown). An empty list writes nothing.
+   */
+  record(outcomes: readonly ConfirmationOutcome[]): Promise<boolean[]>;
+  /** Makes these PENDING notifications due `delayMs` from now (a backoff; 0 gives them back at once); one write. */
+  defer(settlementIds: readonly string[], delayMs: number): Promise<void>;
+  /** How many notifications are PENDING, from the index of them alone. */
+  countPending(): Promise<number>;
+  /** When the first PENDING notification of the log was received (ISO 8601); null when none is PENDING. */
+  oldestPending(): Promise<string | null>;
+  /**
+   * The position through which the settled log is decided: the settled head, or just before the
+   * first `PENDING` notification when that comes first; `START_OF_LOG` when none. Every notification
+   * at or before it is settled and has a status that will never change again, so the confirmed
+   * stream may hand out its `CONFIRMED` ones up to there. Reads no notification row.
+   */
+  decidedHead(): Promise<LogPosition>;
+  /** `decidedHead`, and what stops it there: the first PENDING notification's position when that comes before the settled head's. */
+  decision(): Promise<Decision>;
+}
+
+/** How far the settled log is decided (ConfirmationQueue.decision). */
+export interface Decision {
+  /** The decided head (see decidedHead). */
+  through: LogPosition;
+  /** The first PENDING notification, when it is what holds `through` short of the settled head; undefined otherwise. */
+  pendingAt: LogPosition | undefined;
 }
