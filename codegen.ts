@@ -31,6 +31,7 @@ const config: CodegenConfig = {
           TransactionAuthorization: '../domain/index.ts#AuthorizationCodeRecord',
           TransactionToken: '../domain/index.ts#TransactionTokenRecord',
           CollectionNotification: '../domain/index.ts#CollectionNotificationRecord',
+          Confirmation: '../domain/index.ts#Confirmation as ConfirmationRecord',
           CollectionNotificationConnection: '../domain/index.ts#CollectionNotificationPage',
           CollectionNotificationEdge: '../domain/index.ts#CollectionNotificationRecord',
           CollectionSummary: '../domain/index.ts#CollectionSummaryRecord',

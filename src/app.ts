@@ -1,6 +1,8 @@
 import { createAuthenticator } from './auth/authenticator.ts';
 import { describeUrl, type Config } from './config/index.ts';
-import { startNotificationFeed } from './collection/notification-feed.ts';
+import { startConfirmer, type Confirmer } from './collection/confirmation.ts';
+import { startConfirmedFeed, type ConfirmedFeed } from './collection/confirmed-feed.ts';
+import { startNotificationFeed, type NotificationFeed } from './collection/notification-feed.ts';
 import { createQuarantineKeeper } from './collection/quarantine.ts';
 import { WEBHOOK_PATHS } from './collection/webhook-route.ts';
 import type { Services } from './context.ts';
@@ -13,7 +15,7 @@ import { startBankSandbox, type BankSandbox } from './sandbox/index.ts';
 import { createSubgraphSchema } from './schema.ts';
 import { createHttpServer } from './server/index.ts';
 import { createNotificationStore } from './store/index.ts';
-import { exportQuarantineUnreviewed, exportStoreSize } from './store/size-metrics.ts';
+import { exportConfirmationBacklog, exportQuarantineUnreviewed, exportStoreSize } from './store/size-metrics.ts';
 import type { CollectionStore } from './store/types.ts';
 import { createBankClients } from './upstream/index.ts';
 import type { BankClients, BankUrls } from './upstream/types.ts';
@@ -78,6 +80,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     if (!overrides.store) started.push(() => store.close());
     exportStoreSize(metrics.registry, store);
     exportQuarantineUnreviewed(metrics.registry, store.quarantine);
+    exportConfirmationBacklog(metrics.registry, store.confirmations);
     const pubsub =
       overrides.pubsub ?? (await createPubSub(config.pubsubUrl.reveal(), { logger, channelPrefix: channelPrefixOf(store.identity) }));
     if (!overrides.pubsub) started.push(() => pubsub.close());
@@ -92,6 +95,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     const bounds = { maxRows: config.quarantineMaxRows, maxBytes: config.quarantineMaxBytes };
     const quarantineKeeper = createQuarantineKeeper({ store, bounds, metrics, logger });
     started.push(() => quarantineKeeper.drain());
+    // Closed after the server (its webhook writes done, its confirmed subscribers ended) and before
+    // the store and pub/sub: the confirmer first, so its last answers are still announced.
+    const confirmation = config.confirmation.enabled ? await startConfirmation(config, { store, pubsub, notificationFeed, bank, metrics, logger }) : undefined;
+    if (confirmation) started.push(() => confirmation.confirmedFeed.close(), () => confirmation.confirmer.close());
     const services: Services = {
       maxOperationCost: config.maxOperationCost,
       bankTimezone: config.upstream.timezone,
@@ -104,6 +111,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       notificationFeed,
       authenticator,
       quarantineKeeper,
+      confirmer: confirmation?.confirmer,
+      confirmedFeed: confirmation?.confirmedFeed,
     };
     const catalogueMaxAgeS = Math.floor(config.upstream.bankListTtlMs / 1000);
     // Guarded as it is built: its @authenticated / @requiresScopes enforced by its own resolvers, for every transport.
@@ -146,6 +155,23 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     await closeStarted();
     throw error;
   }
+}
+
+/**
+ * Confirmation with the bank: the confirmed feed, and the confirmer that wakes it. A claim's lease
+ * outlasts a wait for a free slot and one bank call (each at most BANK_TIMEOUT_MS).
+ */
+async function startConfirmation(
+  config: Config,
+  deps: { store: CollectionStore; pubsub: PubSub; notificationFeed: NotificationFeed; bank: BankClients; metrics: Metrics; logger: Logger },
+): Promise<{ confirmer: Confirmer; confirmedFeed: ConfirmedFeed }> {
+  const { store, pubsub, notificationFeed, bank, metrics, logger } = deps;
+  const confirmedFeed = await startConfirmedFeed({ store, pubsub, notificationFeed, logger });
+  const confirmer = startConfirmer(
+    { confirmations: store.confirmations, bank: bank.collection, metrics, logger, onDecided: () => confirmedFeed.decided() },
+    { concurrency: config.confirmation.concurrency, leaseMs: 3 * config.upstream.timeoutMs },
+  );
+  return { confirmer, confirmedFeed };
 }
 
 /** The webhook on this machine, as the in-process sandbox bank reaches it (a wildcard bind over loopback). */

@@ -2,12 +2,15 @@ import type { Authenticator } from './auth/authenticator.ts';
 import { createAccountScope, scopedStore } from './auth/account-scope.ts';
 import { visibleAccounts, type Caller } from './auth/caller.ts';
 import type { AuthContext } from './auth/enforce.ts';
+import type { Confirmer } from './collection/confirmation.ts';
+import type { ConfirmedFeed } from './collection/confirmed-feed.ts';
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { SubscriberConnection } from './collection/subscriber-queue.ts';
 import type { NotificationFeed } from './collection/notification-feed.ts';
 import type { QuarantineKeeper } from './collection/quarantine.ts';
 import { createReconciliation, type Reconciliation } from './collection/reconciliation.ts';
 import type { CollectionNotificationRecord, LogPosition } from './domain/index.ts';
+import { badUserInput } from './errors.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
 import { createLoaders, type Loaders } from './loaders/index.ts';
 import type { ReferenceData } from './loaders/reference-data.ts';
@@ -24,6 +27,8 @@ export interface Services extends ContextDeps {
   authenticator: Authenticator;
   /** Where the webhook keeps what it refuses, or takes for a conflict. */
   quarantineKeeper: QuarantineKeeper;
+  /** This replica's confirmer, told of each notification stored PENDING; undefined when confirmation is off. */
+  confirmer: Pick<Confirmer, 'wake'> | undefined;
 }
 
 /** What an operation's context is made from. */
@@ -40,6 +45,8 @@ export interface ContextDeps {
   store: CollectionStore;
   /** This replica's follower of the store's log: what live subscribers receive. */
   notificationFeed: NotificationFeed;
+  /** The follower of how far the log is confirmed: what `confirmed` subscribers receive; undefined when confirmation is off. */
+  confirmedFeed: ConfirmedFeed | undefined;
 }
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */
@@ -54,8 +61,15 @@ export interface Context extends AuthContext {
   bankTimezone: string;
   /** Transfers checked with the bank on demand, and what never arrived recovered (its fields need `collections:reconcile`). */
   reconciliation: Reconciliation;
-  /** The `incomingTransfer` stream: replay after the `after` position when given, then live. */
-  incomingTransfers(options: { accountNumber?: string | undefined; after?: LogPosition | undefined }): AsyncIterableIterator<CollectionNotificationRecord>;
+  /**
+   * The `incomingTransfer` stream: replay after the `after` position when given, then live; with
+   * `confirmed`, CONFIRMED notifications only (BAD_USER_INPUT where confirmation is off).
+   */
+  incomingTransfers(options: {
+    accountNumber?: string | undefined;
+    after?: LogPosition | undefined;
+    confirmed?: boolean | undefined;
+  }): AsyncIterableIterator<CollectionNotificationRecord>;
 }
 
 /** Who calls, and how the operation's transport reaches its client. */
@@ -98,7 +112,12 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
       logger: services.logger,
       operator: transport.caller.kind === 'verified' ? (transport.caller.subject ?? null) : null,
     }),
-    incomingTransfers: ({ accountNumber, after }) =>
-      streamIncomingTransfers(services, { ...scope.filter(accountNumber), after, connection: transport.connection }),
+    incomingTransfers({ accountNumber, after, confirmed = false }) {
+      // Refused before anything starts: with nothing ever confirmed, nothing would arrive on it.
+      if (confirmed && services.confirmedFeed === undefined) {
+        throw badUserInput('confirmed', 'confirmation with the bank is off here (COLLECTION_CONFIRMATION=off), so no transfer would ever arrive on a confirmed stream.');
+      }
+      return streamIncomingTransfers(services, { ...scope.filter(accountNumber), after, confirmed, connection: transport.connection });
+    },
   };
 }

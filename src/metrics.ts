@@ -1,6 +1,18 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { REFUSAL_REASONS } from './auth/caller.ts';
 
+/** The outcomes of a confirmation with the bank, as `collection_confirmations_total` labels them. */
+export const CONFIRMATION_OUTCOMES = ['CONFIRMED', 'MISMATCHED', 'NOT_AT_BANK'] as const;
+/** Why an ask of the bank came to no answer: an upstream error code, or INTERNAL for a fault of ours. */
+export const CONFIRMATION_FAILURE_CODES = [
+  'UPSTREAM_UNAVAILABLE',
+  'UPSTREAM_INVALID_RESPONSE',
+  'UPSTREAM_UNAUTHORIZED',
+  'UPSTREAM_BAD_REQUEST',
+  'UPSTREAM_REJECTED',
+  'INTERNAL',
+] as const;
+
 /** Seconds; from a fast cache hit to the bank's full time-out budget. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -144,6 +156,31 @@ export function createMetrics() {
       }),
       { reason: REFUSAL_REASONS },
     ),
+    confirmations: counterFromZero(
+      new Counter({
+        name: 'collection_confirmations_total',
+        help: "Stored notifications decided by the bank's collection service (op 16), by outcome: CONFIRMED (it holds them with the same values), MISMATCHED (with other values), NOT_AT_BANK (it does not know them: forged, or sent by mistake). Counted by the replica that recorded the outcome, once per notification.",
+        labelNames: ['outcome'] as const,
+        registers: [registry],
+      }),
+      { outcome: CONFIRMATION_OUTCOMES },
+    ),
+    confirmationFailures: counterFromZero(
+      new Counter({
+        name: 'collection_confirmation_failures_total',
+        help: "Asks of the bank's collection service that came to no answer, by the contract's error code (INTERNAL: a fault of ours); the notification stays PENDING and is asked again after a backoff of at most 30 s.",
+        labelNames: ['code'] as const,
+        registers: [registry],
+      }),
+      { code: CONFIRMATION_FAILURE_CODES },
+    ),
+    confirmationSeconds: new Histogram({
+      name: 'collection_confirmation_seconds',
+      help: "From a notification's arrival to the bank's answer recorded on it, by outcome.",
+      labelNames: ['outcome'] as const,
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600],
+      registers: [registry],
+    }),
     bankCircuitOpen: new Gauge({
       name: 'bank_circuit_open',
       help: 'Circuit breaker of each bank area: 0 closed, 0.5 half-open (one trial call), 1 open (failing fast).',

@@ -155,7 +155,8 @@ describe('incomingTransfer fan-out over WebSocket', () => {
 
   it('closes a socket that stopped reading with 1013 at exactly the 1,001st notification waiting for it, while the others receive every event', async () => {
     const { logger, logs, logged } = captureLogs();
-    const app = await startApp({}, { logger });
+    // Posted straight to the webhook, unknown to the sandbox bank: confirmation, off here, would log each NOT_AT_BANK.
+    const app = await startApp({ COLLECTION_CONFIRMATION: 'off' }, { logger });
     const healthy = await openRawSubscribers(app.graphqlUrl, 3, (i) => ({ ...LARGE, id: `healthy-${i}` }));
     const stalled = await openRawSubscriber(app.graphqlUrl, { ...LARGE, id: 'stalled' });
     await subscribersLive(app, 4);

@@ -204,7 +204,8 @@ describe('incomingTransfer subscription', () => {
       return rows;
     };
     const { logger, logs, logged } = captureLogs();
-    const app = await startApp({}, { store: withMethod(store, 'listAfter', listAfter), logger });
+    // Posted straight to the webhook, unknown to the sandbox bank: confirmation, off here, would log each NOT_AT_BANK.
+    const app = await startApp({ COLLECTION_CONFIRMATION: 'off' }, { store: withMethod(store, 'listAfter', listAfter), logger });
     // Padded to 16 KB: the socket's buffers fill within a few hundred frames, well before the replay's end.
     const { stored, resuming, padded } = await stalledResume(app, 800, account);
     // Stalled: the rest of the page read last waits, and the replay reads no further.
@@ -236,7 +237,8 @@ describe('incomingTransfer subscription', () => {
 
   it('logs no error when the connection of a stalled resuming subscriber drops with frames still being written', async () => {
     const { logger, logs } = captureLogs();
-    const app = await startApp({}, { logger });
+    // Posted straight to the webhook, unknown to the sandbox bank: confirmation, off here, would log each NOT_AT_BANK.
+    const app = await startApp({ COLLECTION_CONFIRMATION: 'off' }, { logger });
     const { resuming } = await stalledResume(app, 600);
     await waitFor(async () => ((await waiting(app)) > 0 ? true : undefined));
     // The server's write to it is cancelled (write ECANCELED): the socket's end, not a fault.
@@ -248,7 +250,8 @@ describe('incomingTransfer subscription', () => {
 
   it('closes a resuming subscriber that stopped reading with 1013 when it answers no keep-alive ping, though nothing new arrives', async () => {
     const { logger, logs, logged } = captureLogs();
-    const app = await startApp({ SUBSCRIPTION_KEEPALIVE_MS: '200' }, { logger });
+    // Posted straight to the webhook, unknown to the sandbox bank: confirmation, off here, would log each NOT_AT_BANK.
+    const app = await startApp({ SUBSCRIPTION_KEEPALIVE_MS: '200', COLLECTION_CONFIRMATION: 'off' }, { logger });
     const { stored, resuming } = await stalledResume(app, 600);
     await logged(isWarning);
     expect(await endedEarly(app)).toBe(1);

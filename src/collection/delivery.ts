@@ -4,10 +4,11 @@ import { isUtf8 } from 'node:buffer';
 import { createIpMatcher, type IpRange } from '../ip-ranges.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
-import type { NewQuarantinedDelivery } from '../domain/index.ts';
+import { PENDING, UNCHECKED, type NewQuarantinedDelivery } from '../domain/index.ts';
 import { UnstorableNotificationError } from '../store/batch.ts';
 import type { NotificationStore } from '../store/types.ts';
 import { recordWebhookReply, traceStoreWrite } from '../telemetry/webhook.ts';
+import type { Confirmer } from './confirmation.ts';
 import type { NotificationFeed } from './notification-feed.ts';
 import { parseNotification, readNotificationBody } from './notification.ts';
 import type { QuarantineKeeper } from './quarantine.ts';
@@ -31,6 +32,11 @@ export interface DeliveryDeps {
   notificationFeed: Pick<NotificationFeed, 'announce'>;
   /** Where what is refused for its content, or is a conflict, is kept before its reply is sent. */
   quarantine: Pick<QuarantineKeeper, 'keep' | 'checkDuplicate'>;
+  /**
+   * This replica's confirmer: with one, each notification is stored PENDING and the confirmer told
+   * after its `00` (it asks the bank in the background); without (confirmation off), UNCHECKED.
+   */
+  confirmer?: Pick<Confirmer, 'wake'> | undefined;
   metrics: Metrics;
   logger: Logger;
 }
@@ -126,7 +132,8 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
       if (!parsed.ok) return refused('REJECTED', parsed.reason, parsed.detail ?? null);
       // The text gives back the bytes of nearly every body (well-formed UTF-8): only where it cannot
       // are the bytes stored beside it, so the 00 path writes nothing more for them.
-      const notification = isUtf8(bytes) ? parsed.notification : { ...parsed.notification, rawBodyBytes: bytes };
+      const confirmation = deps.confirmer ? PENDING : UNCHECKED;
+      const notification = isUtf8(bytes) ? { ...parsed.notification, confirmation } : { ...parsed.notification, confirmation, rawBodyBytes: bytes };
       const { settlementId } = notification;
 
       const started = performance.now();
@@ -151,6 +158,8 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
       // Stored: the transfer is ours whatever happens next. Every replica's notification feed is woken (one
       // pub/sub message for many commits); if that message is lost, their safety-net timer reads it.
       deps.notificationFeed.announce(result.notification.position, result.settled);
+      // Asked of the bank in the background, from the row just committed: the reply never waits for it.
+      deps.confirmer?.wake();
       return verdict('00', 'accepted', { settlementId });
     },
     async refuseTooLarge(read) {

@@ -3,7 +3,7 @@ import { comparePositions, START_OF_LOG, type CollectionNotificationRecord, type
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { NotificationStore } from '../store/types.ts';
-import type { NotificationFeed } from './notification-feed.ts';
+import type { FeedFollowing, LogFollower } from './notification-feed.ts';
 import { reportTooFarBehind, SubscriberQueue, type SubscriberConnection } from './subscriber-queue.ts';
 
 /**
@@ -13,7 +13,10 @@ import { reportTooFarBehind, SubscriberQueue, type SubscriberConnection } from '
 const REPLAY_PAGE_SIZE = 50;
 
 export interface IncomingTransferDeps {
-  notificationFeed: NotificationFeed;
+  /** What the stream follows: every stored notification. */
+  notificationFeed: LogFollower;
+  /** What `confirmed` follows: the decided frontier, handing out CONFIRMED notifications only. */
+  confirmedFeed?: LogFollower | undefined;
   store: NotificationStore;
   metrics: Metrics;
   logger: Logger;
@@ -27,6 +30,11 @@ export interface IncomingTransferOptions {
   accounts?: readonly string[] | undefined;
   /** Where the client resumes (its last cursor's position); live only when undefined. */
   after?: LogPosition | undefined;
+  /**
+   * Only CONFIRMED notifications, each once the log before it is decided: one still PENDING holds
+   * back those after it. Needs `confirmedFeed`.
+   */
+  confirmed?: boolean | undefined;
   /** The subscriber's own connection, closed when it falls too far behind; without one it completes. */
   connection?: SubscriberConnection | undefined;
 }
@@ -43,7 +51,9 @@ export interface IncomingTransferOptions {
  * last cursor.
  */
 export function streamIncomingTransfers(deps: IncomingTransferDeps, options: IncomingTransferOptions): AsyncIterableIterator<Notification> {
-  const { accountNumber, accounts, after, connection } = options;
+  const { accountNumber, accounts, after, connection, confirmed = false } = options;
+  const feed = confirmed ? deps.confirmedFeed : deps.notificationFeed;
+  if (feed === undefined) throw new Error('the confirmed stream needs a confirmed feed (confirmation is off)');
   // A cursor may be ahead of this replica's log (read on another replica, or by a query): what the
   // log hands out up to it was seen already.
   const seen = after ?? START_OF_LOG;
@@ -52,20 +62,20 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
     comparePositions(n.position, seen) > 0 &&
     (accountNumber === undefined || n.accountNumber === accountNumber) &&
     (visible === undefined || visible.has(n.accountNumber));
-  let following: ReturnType<NotificationFeed['follow']> | undefined;
+  let following: FeedFollowing | undefined;
   let unlisten: (() => void) | undefined;
 
   return new SubscriberQueue<Notification>({
     gauge: deps.metrics.notificationsWaiting,
     start(queue) {
-      following = deps.notificationFeed.follow((n) => {
+      following = feed.follow((n) => {
         if (wanted(n)) queue.push(n);
       });
       unlisten = connection?.onClosedBehind(() => void queue.return());
       // Counted once live, so the gauge also tells when a new subscriber can no longer miss an event.
       deps.metrics.activeSubscriptions.inc();
       if (after === undefined) return undefined;
-      return replayPages(deps.store, { accountNumber, accounts, after, through: following.position });
+      return replayPages(deps.store, { accountNumber, accounts, after, through: following.position, confirmed });
     },
     onTaken: (_notification, source) => deps.metrics.subscriptionEvents.inc({ source }),
     onTooFarBehind(waiting) {
@@ -82,14 +92,22 @@ export function streamIncomingTransfers(deps: IncomingTransferDeps, options: Inc
   });
 }
 
+/** What a replay reads: (after, through], of these accounts, CONFIRMED ones only when `confirmed`. */
+interface ReplayRange {
+  accountNumber: string | undefined;
+  accounts: readonly string[] | undefined;
+  after: LogPosition;
+  through: LogPosition;
+  confirmed: boolean;
+}
+
 /**
  * Reads (after, through] from the store, oldest first, a page per step. Rows past `through` are
- * left to the log, which hands them out behind the replay.
+ * left to the log, which hands them out behind the replay. For the confirmed stream `through` is the
+ * decided frontier: every notification up to it is decided, so its CONFIRMED ones are exactly what
+ * the stream owes before going live.
  */
-async function* replayPages(
-  store: NotificationStore,
-  range: { accountNumber: string | undefined; accounts: readonly string[] | undefined; after: LogPosition; through: LogPosition },
-): AsyncGenerator<Notification[], void> {
+async function* replayPages(store: NotificationStore, range: ReplayRange): AsyncGenerator<Notification[], void> {
   for (let from = range.after; comparePositions(from, range.through) < 0; ) {
     // A page per turn of the event loop: a subscriber that keeps up would otherwise be replayed in one
     // run of promise callbacks (a SQLite read settles at once), holding every socket and the webhook
@@ -104,13 +122,9 @@ async function* replayPages(
   }
 }
 
-/** One page after `from`, cut at `through`: its rows, the last one's position, and whether more may follow. */
-async function readPage(
-  store: NotificationStore,
-  range: { accountNumber: string | undefined; accounts: readonly string[] | undefined; through: LogPosition },
-  from: LogPosition,
-) {
-  const page = await store.listAfter({ accountNumber: range.accountNumber, accounts: range.accounts, after: from, limit: REPLAY_PAGE_SIZE });
-  const rows = page.filter((notification) => comparePositions(notification.position, range.through) <= 0);
+/** One page after `from`, through `through`: its rows, the last one's position, and whether more may follow. */
+async function readPage(store: NotificationStore, range: ReplayRange, from: LogPosition) {
+  const { accountNumber, accounts, through, confirmed } = range;
+  const rows = await store.listAfter({ accountNumber, accounts, after: from, through, confirmed, limit: REPLAY_PAGE_SIZE });
   return { rows, last: rows.at(-1)?.position, full: rows.length === REPLAY_PAGE_SIZE };
 }

@@ -32,20 +32,29 @@ export interface FeedFollowing {
   stop(): void;
 }
 
+/** A follower of the store's log that listeners join: the notification feed, and the confirmed feed behind it. */
+export interface LogFollower {
+  /** The position of the last notification handed out or passed. */
+  readonly position: LogPosition;
+  /**
+   * Registers `listener` from the current position, which is returned: it is handed exactly the
+   * notifications after it (those the follower hands out). Synchronous, so nothing can be handed
+   * out between the two.
+   */
+  follow(listener: FeedListener): FeedFollowing;
+}
+
 /**
  * This replica's notification feed: its follower of the store's log of notifications (called a
  * feed in code, so that "log" there always means the logger). It reads the settled log by position
  * and hands each new notification to every local listener, in position order, once; one read serves
  * them all. What it hands out is always read from its own store: pub/sub messages only wake it.
  */
-export interface NotificationFeed {
+export interface NotificationFeed extends LogFollower {
   /** The position of the last notification handed out or passed (at start, the newest settled). */
   readonly position: LogPosition;
-  /**
-   * Registers `listener` from the current position, which is returned: it is handed exactly the
-   * notifications after it. Synchronous, so nothing can be handed out between the two.
-   */
-  follow(listener: FeedListener): FeedFollowing;
+  /** Calls `listener` whenever the feed has moved on (a commit here, or new notifications read); returns the remover. */
+  onAdvance(listener: () => void): () => void;
   /**
    * Says that this replica committed a notification at `committed`, the log then being settled
    * through `settled` (the store's InsertResult): wakes this replica's reader at once, and every
@@ -97,6 +106,7 @@ export async function startNotificationFeed(deps: NotificationFeedDeps, options:
       return reader.position;
     },
     follow: (listener) => reader.follow(listener),
+    onAdvance: (listener) => reader.onAdvance(listener),
     announce(committed, settled) {
       reader.committed(committed, settled);
       if (!closing) announcer.announce();
@@ -125,6 +135,7 @@ interface ReaderOptions {
  */
 function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, start: LogPosition, options: ReaderOptions) {
   const listeners = new Listeners<CollectionNotificationRecord>(logger, 'notification feed');
+  const advanced = new Listeners<undefined>(logger, 'notification feed advance');
   const shortfall = createShortfall(logger, options, () => request('retry'));
   let state: { kind: 'idle' } | { kind: 'reading'; again: ReadTrigger | undefined; done: Promise<void> } | { kind: 'closed' } = { kind: 'idle' };
   let position = start;
@@ -169,8 +180,10 @@ function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, star
     for (let trigger: ReadTrigger | undefined = first; trigger !== undefined; ) {
       if (state.kind !== 'reading') return;
       state.again = undefined;
+      const from = position;
       try {
         await readOnce(trigger);
+        if (comparePositions(position, from) > 0) advanced.handOut(undefined);
         if (failing) logger.info({ position }, 'reading the notification log again');
         failing = false;
         // Only delivery waits on what is committed but not settled: with nobody listening, no hurry.
@@ -204,6 +217,7 @@ function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, star
     follow(listener: FeedListener): FeedFollowing {
       return { position, stop: listeners.add(listener) };
     },
+    onAdvance: (listener: () => void) => advanced.add(listener),
     /**
      * This replica committed a notification at `committed`, the log being settled through `settled`.
      * With listeners, read unless it was handed out already; with nobody listening, move to `settled`.
@@ -211,8 +225,11 @@ function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, star
     committed(committed: LogPosition, settled: LogPosition) {
       if (state.kind === 'closed') return;
       shortfall.expect(committed);
-      if (listeners.size === 0) moveTo(settled);
-      else if (comparePositions(committed, position) > 0) request('wake');
+      if (listeners.size === 0) {
+        const from = position;
+        moveTo(settled);
+        if (comparePositions(position, from) > 0) advanced.handOut(undefined);
+      } else if (comparePositions(committed, position) > 0) request('wake');
     },
     async close() {
       const reading = state.kind === 'reading' ? state.done : undefined;
@@ -220,6 +237,7 @@ function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, star
       shortfall.stop();
       await reading;
       listeners.clear();
+      advanced.clear();
     },
   };
 }

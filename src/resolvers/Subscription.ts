@@ -8,7 +8,7 @@ export const Subscription: SubscriptionResolvers = {
     subscribe: (_, args, { incomingTransfers }) => {
       const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
       const after = args.after == null ? undefined : decodeCursor(args.after);
-      return incomingTransfers({ accountNumber, after });
+      return incomingTransfers({ accountNumber, after, confirmed: args.confirmed === true });
     },
     // The stream yields the stored notification itself, not a `{ incomingTransfer }` wrapper.
     resolve: (notification: CollectionNotificationRecord) => notification,

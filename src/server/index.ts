@@ -60,6 +60,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     store: services.store,
     notificationFeed: services.notificationFeed,
     quarantine: services.quarantineKeeper,
+    confirmer: services.confirmer,
     metrics: services.metrics,
     logger: services.logger,
     edge,

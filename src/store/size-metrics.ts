@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { NotificationStore, QuarantineStore, StoreSize } from './types.ts';
+import type { ConfirmationQueue, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
 /** A scrape reuses a size measured this recently: several scrapers (HA Prometheus) cost one query. */
 const SIZE_TTL_MS = 10_000;
@@ -48,6 +48,33 @@ export function exportQuarantineUnreviewed(registry: Registry, quarantine: Pick<
     async collect() {
       const count = await unreviewed.read();
       if (count !== undefined) this.set(count);
+    },
+  });
+}
+
+/**
+ * Exports what waits for the bank's answer, read from the store at scrape time (the index of PENDING
+ * notifications alone), so every replica, and a restarted one, shows the same:
+ * `collection_confirmations_pending` and `collection_confirmation_oldest_pending_seconds`.
+ */
+export function exportConfirmationBacklog(registry: Registry, confirmations: Pick<ConfirmationQueue, 'countPending' | 'oldestPending'>): void {
+  const backlog = lastMeasured(async () => ({ count: await confirmations.countPending(), oldest: await confirmations.oldestPending() }), UNREVIEWED_TTL_MS);
+  new Gauge({
+    name: 'collection_confirmations_pending',
+    help: "Stored notifications waiting for the bank's collection service to confirm them (PENDING), read from the store at scrape time: the same on every replica.",
+    registers: [registry],
+    async collect() {
+      const read = await backlog.read();
+      if (read) this.set(read.count);
+    },
+  });
+  new Gauge({
+    name: 'collection_confirmation_oldest_pending_seconds',
+    help: 'How long ago the oldest PENDING notification arrived; 0 when none waits. Read from the store at scrape time.',
+    registers: [registry],
+    async collect() {
+      const read = await backlog.read();
+      if (read) this.set(read.oldest === null ? 0 : Math.max(0, (Date.now() - Date.parse(read.oldest)) / 1000));
     },
   });
 }

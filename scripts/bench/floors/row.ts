@@ -9,7 +9,7 @@ import { loadMigrations } from '../../../src/store/migrations.ts';
 export const COLUMNS = [
   'settlement_id', 'session_id', 'account_number', 'transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount',
   'currency', 'narration', 'initiation_tran_ref', 'source_account_number', 'source_account_name', 'source_bank_name',
-  'channel_id', 'transaction_time', 'received_at', 'raw_body',
+  'channel_id', 'transaction_time', 'received_at', 'raw_body', 'confirmation_status',
 ] as const;
 
 /** A delivery that passed the checks: its columns, `received_at` still to come (the batch's time). */
@@ -92,9 +92,9 @@ export function readDelivery(body: string): { row: FloorRow } | { refused: Floor
   };
 }
 
-/** The row's values in COLUMNS order. */
+/** The row's values in COLUMNS order: stored PENDING, for the bank to confirm, as ours stores it with confirmation on. */
 export function values(row: FloorRow, receivedAt: string): (string | null)[] {
-  return [row.settlementId, row.sessionId, row.accountNumber, row.transactionAmount, ...row.amounts, ...row.texts, row.transactionTime, receivedAt, row.rawBody];
+  return [row.settlementId, row.sessionId, row.accountNumber, row.transactionAmount, ...row.amounts, ...row.texts, row.transactionTime, receivedAt, row.rawBody, 'PENDING'];
 }
 
 /** The SQL of every migration of `kind`, in order: the floor's schema is ours. */
