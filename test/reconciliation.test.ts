@@ -81,7 +81,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     const confirmed = await subscribe(app, { confirmed: true }, 2);
     const amounts = { transactionAmount: '99999999999999.99', settledAmount: '99999999999999.99', feeAmount: '0.00', vatAmount: '0.00' };
     const lost = notificationBody(amounts);
-    bank.know(transferOf(lost, { notification_acknowledgement: 0 }));
+    // The bank writes its zeros as JSON numbers; stored, they are written as money is.
+    bank.know(transferOf(lost, { notification_acknowledgement: 0, feeAmount: '0.0', vatAmount: '0' }));
 
     const { data, errors } = await reconcile(app, operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' });
     expect(errors).toBeUndefined();
@@ -94,6 +95,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     // The bank's op 16 answer as it sent it: its amounts JSON numbers, to the last digit.
     expect(stored.rawBody).toContain('"transactionAmount":99999999999999.99');
     expect(stored.rawBody).toContain('"notification_acknowledgement":0');
+    expect(stored.rawBody).toContain('"feeAmount":0.0,"vatAmount":0,');
     // Published like a delivery, and already confirmed: both streams carry it.
     for (const stream of [everything, confirmed]) {
       expect(await stream.first((event) => event.settlementId === lost.settlementId, 10_000)).toMatchObject({ status: 'CONFIRMED' });

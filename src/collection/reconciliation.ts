@@ -19,6 +19,7 @@ import {
   type TransferIdKind,
 } from '../domain/index.ts';
 import { UnstorableNotificationError } from '../store/batch.ts';
+import { formatAmount, parseDecimal } from '../store/decimal.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { CollectionStore } from '../store/types.ts';
@@ -164,14 +165,21 @@ interface Recovery {
 /**
  * The bank's record as a notification to store, read by the webhook's own rules from the fields
  * the bank answered (op 14's names, amounts as their exact text), or why those rules refuse it. Its
- * raw body is the bank's answer as received; it is the bank's word, so confirmed as it is stored.
+ * amounts are written as money is (the bank's `1500.0` as `1500.00`, never rounded) and its raw body
+ * is the bank's answer as received; it is the bank's word, so confirmed as it is stored.
  */
 export function importedNotification(atBank: BankTransactionRecord, now: Date, timezone: string): NewCollectionNotification | string {
   const parsed = parseNotification(JSON.stringify(atBank.raw), { timezone, receivedAt: now });
   if (!parsed.ok) return parsed.reason;
+  const { notification } = parsed;
+  const money = (amount: string | null) => (amount === null ? null : formatAmount(parseDecimal(amount)));
   const checkedAt = now.toISOString();
   return {
-    ...parsed.notification,
+    ...notification,
+    transactionAmount: formatAmount(parseDecimal(notification.transactionAmount)),
+    settledAmount: money(notification.settledAmount),
+    feeAmount: money(notification.feeAmount),
+    vatAmount: money(notification.vatAmount),
     rawBody: atBank.rawBody,
     source: 'RECONCILED',
     confirmation: { status: 'CONFIRMED', checkedAt, differences: [], acknowledgedByBank: atBank.acknowledged },
