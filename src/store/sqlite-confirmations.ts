@@ -1,10 +1,12 @@
 // The SQLite store's confirmation queue, on the main connection: the one the webhook writes on, so
-// each call is one transaction (one fsync) whatever it holds, and one that changes nothing is rolled
-// back without touching the disk.
+// each call is one transaction whatever it holds, and one that changes nothing is rolled back without
+// touching the disk. Outcomes are committed durably (an fsync, as a 00 is); claims and deferrals only
+// move a due time, which need not survive a power cut (a lost lease makes a row due sooner, on a
+// replica that is gone anyway), so they wait for no fsync of their own.
 import type { DatabaseSync } from 'node:sqlite';
 import type { ConfirmationBackend } from './core.ts';
 import { differencesColumn, selectList, type NotificationRow } from './notification-row.ts';
-import { inTransaction } from './sqlite-connection.ts';
+import { inLightTransaction, inTransaction } from './sqlite-connection.ts';
 
 /** The queue's statements; due times are epoch milliseconds of this process's clock (one process writes a SQLite file at a time). */
 export function createSqliteConfirmations(database: DatabaseSync): ConfirmationBackend {
@@ -25,7 +27,7 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
   return {
     async claim({ limit, leaseMs }) {
       const now = Date.now();
-      return inTransaction(
+      return inLightTransaction(
         database,
         () => statements.claim.all(now + leaseMs, now, limit) as unknown as NotificationRow[],
         (claimed) => claimed.length > 0,
@@ -44,7 +46,7 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
       );
     },
     async defer(settlementIds, delayMs) {
-      inTransaction(database, () => statements.defer.run(Date.now() + delayMs, JSON.stringify(settlementIds)).changes, (changed) => changed > 0);
+      inLightTransaction(database, () => statements.defer.run(Date.now() + delayMs, JSON.stringify(settlementIds)).changes, (changed) => changed > 0);
     },
     async countPending() {
       return Number(statements.countPending.get()?.n);

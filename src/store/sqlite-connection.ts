@@ -21,6 +21,20 @@ export function configureConnection(database: DatabaseSync): string {
   return mode;
 }
 
+/**
+ * Runs `work` in a write transaction whose commit waits for no fsync (synchronous=NORMAL for it
+ * alone): for what need not survive a power cut, only a crash of the process (WAL keeps that), such
+ * as a lease. The next durable commit on the connection syncs it with its own.
+ */
+export function inLightTransaction<T>(database: DatabaseSync, work: () => T, keep: (result: T) => boolean = () => true): T {
+  database.exec('PRAGMA synchronous = NORMAL');
+  try {
+    return inTransaction(database, work, keep);
+  } finally {
+    database.exec('PRAGMA synchronous = FULL');
+  }
+}
+
 /** Runs `work` in a write transaction: committed when `keep` says so, rolled back otherwise or when anything throws. */
 export function inTransaction<T>(database: DatabaseSync, work: () => T, keep: (result: T) => boolean = () => true): T {
   // IMMEDIATE takes the write lock up front (waiting busy_timeout), instead of failing mid-way.
