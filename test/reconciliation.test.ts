@@ -7,7 +7,8 @@ import { subscribe } from './helpers/confirming.ts';
 import { startFakeCollectionBank } from './helpers/fake-collection-bank.ts';
 import { bankCalls, scrape } from './helpers/metrics.ts';
 import { check, reconcile, SANDBOX_PAIR, startReconcilingApp, tokenFor, transferOf } from './helpers/reconciling.ts';
-import { urlStoreBackends } from './helpers/stores.ts';
+import { serviceUrl } from './helpers/services.ts';
+import { databaseUrl, isolatedPostgresUrl, urlStoreBackends } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const STORED = `query ($id: ID!) {
@@ -240,5 +241,32 @@ describe('reconciliation: who may, and what it takes', () => {
     expect(data!.reconcileCollections).toMatchObject({ checked: 5, unknown: 5 });
     expect(data!.reconcileCollections.items.map((item: { id: string }) => item.id)).toEqual(['S-1', 'S-2', 'S-3', 'S-4', 'S-5']);
     expect(bank.calls('verifyBySettlementId')).toBe(5);
+  });
+});
+
+const redisUrl = serviceUrl('REDIS_URL');
+
+describe.skipIf(!databaseUrl || !redisUrl)('reconciliation on two replicas on PostgreSQL and Redis', () => {
+  it('imports a transfer once whichever replicas ask, and the other replica\'s subscribers get it on both streams', async () => {
+    const bank = await startFakeCollectionBank(SANDBOX_PAIR);
+    const env = { STORE_URL: await isolatedPostgresUrl(databaseUrl!), PUBSUB_URL: redisUrl! };
+    const a = await startReconcilingApp(bank, env);
+    const b = await startReconcilingApp(bank, env);
+    const everything = await subscribe(b.app, {}, 1);
+    const confirmed = await subscribe(b.app, { confirmed: true }, 2);
+    const lost = notificationBody();
+    bank.know(transferOf(lost));
+
+    const reports = await Promise.all([
+      reconcile(a.app, a.operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' }),
+      reconcile(b.app, b.operator, { sessionIds: [lost.sessionId as string], recover: 'IMPORT' }),
+    ]);
+    const items = reports.map((answer) => answer.data!.reconcileCollections.items[0]);
+    expect(items.filter((item) => item.recovered)).toHaveLength(1);
+    for (const stream of [everything, confirmed]) await stream.first((event) => event.settlementId === lost.settlementId, 10_000);
+    const stored = await b.app.query('{ collectionNotifications { nodes { settlementId source } } }');
+    expect(stored.data!.collectionNotifications.nodes).toEqual([{ settlementId: lost.settlementId, source: 'RECONCILED' }]);
+    expect(everything.filter((event) => event.settlementId === lost.settlementId)).toHaveLength(1);
+    expect(confirmed.filter((event) => event.settlementId === lost.settlementId)).toHaveLength(1);
   });
 });
