@@ -134,6 +134,24 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(await database.countRows()).toBe(2);
   });
 
+  it('reports an import the store cannot write as not recovered, storing nothing, and imports it once the store is back', async () => {
+    const { app, bank, operator, database } = await start();
+    const lost = notificationBody();
+    bank.know(transferOf(lost));
+    await database.breakInserts();
+    const failed = await reconcile(app, operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' });
+    expect(failed.data!.reconcileCollections).toMatchObject({
+      missingHere: 1,
+      recovered: 0,
+      items: [{ verdict: 'MISSING_HERE', recovered: false, error: 'INTERNAL_SERVER_ERROR: the store could not be written; nothing was stored.' }],
+    });
+    expect(await database.countRows()).toBe(0);
+    await database.repairInserts();
+    const again = await reconcile(app, operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' });
+    expect(again.data!.reconcileCollections).toMatchObject({ recovered: 1, items: [{ verdict: 'MISSING_HERE', recovered: true, error: null }] });
+    expect(await database.countRows()).toBe(1);
+  });
+
   it('has the bank send a missing one again (op 17): it arrives through the webhook and is stored', async () => {
     const { app, bank, operator } = await start();
     const lost = notificationBody();

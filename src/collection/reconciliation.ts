@@ -85,7 +85,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       stored = await storedOf(asked, atBank);
     } catch (error) {
       count('FAILED');
-      return { id: asked.id, verdict: null, differences: [], recovered: false, error: describe(error, logger, asked) };
+      return { id: asked.id, verdict: null, differences: [], recovered: false, error: describe(error, logger, asked, 'the store could not be read; check this id again.') };
     }
     const comparison = compareWithBank(atBank, stored);
     count(comparison.verdict);
@@ -108,7 +108,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       const said = `responseCode ${answer.responseCode}${answer.responseMessage === null ? '' : `: ${answer.responseMessage}`}`;
       return { recovered: false, error: `UPSTREAM_REJECTED: the bank did not queue it to be delivered again (${said}).` };
     } catch (error) {
-      return { recovered: false, error: describe(error, logger, { kind: 'settlementId', id: atBank.settlementId }) };
+      return { recovered: false, error: describe(error, logger, { kind: 'settlementId', id: atBank.settlementId }, 'the request to send it again failed; check this id again.') };
     }
   }
 
@@ -130,7 +130,8 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     if (result.status === 'duplicate') {
       // A delivery, or another import, stored it since the bank was asked: compared with that, never stored twice.
       const [stored] = await store.getMany([settlementId]).catch(() => [null]);
-      return { recovered: false, error: null, comparison: stored ? compareWithBank(atBank, stored) : undefined };
+      if (stored) return { recovered: false, error: null, comparison: compareWithBank(atBank, stored) };
+      return { recovered: false, error: 'INTERNAL_SERVER_ERROR: it was stored meanwhile and could not be read back; check this id again.' };
     }
     deps.notificationFeed.announce(result.notification.position, result.settled);
     const { sessionId, accountNumber, transactionAmount } = notification;
@@ -186,12 +187,12 @@ export function importedNotification(atBank: BankTransactionRecord, now: Date, t
   };
 }
 
-/** `CODE: message` of a failure to check an id; anything but a GraphQL error of ours is logged and told as the store's. */
-function describe(error: unknown, logger: Logger, asked: TransferId): string {
+/** `CODE: message` of a failure about an id; anything but a GraphQL error of ours (a bank's, the budget's) is logged, and told as `fault`. */
+function describe(error: unknown, logger: Logger, asked: TransferId, fault: string): string {
   const code = (error as GraphQLError | null)?.extensions?.code;
   if (typeof code === 'string') return `${code}: ${(error as Error).message}`;
-  logger.error({ err: error, [asked.kind]: asked.id }, 'reconciliation: an id could not be checked');
-  return 'INTERNAL_SERVER_ERROR: the store could not be read; check this id again.';
+  logger.error({ err: error, [asked.kind]: asked.id }, `reconciliation: ${fault}`);
+  return `INTERNAL_SERVER_ERROR: ${fault}`;
 }
 
 /** The non-empty ids, each once, in the order first given. */
