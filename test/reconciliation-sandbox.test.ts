@@ -1,6 +1,9 @@
 // Reconciliation against the in-process sandbox bank, as the README walks through it: transfers made
 // on its console (delivered, lost), a forged and a tampered delivery, each found with bankTransaction;
 // a lost one recovered by REPUSH and by IMPORT, arriving on incomingTransfer(confirmed: true).
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { subscribe } from './helpers/confirming.ts';
@@ -9,6 +12,13 @@ import { urlStoreBackends } from './helpers/stores.ts';
 
 // Under the sandbox rules without AUTH_JWKS_URL nothing checks tokens: no headers needed.
 const NONE = {};
+
+/** `npm run simulate:transfer -- <args>` (the script itself, with the test's Node): what it printed. */
+async function simulateTransfer(args: string[]): Promise<string> {
+  const script = join(import.meta.dirname, '..', 'scripts', 'simulate-transfer.ts');
+  const { stdout } = await promisify(execFile)(process.execPath, [script, ...args], { env: { PATH: process.env.PATH } });
+  return stdout;
+}
 
 describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconciliation with the sandbox bank on $name', (backend) => {
   async function start() {
@@ -49,10 +59,12 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(await verdict({ settlementId: 'NOT-A-TRANSFER' })).toMatchObject({ verdict: 'UNKNOWN', atBank: null, stored: null });
   });
 
-  it('recovers a lost transfer by REPUSH: the sandbox bank delivers it again, and it arrives on the confirmed stream once confirmed', async () => {
+  it('recovers a `simulate:transfer --lost` one by REPUSH: the sandbox bank delivers it again, and it arrives on the confirmed stream once confirmed', async () => {
     const app = await start();
     const confirmed = await subscribe(app, { confirmed: true }, 1);
-    const lost = await sandboxTransfer(app, { amount: '1500.00', lost: true });
+    const printed = await simulateTransfer(['--url', app.baseUrl, '--lost']);
+    const [, settlementId, sessionId] = /never delivered it \(settlementId (\S+), sessionId (\S+)\)/.exec(printed)!;
+    const lost = { settlementId: settlementId!, sessionId: sessionId! };
 
     const { data, errors } = await reconcile(app, NONE, { settlementIds: [lost.settlementId], recover: 'REPUSH' });
     expect(errors).toBeUndefined();
