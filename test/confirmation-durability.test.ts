@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { collectionHeaders } from '../scripts/collection-notifier.ts';
 import { Secret } from '../src/secret.ts';
+import { SHUTDOWN_DEADLINES } from '../src/shutdown.ts';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { createTestClients, urlsAt } from './helpers/bank-clients.ts';
 import { confirmationOf, idsOf, startConfirmingApp, subscribe, transferOf } from './helpers/confirming.ts';
@@ -36,6 +37,40 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('pending co
     await confirmed.atLeast(3);
     expect(idsOf(confirmed)).toEqual(bodies.map((body) => body.settlementId));
   });
+});
+
+describe('pending confirmations across a SIGTERM', () => {
+  it('drains within the budget while the bank holds its answer, exits 0, and leaves the notification to be confirmed after', async () => {
+    const path = tempSqlitePath();
+    const pair = { clientId: 'count-collection', clientSecret: 'count-webhook-secret' };
+    const bank = await startFakeCollectionBank(pair);
+    bank.answerEvery({ after: new Promise<never>(() => undefined), then: 'known' });
+    const subgraph = await startSubgraphProcess({
+      ...liveBankEnv(bank.url),
+      COLLECTION_CONFIRMATION: 'on',
+      BANK_COLLECTION_URL: bank.url,
+      BANK_TIMEOUT_MS: '3000',
+      STORE_URL: `sqlite:${path}`,
+    });
+    const body = notificationBody();
+    bank.know(transferOf(body));
+    const response = await request(`${subgraph.baseUrl}/webhooks/collection`, { method: 'POST', headers: collectionHeaders(pair.clientId, pair.clientSecret), body: JSON.stringify(body) });
+    expect(((await response.body.json()) as { responseCode: string }).responseCode).toBe('00');
+    await bank.received.first((r) => r.operation === 'verifyBySettlementId');
+
+    const signalled = performance.now();
+    subgraph.child.kill('SIGTERM');
+    expect(await subgraph.exited).toEqual({ code: 0, signal: null });
+    expect(performance.now() - signalled).toBeLessThan(SHUTDOWN_DEADLINES.exitMs);
+    expect(subgraph.logs.at(-1)).toMatchObject({ msg: 'drained, exiting' });
+    // Asked once, and nothing taken up after the signal.
+    expect(bank.calls('verifyBySettlementId')).toBe(1);
+
+    bank.answerEvery();
+    const { clients } = createTestClients(urlsAt(bank.url), { collectionCredentials: { clientId: pair.clientId, clientSecret: new Secret(pair.clientSecret) } });
+    const next = await startApp({ STORE_URL: `sqlite:${path}` }, { bank: clients });
+    await confirmationOf(next, body.settlementId, 'CONFIRMED', 20_000);
+  }, 40_000);
 });
 
 describe('pending confirmations across a kill -9', () => {

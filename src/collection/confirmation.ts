@@ -11,11 +11,14 @@ import type { CollectionClient } from '../upstream/types.ts';
 
 /** How often a replica claims unwoken: what other replicas left (their leases ended) and what was deferred. */
 const SWEEP_INTERVAL_MS = 1_000;
-/** The first pause after the bank failed to answer; it doubles up to MAX_BACKOFF_MS. */
+/** How long what failed is deferred at first; it doubles up to MAX_BACKOFF_MS. */
 const FIRST_BACKOFF_MS = 1_000;
-/** The longest pause between two asks while the bank is unavailable: a recovered bank is seen within it. */
-const MAX_BACKOFF_MS = 30_000;
-/** How long close() waits for the calls in flight; one left over stays PENDING under its lease. */
+/**
+ * The longest deferral while the bank is unavailable; with the sweep after it, at most 30 s pass
+ * between two asks, so a recovered bank is seen within half a minute.
+ */
+const MAX_BACKOFF_MS = 30_000 - SWEEP_INTERVAL_MS;
+/** How long close() waits for the asks in flight; one left over is given back, PENDING, for the next start or another replica. */
 const CLOSE_WAIT_MS = 2_000;
 
 export interface ConfirmerDeps {
@@ -38,7 +41,7 @@ export interface ConfirmerOptions {
 export interface Confirmer {
   /** A notification was stored PENDING here: claim it now rather than at the next sweep. */
   wake(): void;
-  /** Takes no more work, waits a while for the asks in flight, records their answers and gives back what it held. */
+  /** Takes no more work, waits a while for the asks in flight, records their answers and gives back the rest. */
   close(): Promise<void>;
 }
 
@@ -46,18 +49,20 @@ export interface Confirmer {
  * Starts confirming: claims due PENDING notifications (woken by this replica's `00`s and by a
  * sweep), at most `concurrency` asks of the bank in flight, each answer recorded with the others of
  * its turn in one write. While the bank cannot answer, the whole confirmer pauses, not each
- * notification: one failed ask defers what it held and stops it for a backoff (1 s doubling to
- * 30 s), after which a single ask probes the bank before the others follow.
+ * notification: one failed ask defers what it held and stops it for a backoff (doubling from 2 s,
+ * never more than 30 s between two asks), after which a single ask probes the bank before the
+ * others follow.
  */
 export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): Confirmer {
   const { concurrency, leaseMs } = options;
   const { confirmations, bank, metrics, logger } = deps;
   const held: CollectionNotificationRecord[] = [];
-  const inFlight = new Set<Promise<void>>();
+  /** The asks in flight, by the notification asked about. */
+  const inFlight = new Map<Promise<void>, CollectionNotificationRecord>();
   const recorder = createRecorder(deps);
   let due = true;
   let claiming: Promise<void> | undefined;
-  let pause: { delayMs: number; until: number; since: number; timer: NodeJS.Timeout } | undefined;
+  let pause: { delayMs: number; dueAt: number; until: number; since: number; timer: NodeJS.Timeout } | undefined;
   let storeFailing = false;
   let closed = false;
 
@@ -99,7 +104,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
       inFlight.delete(ask);
       pump();
     });
-    inFlight.add(ask);
+    inFlight.set(ask, record);
   }
 
   async function confirm(record: CollectionNotificationRecord): Promise<void> {
@@ -128,14 +133,20 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
       else logger.debug({ code, backoffMs: delayMs }, 'the bank still cannot confirm; pausing longer');
       clearTimeout(pause?.timer);
       // Spread a little, never longer than the delay: replicas do not all ask again at one instant.
-      const until = now + Math.round(delayMs * (0.8 + 0.2 * Math.random()));
-      const timer = setTimeout(pump, until - now);
+      const dueAt = now + Math.round(delayMs * (0.8 + 0.2 * Math.random()));
+      // This replica asks again one sweep after what it deferred is due: a replica that reaches the
+      // bank takes it first, so one cut off from the bank never keeps a notification to itself.
+      const until = dueAt + SWEEP_INTERVAL_MS;
+      const timer = setTimeout(() => {
+        due = true;
+        pump();
+      }, until - now);
       timer.unref();
-      pause = { delayMs, until, since: pause?.since ?? now, timer };
+      pause = { delayMs, dueAt, until, since: pause?.since ?? now, timer };
     }
-    // Due again when the pause ends, with what this replica held: the probe after it takes the oldest.
+    // Due again when the pause ends, with what this replica held.
     const deferred = [record, ...held.splice(0)];
-    await confirmations.defer(deferred.map((one) => one.settlementId), Math.max(0, pause.until - now)).catch((deferError: unknown) => {
+    await confirmations.defer(deferred.map((one) => one.settlementId), Math.max(0, pause.dueAt - now)).catch((deferError: unknown) => {
       logger.warn({ err: deferError }, 'could not defer notifications to confirm; they are taken up again once their lease ends');
     });
   }
@@ -168,10 +179,11 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
         const unstarted = held.splice(0);
         let timer: NodeJS.Timeout | undefined;
         const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
-        await Promise.race([Promise.allSettled([...inFlight, claiming]), waited]);
+        await Promise.race([Promise.allSettled([...inFlight.keys(), claiming]), waited]);
         clearTimeout(timer);
+        // An answer that comes later is dropped (the recorder is closed): what is still asked goes back too.
         await recorder.close();
-        await giveBack(unstarted);
+        await giveBack([...unstarted, ...inFlight.values()]);
       })()),
   };
 }
@@ -227,7 +239,7 @@ function createRecorder({ confirmations, metrics, logger, onDecided }: Confirmer
       scheduled = true;
       setImmediate(() => {
         scheduled = false;
-        writing = writing.then(write);
+        writing = writing.then(write).catch((error: unknown) => logger.error({ err: error }, "could not report the bank's answers"));
       });
     },
     async close() {

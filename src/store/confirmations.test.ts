@@ -188,3 +188,25 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     for (const call of calls) await expect(call).rejects.toThrow(/store is closed/);
   });
 });
+
+describe.each(storeBackends.filter((backend) => backend.name.startsWith('SQLite')))('outcomes on the connection the webhook writes on, $name', (backend) => {
+  it("ride a batch of deliveries written in the same turn, and one the database refuses fails alone, never the deliveries'", async () => {
+    const database = await backend.create();
+    const store = await database.open();
+    const [good, refused] = [pending(), pending()];
+    await stored(store, good, refused);
+    await database.exec(`CREATE TRIGGER refuse_outcome BEFORE UPDATE OF confirmation_status ON collection_notifications
+      WHEN NEW.settlement_id = '${refused.settlementId}' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    const delivery = notification();
+    const [recordedGood, recordedRefused, inserted] = await Promise.allSettled([
+      store.confirmations.record([outcome(good.settlementId)]),
+      store.confirmations.record([outcome(refused.settlementId)]),
+      store.insert(delivery),
+    ]);
+    expect(recordedGood).toEqual({ status: 'fulfilled', value: [true] });
+    expect(recordedRefused).toMatchObject({ status: 'rejected' });
+    expect(inserted).toMatchObject({ status: 'fulfilled', value: { status: 'inserted' } });
+    const [readGood, readRefused, readDelivery] = await store.getMany([good.settlementId, refused.settlementId, delivery.settlementId]);
+    expect([readGood!.confirmation.status, readRefused!.confirmation.status, readDelivery?.settlementId]).toEqual(['CONFIRMED', 'PENDING', delivery.settlementId]);
+  });
+});

@@ -1,15 +1,36 @@
-// The SQLite store's confirmation queue, on the main connection: the one the webhook writes on, so
-// each call is one transaction whatever it holds, and one that changes nothing is rolled back without
-// touching the disk. Outcomes are committed durably (an fsync, as a 00 is); claims and deferrals only
-// move a due time, which need not survive a power cut (a lost lease makes a row due sooner, on a
-// replica that is gone anyway), so they wait for no fsync of their own.
+// The SQLite store's confirmation queue, on the main connection: the one the webhook writes on, where
+// every durable commit is an fsync the event loop waits for. So what confirmation writes takes none
+// of its own where it can:
+// - outcomes ride the webhook's next batch (one transaction, one fsync, whatever both hold), or,
+//   when no delivery comes within a turn of the event loop, commit in a transaction of their own;
+// - claims and deferrals only move a due time, which need not survive a power cut (a lost lease makes
+//   a row due sooner, on a replica that is gone anyway; a crash of the process keeps it, in the WAL),
+//   so they wait for no fsync: the next durable commit syncs them with its own.
 import type { DatabaseSync } from 'node:sqlite';
+import type { ConfirmationOutcome } from '../domain/index.ts';
 import type { ConfirmationBackend } from './core.ts';
 import { differencesColumn, selectList, type NotificationRow } from './notification-row.ts';
 import { inLightTransaction, inTransaction } from './sqlite-connection.ts';
 
+/** An outcome waiting for a commit, and whoever waits for it. */
+interface Rider {
+  outcome: ConfirmationOutcome;
+  resolve(recorded: boolean): void;
+  reject(error: unknown): void;
+}
+
+/** What the webhook's batch does with the outcomes waiting: writes them inside its transaction, then answers them. */
+export interface Riders {
+  /** Inside the open transaction: writes each outcome; true when any was recorded (the transaction must commit). */
+  write(): boolean;
+  /** After the commit: each answered. */
+  committed(): void;
+  /** The transaction failed: they wait again, for the next commit. */
+  failed(): void;
+}
+
 /** The queue's statements; due times are epoch milliseconds of this process's clock (one process writes a SQLite file at a time). */
-export function createSqliteConfirmations(database: DatabaseSync): ConfirmationBackend {
+export function createSqliteConfirmations(database: DatabaseSync): ConfirmationBackend & { board(): Riders } {
   const statements = {
     // The oldest due first, found through the index of PENDING notifications.
     claim: database.prepare(`UPDATE collection_notifications
@@ -24,6 +45,48 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
     countPending: database.prepare("SELECT count(*) AS n FROM collection_notifications WHERE confirmation_status = 'PENDING'"),
     oldestPending: database.prepare("SELECT received_at FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY seq LIMIT 1"),
   };
+  let waiting: Rider[] = [];
+  let scheduled = false;
+
+  /** Writes riders inside the open transaction, each in a savepoint: one that fails fails alone, never the transaction. */
+  const writeAll = (riders: readonly Rider[]) =>
+    riders.map((rider) => {
+      const { outcome } = rider;
+      const acknowledged = outcome.acknowledgedByBank === null ? null : Number(outcome.acknowledgedByBank);
+      database.exec('SAVEPOINT outcome');
+      try {
+        const { changes } = statements.record.run(outcome.status, outcome.checkedAt, differencesColumn(outcome), acknowledged, outcome.settlementId);
+        database.exec('RELEASE outcome');
+        return { rider, recorded: changes === 1 };
+      } catch (error) {
+        database.exec('ROLLBACK TO outcome');
+        database.exec('RELEASE outcome');
+        return { rider, error };
+      }
+    });
+  const answer = (results: ReturnType<typeof writeAll>) => {
+    for (const result of results) 'error' in result ? result.rider.reject(result.error) : result.rider.resolve(result.recorded);
+  };
+
+  /** Outcomes no batch took: a transaction of their own. */
+  const writeAlone = () => {
+    scheduled = false;
+    const riders = waiting;
+    waiting = [];
+    if (riders.length === 0) return;
+    try {
+      answer(inTransaction(database, () => writeAll(riders), (results) => results.some((result) => 'recorded' in result && result.recorded)));
+    } catch (error) {
+      for (const rider of riders) rider.reject(error);
+    }
+  };
+  // Two turns: a batch of deliveries gathered in the next turn is written before, and takes them along.
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(() => setImmediate(writeAlone));
+  };
+
   return {
     async claim({ limit, leaseMs }) {
       const now = Date.now();
@@ -33,17 +96,26 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
         (claimed) => claimed.length > 0,
       );
     },
-    async record(outcomes) {
-      return inTransaction(
-        database,
-        () =>
-          outcomes.map((outcome) => {
-            const acknowledged = outcome.acknowledgedByBank === null ? null : Number(outcome.acknowledgedByBank);
-            const { changes } = statements.record.run(outcome.status, outcome.checkedAt, differencesColumn(outcome), acknowledged, outcome.settlementId);
-            return changes === 1;
-          }),
-        (recorded) => recorded.some(Boolean),
-      );
+    record(outcomes) {
+      const recorded = Promise.all(outcomes.map((outcome) => new Promise<boolean>((resolve, reject) => waiting.push({ outcome, resolve, reject }))));
+      schedule();
+      return recorded;
+    },
+    board() {
+      const riders = waiting;
+      waiting = [];
+      let results: ReturnType<typeof writeAll> = [];
+      return {
+        write() {
+          results = writeAll(riders);
+          return results.some((result) => 'recorded' in result && result.recorded);
+        },
+        committed: () => answer(results),
+        failed() {
+          waiting = [...riders, ...waiting];
+          if (waiting.length > 0) schedule();
+        },
+      };
     },
     async defer(settlementIds, delayMs) {
       inLightTransaction(database, () => statements.defer.run(Date.now() + delayMs, JSON.stringify(settlementIds)).changes, (changed) => changed > 0);

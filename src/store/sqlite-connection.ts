@@ -63,17 +63,20 @@ export function prepareInsert(database: DatabaseSync): StatementSync {
  * Inserts rows (values in COLUMNS order, distinct settlementIds) in one transaction, in order,
  * and answers each one's seq, or null for a duplicate. When all were duplicates the
  * transaction only changed the AUTOINCREMENT counter: it is rolled back, costing no fsync, so the
- * bank's retries of notifications we already own stay cheap.
+ * bank's retries of notifications we already own stay cheap. `alongside` writes in the same
+ * transaction after the rows (true when it wrote anything the commit must keep).
  */
-export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly SQLInputValue[][]): (number | null)[] {
+export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly SQLInputValue[][], alongside: () => boolean = () => false): (number | null)[] {
   return inTransaction(
     database,
-    () =>
-      rows.map((values) => {
+    () => {
+      const seqs = rows.map((values) => {
         // seq is the rowid (INTEGER PRIMARY KEY), so the new row's seq comes back without a RETURNING row.
         const { changes, lastInsertRowid } = insert.run(...values);
         return changes === 1 ? Number(lastInsertRowid) : null;
-      }),
-    (stored) => stored.some((row) => row !== null),
-  );
+      });
+      return { seqs, wroteAlongside: alongside() };
+    },
+    ({ seqs, wroteAlongside }) => wroteAlongside || seqs.some((row) => row !== null),
+  ).seqs;
 }

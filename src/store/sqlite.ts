@@ -97,13 +97,23 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
   const heavy: HeavyReads = reader ?? onThisThread(local);
   const rowOf = (notification: NewCollectionNotification) => pushSummaryValues(toInsertParams(notification), notification);
   const readSize = sizeReader(database);
+  const confirmations = createSqliteConfirmations(database);
   return {
     kind: 'sqlite',
     identity,
     // node:sqlite writes on this thread: a batch is done before the next can start.
     batchesInFlight: 1,
     async insertBatch(notifications) {
-      const seqs = insertRows(database, insert, notifications.map(rowOf));
+      // The confirmer's outcomes waiting for a commit take this one: no fsync of their own.
+      const riders = confirmations.board();
+      let seqs;
+      try {
+        seqs = insertRows(database, insert, notifications.map(rowOf), () => riders.write());
+      } catch (error) {
+        riders.failed();
+        throw error;
+      }
+      riders.committed();
       // Committed in seq order, one writer at a time: everything up to this batch's last row is settled.
       return { positions: seqs.map((seq) => (seq === null ? null : atSeq(seq))), settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))) };
     },
@@ -116,7 +126,7 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     // Everything committed is settled.
     committedHead: async () => local.settledHead(),
     decisionBounds: async () => local.decisionBounds(),
-    confirmations: createSqliteConfirmations(database),
+    confirmations,
     daySums: (days, filter) => heavy.daySums(days, filter),
     quarantine: createSqliteQuarantine(database, heavy),
     size: async () => readSize(),
