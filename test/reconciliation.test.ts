@@ -3,10 +3,10 @@
 // what never arrived recovered (reconcileCollections), on each store the app runs on.
 import { describe, expect, it } from 'vitest';
 import { notificationBody } from './helpers/app.ts';
-import { subscribe } from './helpers/confirming.ts';
+import { subscribe, transferOf } from './helpers/confirming.ts';
 import { startFakeCollectionBank } from './helpers/fake-collection-bank.ts';
 import { bankCalls, scrape } from './helpers/metrics.ts';
-import { check, reconcile, SANDBOX_PAIR, startReconcilingApp, tokenFor, transferOf } from './helpers/reconciling.ts';
+import { check, reconcile, SANDBOX_PAIR, startReconcilingApp, tokenFor } from './helpers/reconciling.ts';
 import { serviceUrl } from './helpers/services.ts';
 import { databaseUrl, isolatedPostgresUrl, urlStoreBackends } from './helpers/stores.ts';
 import { waitFor } from './helpers/wait.ts';

@@ -6,14 +6,14 @@
  *
  *   const bank = await startFakeCollectionBank(SANDBOX_PAIR);
  *   const { app, operator } = await startReconcilingApp(bank);
- *   bank.know(transferOf(notificationBody()));
+ *   bank.know(transferOf(notificationBody()));               // transferOf: ./confirming.ts
  *   await check(app, operator, { settlementId: '…' });    // verdict MISSING_HERE
  */
 import type { AppOverrides } from '../../src/app.ts';
 import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
 import { startApp, type GraphQLResponse, type TestApp } from './app.ts';
 import { createTestClients, sandboxCollectionCredentials, urlsAt } from './bank-clients.ts';
-import type { FakeCollectionBank, FakeCollectionOptions, FakeTransfer } from './fake-collection-bank.ts';
+import type { FakeCollectionBank, FakeCollectionOptions } from './fake-collection-bank.ts';
 import { call, postJson } from './sandbox.ts';
 import { bearer, TEST_AUDIENCE, TEST_ISSUER, TestIssuer, writeJwksFile } from './tokens.ts';
 
@@ -44,23 +44,6 @@ export async function startReconcilingApp(bank: FakeCollectionBank, env: Record<
 /** Headers of a token of `issuer` with `scope`. */
 export async function tokenFor(issuer: TestIssuer, scope: string): Promise<Record<string, string>> {
   return bearer(await issuer.sign({ scope, audience: TEST_AUDIENCE, subject: 'ops-ada' }));
-}
-
-/** The transfer the bank holds for a delivered body (`notificationBody()`): exactly what was delivered, amounts as JSON numbers. */
-export function transferOf(body: Record<string, unknown>, overrides: Partial<FakeTransfer> = {}): FakeTransfer {
-  const text = (field: string) => (typeof body[field] === 'string' ? (body[field] as string) : undefined);
-  return {
-    settlementId: text('settlementId')!,
-    sessionId: text('sessionId')!,
-    accountNumber: text('accountNumber')!,
-    transactionAmount: text('transactionAmount')!,
-    settledAmount: text('settledAmount'),
-    feeAmount: text('feeAmount'),
-    vatAmount: text('vatAmount'),
-    currency: text('currency'),
-    sourceAccountNumber: text('sourceAccountNumber'),
-    ...overrides,
-  };
 }
 
 export const CHECK = `query ($sessionId: String, $settlementId: String) {
