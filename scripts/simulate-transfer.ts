@@ -170,7 +170,8 @@ async function bankTransfer(consoleUrl: string, sequence: number, lost: boolean)
   const transfer = made.reply as BankTransfer;
   const label = `#${sequence} ${transfer.settlementId} ${values.account} NGN ${values.amount}`;
   if (lost) {
-    console.log(`${label} → lost: the bank holds it and never delivered it (settlementId ${transfer.settlementId}, sessionId ${transfer.sessionId})`);
+    // A transfer to tamper with is held back too: its one line is the tampered delivery's.
+    if (values.lost) console.log(`${label} → lost: the bank holds it and never delivered it (settlementId ${transfer.settlementId}, sessionId ${transfer.sessionId})`);
     return { ok: true, transfer };
   }
   return { ok: report(label, started, transfer.webhook ?? { error: transfer.error ?? 'not delivered' }), transfer };
@@ -245,7 +246,8 @@ const how = [
 ]
   .filter(Boolean)
   .join('');
-const route = bankConsole === undefined ? '' : ' through the sandbox bank';
+// A forged or invalid notification is one no bank sends: it is posted straight to the webhook.
+const route = bankConsole === undefined || values.forged || values.invalid ? '' : ' through the sandbox bank';
 console.log(values.lost ? `Making ${count} transfer(s) the sandbox bank never delivers` : `Sending ${count} notification(s)${how} to ${target.href}${route}`);
 let ok = true;
 for (let i = 1; i <= count; i += 1) {

@@ -8,7 +8,8 @@ import { signDevelopmentToken } from './development-token.ts';
 
 const USAGE = `usage: npm run token -- [--scope "collections:read accounts:read"] [--accounts 0123456789,1234567890]
        [--expires 1h] [--issuer ${DEVELOPMENT_ISSUER}] [--audience aud] [--subject developer]
-Scopes: accounts:read, kyc:read, collections:read, collections:read:all, collections:review, merchant:auth, transactions:authorize.
+Scopes: accounts:read, kyc:read, collections:read, collections:read:all, collections:review, collections:reconcile, merchant:auth,
+transactions:authorize.
 --expires takes seconds, or a number with s, m, h or d. The issuer and audience default to AUTH_ISSUER
 and AUTH_AUDIENCE (from the environment or .env), else the development issuer and no audience.
 Send the token as "Authorization: Bearer <token>", or as connectionParams.Authorization over graphql-ws.`;

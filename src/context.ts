@@ -8,6 +8,7 @@ import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
 import type { SubscriberConnection } from './collection/subscriber-queue.ts';
 import type { NotificationFeed } from './collection/notification-feed.ts';
 import type { QuarantineKeeper } from './collection/quarantine.ts';
+import { createReconciliation, type Reconciliation } from './collection/reconciliation.ts';
 import type { CollectionNotificationRecord, LogPosition } from './domain/index.ts';
 import { badUserInput } from './errors.ts';
 import { createBankBudget } from './limits/bank-budget.ts';
@@ -58,6 +59,8 @@ export interface Context extends AuthContext {
   quarantine: QuarantineStore;
   /** The IANA zone of the bank's calendar (`BANK_TIMEZONE`): where summaries cut their days. */
   bankTimezone: string;
+  /** Transfers checked with the bank on demand, and what never arrived recovered (its fields need `collections:reconcile`). */
+  reconciliation: Reconciliation;
   /**
    * The `incomingTransfer` stream: replay after the `after` position when given, then live; with
    * `confirmed`, CONFIRMED notifications only (BAD_USER_INPUT where confirmation is off).
@@ -99,6 +102,16 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
     store,
     quarantine: services.store.quarantine,
     bankTimezone: services.bankTimezone,
+    // Operators' reads and imports: every account, the bank reached within this operation's budget.
+    reconciliation: createReconciliation({
+      bank,
+      store: services.store,
+      notificationFeed: services.notificationFeed,
+      timezone: services.bankTimezone,
+      metrics: services.metrics,
+      logger: services.logger,
+      operator: transport.caller.kind === 'verified' ? (transport.caller.subject ?? null) : null,
+    }),
     incomingTransfers({ accountNumber, after, confirmed = false }) {
       // Refused before anything starts: with nothing ever confirmed, nothing would arrive on it.
       if (confirmed && services.confirmedFeed === undefined) {

@@ -196,6 +196,24 @@ export function createMetrics() {
       labelNames: ['area'] as const,
       registers: [registry],
     }),
+    reconciliationChecks: counterFromZero(
+      new Counter({
+        name: 'collection_reconciliation_checks_total',
+        help: 'Transfers checked with the bank on demand (bankTransaction, reconcileCollections), by verdict; FAILED: the bank could not be asked.',
+        labelNames: ['verdict'] as const,
+        registers: [registry],
+      }),
+      { verdict: ['MATCHED', 'MISSING_HERE', 'MISMATCHED', 'NOT_AT_BANK', 'UNKNOWN', 'FAILED'] },
+    ),
+    reconciliationRecoveries: counterFromZero(
+      new Counter({
+        name: 'collection_reconciliation_recoveries_total',
+        help: 'Transfers the bank holds and the store did not, recovered by reconcileCollections, by mode (REPUSH, IMPORT) and outcome (recovered, not_recovered).',
+        labelNames: ['mode', 'outcome'] as const,
+        registers: [registry],
+      }),
+      { mode: ['REPUSH', 'IMPORT'], outcome: ['recovered', 'not_recovered'] },
+    ),
   };
 }
 

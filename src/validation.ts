@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import type { TransferId, TransferIdKind } from './domain/index.ts';
 import { badUserInput } from './errors.ts';
 
 // Our own checks on arguments, run before any upstream call so the bank never sees input we know
@@ -129,4 +130,42 @@ export function note(value: string, name = 'note'): string {
   if (trimmed.length > MAX_NOTE_LENGTH) throw badUserInput(name, `must be at most ${MAX_NOTE_LENGTH} characters.`);
   if (trimmed.includes('\u0000')) throw badUserInput(name, 'may not contain a NUL character.');
   return trimmed;
+}
+
+/** The longest id a transfer is asked about by: the webhook's bound on a settlementId. */
+const MAX_TRANSFER_ID_LENGTH = 64;
+/** The most ids one `reconcileCollections` checks. */
+export const MAX_RECONCILE_IDS = 200;
+
+/** One id of a transfer, trimmed: not blank, at most MAX_TRANSFER_ID_LENGTH characters. */
+function transferIdText(value: string, name: string): string {
+  const trimmed = value.trim();
+  if (trimmed === '') throw badUserInput(name, 'must not be blank.');
+  if (trimmed.length > MAX_TRANSFER_ID_LENGTH) throw badUserInput(name, `must be at most ${MAX_TRANSFER_ID_LENGTH} characters.`);
+  return trimmed;
+}
+
+/** Exactly one of a transfer's two ids: `bankTransaction`'s arguments. */
+export function transferId(args: { sessionId?: string | null | undefined; settlementId?: string | null | undefined }): TransferId {
+  const { sessionId, settlementId } = args;
+  if (sessionId != null && settlementId != null) throw badUserInput('sessionId', 'and settlementId were both given: ask about a transfer by one of the two.');
+  if (sessionId != null) return { kind: 'sessionId', id: transferIdText(sessionId, 'sessionId') };
+  if (settlementId != null) return { kind: 'settlementId', id: transferIdText(settlementId, 'settlementId') };
+  throw badUserInput('settlementId', 'or sessionId is needed: ask about a transfer by one of the two.');
+}
+
+/** Exactly one list of a transfer's ids, 1 to MAX_RECONCILE_IDS of them: `reconcileCollections`' arguments. */
+export function transferIds(args: { sessionIds?: readonly string[] | null | undefined; settlementIds?: readonly string[] | null | undefined }): {
+  kind: TransferIdKind;
+  ids: string[];
+} {
+  const { sessionIds, settlementIds } = args;
+  if (sessionIds != null && settlementIds != null) throw badUserInput('sessionIds', 'and settlementIds were both given: send the ids of one kind per call.');
+  const [kind, given] = sessionIds != null ? (['sessionId', sessionIds] as const) : (['settlementId', settlementIds] as const);
+  if (given == null) throw badUserInput('settlementIds', 'or sessionIds is needed: the ids to check with the bank.');
+  const name = `${kind}s`;
+  if (given.length === 0 || given.length > MAX_RECONCILE_IDS) {
+    throw badUserInput(name, `must hold 1 to ${MAX_RECONCILE_IDS} ids, not ${given.length}: send more in several calls.`);
+  }
+  return { kind, ids: given.map((id, index) => transferIdText(id, `${name}[${index}]`)) };
 }

@@ -60,7 +60,11 @@ describe('federation', () => {
     const collections = '@authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]])';
     expect(supergraph).toContain(`bvn(number: String!): BvnDetails @authenticated @requiresScopes(scopes: [["kyc:read"]])`);
     expect(supergraph).toContain(`incomingTransfer(accountNumber: String, after: String, confirmed: Boolean = false): CollectionNotification! ${collections}`);
-    expect(supergraph).toMatch(/type CollectionNotification[^{]*@requiresScopes\(scopes: \[\["collections:read"\], \["collections:read:all"\]\]\)/);
+    expect(supergraph).toContain('): BankTransactionCheck @authenticated @requiresScopes(scopes: [["collections:reconcile"]])');
+    expect(supergraph).toContain('): ReconcileReport @authenticated @requiresScopes(scopes: [["collections:reconcile"]])');
+    // A check's stored record and quarantined deliveries are read under its scope too.
+    expect(supergraph).toMatch(/type CollectionNotification[^{]*@requiresScopes\(scopes: \[\["collections:read"\], \["collections:read:all"\], \["collections:reconcile"\]\]\)/);
+    expect(supergraph).toMatch(/type QuarantinedDelivery[^{]*@requiresScopes\(scopes: \[\["collections:review"\], \["collections:reconcile"\]\]\)/);
     expect(supergraph).toContain('merchantLogin(email: String!, password: String!): MerchantSession @authenticated @requiresScopes(scopes: [["merchant:auth"]])');
     expect(supergraph).toContain('transactionToken(code: String!, redirectUri: String!): TransactionToken @authenticated @requiresScopes(scopes: [["transactions:authorize"]])');
     expect(supergraph).toMatch(/\n  banks: \[Bank!\]!\n/);

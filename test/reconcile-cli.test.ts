@@ -3,8 +3,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExportError, readExportIds } from '../scripts/reconcile/ids.ts';
+import { notificationBody, startApp } from './helpers/app.ts';
 import { startFakeBank } from './helpers/fake-bank.ts';
+import { sandboxTransfer, tokenFor } from './helpers/reconciling.ts';
 import { tempDirectory } from './helpers/stores.ts';
+import { TEST_AUDIENCE, TEST_ISSUER, TestIssuer, writeJwksFile } from './helpers/tokens.ts';
 
 const SCRIPT = join(import.meta.dirname, '..', 'scripts', 'reconcile.ts');
 
@@ -76,10 +79,9 @@ describe('npm run reconcile', () => {
       const { variables } = JSON.parse(request.body) as { variables: { settlementIds: string[]; recover: string } };
       expect(request.headers.authorization).toBe('Bearer tok-1');
       expect(variables.recover).toBe('REPUSH');
-      // The budget: 25 ids a call, as with the default MAX_OPERATION_COST.
-      if (variables.settlementIds.length > 25) {
-        return reply.json({ errors: [{ message: 'too expensive', extensions: { code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { estimated: variables.settlementIds.length, max: 25 } } }] });
-      }
+      // The default MAX_OPERATION_COST, 25, at two bank calls an id with REPUSH, as the subgraph prices it.
+      const estimated = 2 * variables.settlementIds.length;
+      if (estimated > 25) return reply.json({ errors: [{ message: 'too expensive', extensions: { code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { estimated, max: 25 } } }] });
       batches.push(variables.settlementIds);
       reply.json({ data: { reconcileCollections: report(variables.settlementIds, { 'T-7': 'MISMATCHED', 'T-40': null }) } });
     });
@@ -91,7 +93,7 @@ describe('npm run reconcile', () => {
     const { code, stdout, stderr } = await runCli(['--file', file, '--recover', 'repush', '--url', subgraph.url, '--out', out], { TOKEN: 'tok-1' });
 
     expect(stderr).toContain('Reconciling 60 settlement id(s) from column settlementId');
-    expect(batches.map((batch) => batch.length)).toEqual([25, 25, 10]);
+    expect(batches.map((batch) => batch.length)).toEqual([12, 12, 12, 12, 12]);
     expect(stdout).toMatch(/\| checked +\| 60 +\|/);
     expect(stdout).toMatch(/\| mismatched +\| 1 +\|/);
     expect(stdout).toMatch(/\| failed +\| 1 +\|/);
@@ -122,5 +124,44 @@ describe('npm run reconcile', () => {
     writeFileSync(csv, 'a,b\n1,2\n');
     expect((await runCli(['--file', csv, '--column', 'ref'])).stderr).toBe(`reconcile: ${csv} has no column "ref" (its columns: a, b)\n`);
     expect((await runCli(['--file', csv, '--recover', 'all'])).stderr).toBe('reconcile: --recover must be none, repush or import, got "all"\n');
+  });
+});
+
+describe('npm run reconcile against the subgraph', () => {
+  it('reconciles a CSV export end to end: imports what never arrived, writes each id\'s line, and exits 1 for a forged one', async () => {
+    const issuer = await TestIssuer.create();
+    const auth = { AUTH_JWKS_URL: writeJwksFile(issuer), AUTH_ISSUER: TEST_ISSUER, AUTH_AUDIENCE: TEST_AUDIENCE };
+    // A budget of two bank calls: the CLI learns it from the first refusal and sends two ids, then one.
+    const app = await startApp({ ...auth, MAX_OPERATION_COST: '2' });
+    const matched = await sandboxTransfer(app, { amount: '2500.00' });
+    const lost = await sandboxTransfer(app, { amount: '99999999999999.99', lost: true });
+    const forged = notificationBody();
+    expect((await app.deliver(forged)).reply.responseCode).toBe('00');
+    const directory = tempDirectory();
+    const file = join(directory, 'statement.csv');
+    writeFileSync(file, `Transaction Date,Reference,settlement_id,Amount\n2026-11-22,A,${matched.settlementId},2500.00\n2026-11-22,B,${lost.settlementId},99999999999999.99\n2026-11-22,C,${forged.settlementId},1500.00\n`);
+    const out = join(directory, 'report.csv');
+    const token = (await tokenFor(issuer, 'collections:reconcile')).authorization!.slice('Bearer '.length);
+
+    const { code, stdout, stderr } = await runCli(['--file', file, '--recover', 'import', '--url', app.baseUrl, '--out', out, '--token', token]);
+
+    expect(stderr).toContain('Reconciling 3 settlement id(s) from column settlement_id');
+    for (const [total, count] of [['checked', 3], ['matched', 1], ['missingHere', 1], ['notAtBank', 1], ['recovered', 1], ['failed', 0]] as const) {
+      expect(stdout).toMatch(new RegExp(`\\| ${total} +\\| ${count} +\\|`));
+    }
+    expect(readFileSync(out, 'utf8').trim().split('\n')).toEqual([
+      'id,verdict,differences,recovered,error',
+      `${matched.settlementId},MATCHED,,no,`,
+      `${lost.settlementId},MISSING_HERE,,yes,`,
+      `${forged.settlementId},NOT_AT_BANK,,no,`,
+    ]);
+    expect(code).toBe(1);
+    const reader = await tokenFor(issuer, 'collections:read:all');
+    const stored = await app.query('query ($id: ID!) { collectionNotification(settlementId: $id) { transactionAmount source } }', { id: lost.settlementId }, reader);
+    expect(stored.data!.collectionNotification).toEqual({ transactionAmount: '99999999999999.99', source: 'RECONCILED' });
+
+    // Once recovered, the export minus the forged one reconciles clean.
+    writeFileSync(file, `settlementId\n${matched.settlementId}\n${lost.settlementId}\n`);
+    expect(await runCli(['--file', file, '--url', app.baseUrl, '--token', token])).toMatchObject({ code: 0, stdout: expect.stringMatching(/\| matched +\| 2 +\|/) });
   });
 });

@@ -113,6 +113,7 @@ describe('npm run simulate:transfer against the in-process sandbox: through the 
     const { code, output } = await simulate(['--url', app.baseUrl, '--forged']);
     expect(code).toBe(0);
     expect(output).toMatch(/\(forged: the bank never made it\) → HTTP 200 00 success/);
+    expect(output).not.toContain('through the sandbox bank');
     const settlementId = /#1 (\S+) /.exec(output)![1]!;
     expect((await app.query(STORED, { id: settlementId })).data?.collectionNotification).toEqual({ transactionAmount: '1500.00' });
     await expect((await sandboxBankOf(app)).verifyBySettlementId(settlementId)).resolves.toBeNull();
@@ -123,6 +124,8 @@ describe('npm run simulate:transfer against the in-process sandbox: through the 
     const { code, output } = await simulate(['--url', app.baseUrl, '--tampered', '--amount', '250.00']);
     expect(code).toBe(0);
     expect(output).toMatch(/\(tampered: posted as NGN 9250\.00, the bank holds NGN 250\.00\) → HTTP 200 00 success/);
+    // One line for the transfer: it is held back to be tampered with, not lost.
+    expect(output).not.toContain('lost:');
     const settlementId = /#1 (\S+) /.exec(output)![1]!;
     expect((await app.query(STORED, { id: settlementId })).data?.collectionNotification).toEqual({ transactionAmount: '9250.00' });
     await expect((await sandboxBankOf(app)).verifyBySettlementId(settlementId)).resolves.toMatchObject({ transactionAmount: '250.0' });

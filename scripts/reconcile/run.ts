@@ -1,6 +1,7 @@
 // Sends an export's ids to `reconcileCollections` in batches and gathers the report. A batch is at most
 // what the server takes in one call (200 ids), and no more than its operation budget allows: the first
-// COST_ESTIMATED_TOO_EXPENSIVE says the budget, and the batches shrink to it.
+// COST_ESTIMATED_TOO_EXPENSIVE says the budget and what the batch was priced at (with REPUSH, two
+// bank calls an id), and the batches shrink to fit it.
 import { request } from 'undici';
 import type { IdKind } from './ids.ts';
 
@@ -51,8 +52,9 @@ export async function reconcileIds(ids: readonly string[], options: Options): Pr
     const batch = ids.slice(done, done + size);
     const answer = await call(batch, options);
     if ('budget' in answer) {
-      if (answer.budget < 1 || answer.budget >= batch.length) throw new ReconcileCallError(`the subgraph refused a batch of ${batch.length} ids as too expensive (MAX_OPERATION_COST is ${answer.budget})`);
-      size = answer.budget;
+      const fits = Math.floor((batch.length * answer.budget) / Math.max(answer.estimated, batch.length));
+      if (fits < 1 || fits >= batch.length) throw new ReconcileCallError(`the subgraph refused a batch of ${batch.length} ids as too expensive (MAX_OPERATION_COST is ${answer.budget})`);
+      size = fits;
       continue;
     }
     for (const name of TOTALS) totals[name] += answer.report[name];
@@ -65,7 +67,7 @@ export async function reconcileIds(ids: readonly string[], options: Options): Pr
 
 type Report = Totals & { items: ReconcileItem[] };
 
-async function call(batch: readonly string[], { url, token, kind, recover }: Options): Promise<{ report: Report } | { budget: number }> {
+async function call(batch: readonly string[], { url, token, kind, recover }: Options): Promise<{ report: Report } | { budget: number; estimated: number }> {
   let response;
   try {
     response = await request(url, {
@@ -80,14 +82,15 @@ async function call(batch: readonly string[], { url, token, kind, recover }: Opt
     throw new ReconcileCallError(`could not reach ${url.href}: ${(error as Error).message}`);
   }
   const text = await response.body.text();
-  let body: { data?: { reconcileCollections?: Report | null } | null; errors?: { message: string; extensions?: { code?: string; cost?: { max?: number } } }[] };
+  let body: { data?: { reconcileCollections?: Report | null } | null; errors?: { message: string; extensions?: { code?: string; cost?: { estimated?: number; max?: number } } }[] };
   try {
     body = JSON.parse(text);
   } catch {
     throw new ReconcileCallError(`${url.href} answered HTTP ${response.statusCode} with no GraphQL response (is it the subgraph's /graphql?)`);
   }
   const error = body.errors?.[0];
-  if (error?.extensions?.code === 'COST_ESTIMATED_TOO_EXPENSIVE' && typeof error.extensions.cost?.max === 'number') return { budget: error.extensions.cost.max };
+  const cost = error?.extensions?.code === 'COST_ESTIMATED_TOO_EXPENSIVE' ? error.extensions.cost : undefined;
+  if (typeof cost?.max === 'number') return { budget: cost.max, estimated: typeof cost.estimated === 'number' ? cost.estimated : batch.length };
   const report = body.data?.reconcileCollections;
   if (!report) throw new ReconcileCallError(`the subgraph refused the call: ${error ? `${error.extensions?.code ?? 'error'}: ${error.message}` : `HTTP ${response.statusCode}`}`);
   return { report };

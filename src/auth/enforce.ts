@@ -85,11 +85,17 @@ function assertRefusalsStayLocal(schema: GraphQLSchema, rules: AccessRules): voi
   if (nonNull.length > 0) throw new Error(`These fields need a scope their parent does not, so must be nullable: ${nonNull.join(', ')}`);
 }
 
-/** Whether whoever passed `parent` also passes `child`. */
-function implies(parent: Requirement | undefined, child: Requirement): boolean {
+/**
+ * Whether whoever passed `parent` also passes `child`: each of the child's entries is met by some
+ * entry of the parent's, every alternative of which holds the scopes of one of the child's
+ * alternatives (a parent needing `reconcile` implies a child needing `review` or `reconcile`).
+ */
+export function implies(parent: Requirement | undefined, child: Requirement): boolean {
   if (parent === undefined) return false;
-  const held = new Set(parent.scopes.map((anyOf) => JSON.stringify(anyOf)));
-  return (parent.authenticated || !child.authenticated) && child.scopes.every((anyOf) => held.has(JSON.stringify(anyOf)));
+  const covers = (allOf: readonly string[], than: readonly string[]) => than.every((scope) => allOf.includes(scope));
+  const meets = (parentAnyOf: readonly (readonly string[])[], childAnyOf: readonly (readonly string[])[]) =>
+    parentAnyOf.length > 0 && parentAnyOf.every((allOf) => childAnyOf.some((needed) => covers(allOf, needed)));
+  return (parent.authenticated || !child.authenticated) && child.scopes.every((childAnyOf) => parent.scopes.some((anyOf) => meets(anyOf, childAnyOf)));
 }
 
 type ReferenceResolver = (reference: object, context: unknown, info: unknown) => unknown;

@@ -37,6 +37,7 @@ function recordingQuarantine({ held = false } = {}) {
     list: async () => [],
     review: async () => ({ status: 'unknown' }),
     countUnreviewed: async () => 0,
+    withTransferIds: async () => [],
   };
   return { quarantine, batches, release: () => gate.resolve() };
 }
@@ -75,6 +76,7 @@ describe('the quarantine keeper', () => {
       list: async () => [],
       review: async () => ({ status: 'unknown' }),
       countUnreviewed: async () => 0,
+      withTransferIds: async () => [],
     };
     const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => null }, bounds: BOUNDS, metrics, logger: silent });
     expect(await Promise.all([delivery(), delivery(), delivery()].map((one) => keeper.keep(one)))).toEqual([true, false, false]);

@@ -13,4 +13,5 @@ export type * from './merchant.ts';
 export * from './notification.ts';
 export type * from './transaction.ts';
 export type * from './quarantine.ts';
+export * from './reconciliation.ts';
 export * from './money-fields.ts';

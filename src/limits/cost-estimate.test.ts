@@ -70,6 +70,21 @@ describe('estimateBankCalls over the subgraph schema', () => {
     expect(estimate('mutation { merchantForgotPassword(email: "a@b.ng") { status } transactionAuthorize(redirectUri: "https://a.b/c") { code } }')).toBe(2);
   });
 
+  it('prices a check with the bank as one call, and a reconciliation one per distinct id (two with REPUSH)', () => {
+    expect(estimate('{ bankTransaction(settlementId: "S1") { verdict stored { cursor } quarantined { id } } }')).toBe(1);
+    const reconcile = 'mutation($s: [String!], $t: [String!], $r: RecoverMode) { reconcileCollections(sessionIds: $s, settlementIds: $t, recover: $r) { checked } }';
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `T-${i}`);
+    expect(estimate(reconcile, { t: ids(30) })).toBe(30);
+    expect(estimate(reconcile, { s: ids(30), r: 'IMPORT' })).toBe(30);
+    expect(estimate(reconcile, { t: ids(30), r: 'REPUSH' })).toBe(60);
+    expect(estimate(reconcile, { t: [...ids(3), 'T-1', ' T-2 '] })).toBe(3);
+    // What the resolver refuses asks the bank nothing: its BAD_USER_INPUT is the answer, not a cost refusal.
+    expect(estimate(reconcile, { t: ids(201) })).toBe(1);
+    expect(estimate(reconcile, { t: [] })).toBe(1);
+    expect(estimate(reconcile, { s: ids(2), t: ids(2) })).toBe(1);
+    expect(estimate(reconcile, {})).toBe(1);
+  });
+
   it('prices entity references by their count and type, from variables or literals', () => {
     const query = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Account { accountName bank { name } } ... on BillCategory { bills { id } } } }';
     const r = [

@@ -1,6 +1,7 @@
 /**
- * How many bank calls an operation may make, priced by the schema's `@cost` / `@listSize`, and what
- * its store reads cost in the same units (store-reads.ts), before anything runs. Fields are merged by response key as execution merges them; `@skip`/`@include` are
+ * How many bank calls an operation may make, priced by the schema's `@cost` / `@listSize` and by the
+ * length of id lists (id-list-prices.ts), and what its store reads cost in the same units
+ * (store-reads.ts), before anything runs. Fields are merged by response key as execution merges them; `@skip`/`@include` are
  * counted as if included (the estimate must not be talked down); a list multiplies what is below it.
  */
 import {
@@ -21,6 +22,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import { idListPrice } from './id-list-prices.ts';
 import type { PriceList } from './prices.ts';
 import { referenceReadPrice, storeReadPrice } from './store-reads.ts';
 
@@ -72,7 +74,8 @@ class Estimator {
     if (name.startsWith('__') || field === undefined) return 0;
     const sets = nodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
     if (parent === this.schema.getQueryType() && name === '_entities') return this.entitiesCost(field, node, sets);
-    const weight = (this.prices.fieldWeight(parent.name, name) ?? 0) + storeReadPrice(parent.name, name, argumentsOf(field, node, this.variables));
+    const args = argumentsOf(field, node, this.variables);
+    const weight = (this.prices.fieldWeight(parent.name, name) ?? 0) + storeReadPrice(parent.name, name, args) + idListPrice(parent.name, name, args);
     if (sets.length === 0) return weight;
     const below = this.childrenCost(getNamedType(field.type), sets);
     return below === 0 ? weight : weight + this.itemCount(parent, field, node) * below;

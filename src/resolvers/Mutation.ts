@@ -28,6 +28,8 @@ export const Mutation: MutationResolvers = {
     return result.status === 'reviewed' ? result.delivery : null;
   },
 
+  reconcileCollections: (_, { recover, ...lists }, { reconciliation }) => reconciliation.reconcile(valid.transferIds(lists), recover ?? 'NONE'),
+
   transactionAuthorize: (_, { redirectUri }, { bank }) => bank.transaction.authorize(valid.redirectUri(redirectUri)),
   transactionToken: (_, { code, redirectUri }, { bank }) =>
     bank.transaction.exchangeCode({ code: valid.required(code, 'code'), redirectUri: valid.redirectUri(redirectUri) }),

@@ -44,6 +44,7 @@ export const Query: QueryResolvers = {
     const rows = await quarantine.list({ before, limit: limit + 1, kind: args.kind ?? undefined, reviewed: args.reviewed ?? undefined, from, to });
     return { deliveries: rows.slice(0, limit), hasNextPage: rows.length > limit };
   },
+  bankTransaction: (_, args, { reconciliation }) => reconciliation.check(valid.transferId(args)),
   collectionSummary: (_, args, { store, bankTimezone }) => {
     const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
     const range = valid.timeRange(args.from, args.to, MAX_RANGE_DAYS);

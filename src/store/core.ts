@@ -84,6 +84,8 @@ export interface StoreBackend {
   insertBatch(notifications: NewCollectionNotification[]): Promise<WrittenBatch>;
   /** The rows of these settlementIds (any order; settled or not). */
   rowsOf(settlementIds: readonly string[]): Promise<NotificationRow[]>;
+  /** The first row in log order stored with this sessionId (settled or not), undefined when none is. */
+  rowOfSession(sessionId: string): Promise<NotificationRow | undefined>;
   newestFirst(page: NewestFirstPage): Promise<NotificationRow[]>;
   after(page: AfterPage): Promise<NotificationRow[]>;
   /** The newest settled position, undefined when the log is empty. */
@@ -142,6 +144,10 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       stored.add(settlementId, money);
       return money;
     },
+    async findBySessionId(sessionId) {
+      const row = await open().rowOfSession(sessionId);
+      return row === undefined ? null : toRecord(row);
+    },
     async getMany(settlementIds) {
       const store = open();
       if (settlementIds.length === 0) return [];
@@ -180,6 +186,11 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       list: async (query) => open().quarantine.list({ ...query, limit: checkLimit(query.limit) }),
       review: async (review) => open().quarantine.review(review),
       countUnreviewed: async () => open().quarantine.countUnreviewed(),
+      async withTransferIds(query) {
+        const store = open();
+        if (checkLimit(query.limit) === 0 || query.settlementIds.length + query.sessionIds.length === 0) return [];
+        return store.quarantine.withTransferIds(query);
+      },
     },
     confirmations: {
       async claim({ limit, leaseMs }) {

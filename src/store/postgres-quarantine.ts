@@ -1,10 +1,22 @@
 // The PostgreSQL store's quarantine: kept and counted on a connection of its own, so it never takes
 // one the webhook's writes need; listed and reviewed on the GraphQL reads' connections.
 import type { RunQuery } from './postgres-deadline.ts';
-import { QUARANTINE_COLUMNS, quarantineId, quarantinePage, quarantineParams, storableText, toQuarantineRecord, type QuarantineRow } from './quarantine-row.ts';
+import {
+  QUARANTINE_COLUMNS,
+  quarantineId,
+  quarantinePage,
+  quarantineParams,
+  quarantineWithIds,
+  storableText,
+  toQuarantineRecord,
+  type QuarantineRow,
+} from './quarantine-row.ts';
 import type { KeepOutcome, QuarantineStore } from './types.ts';
 
-/** The quarantine over `runners`: `quarantine` for its writes and count, `read` for pages and reviews. */
+// Each id list one text[] parameter, unnested: each id found through its own index entries.
+const WITH_IDS = quarantineWithIds((n) => `$${n}`, (n) => `(SELECT unnest($${n}::text[]))`);
+
+/** The quarantine over `runners`: `quarantine` for its writes and count, `read` for pages, reviews and reads by a transfer's ids. */
 export function createPostgresQuarantine(runners: { quarantine: RunQuery; read: RunQuery }): QuarantineStore {
   const byId = async (run: RunQuery, text: string, values: unknown[]) => (await run<QuarantineRow>({ text, values })).rows[0];
   return {
@@ -37,6 +49,10 @@ export function createPostgresQuarantine(runners: { quarantine: RunQuery; read: 
       if (reviewed) return { status: 'reviewed', delivery: toQuarantineRecord(reviewed) };
       const found = await byId(runners.read, `SELECT ${QUARANTINE_COLUMNS} FROM collection_quarantine WHERE id = $1`, [number]);
       return found ? { status: 'already-reviewed', delivery: toQuarantineRecord(found) } : { status: 'unknown' };
+    },
+    async withTransferIds({ settlementIds, sessionIds, limit }) {
+      const { rows } = await runners.read<QuarantineRow>({ name: 'quarantine-with-ids', text: WITH_IDS, values: [settlementIds, sessionIds, limit] });
+      return rows.map(toQuarantineRecord);
     },
     async countUnreviewed() {
       const { rows: [row] } = await runners.quarantine<{ n: string }>({

@@ -112,6 +112,8 @@ export const QUERIES = {
     ON CONFLICT (settlement_id) DO NOTHING
     RETURNING txid, seq, settlement_id, pg_snapshot_xmin(pg_current_snapshot()) AS horizon`,
   getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,
+  // The first in the log, settled or not, as getMany reads.
+  bySession: `${FROM} WHERE session_id = $1 ORDER BY txid, seq LIMIT 1`,
   newest: `${FROM} WHERE (txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
   newestOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
     ORDER BY txid DESC, seq DESC LIMIT $4`,

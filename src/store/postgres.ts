@@ -182,6 +182,7 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     batchesInFlight: BATCHES_IN_FLIGHT,
     insertBatch: (notifications) => insertBatch(runners.write, notifications),
     rowsOf: (settlementIds) => select('read', 'getMany', [settlementIds]),
+    rowOfSession: async (sessionId) => (await select('read', 'bySession', [sessionId]))[0],
     async newestFirst({ accountNumber, accounts, before, limit, from, to }) {
       const bound = before ? positionParams(before) : [AFTER_EVERY_TXID, 0];
       if (from !== undefined || to !== undefined) {

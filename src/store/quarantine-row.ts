@@ -103,6 +103,18 @@ export function quarantinePage(query: QuarantineQuery, placeholder: (n: number) 
   };
 }
 
+/**
+ * The deliveries kept with one of a transfer's ids, newest first: each id list found through its own
+ * index, then merged. `parameter(n)` writes the n-th parameter (1-based: the settlementIds, the
+ * sessionIds, the limit) and `ids(n)` the id list it holds as the backend reads a list.
+ */
+export function quarantineWithIds(parameter: (n: number) => string, ids: (n: number) => string): string {
+  return `SELECT ${QUARANTINE_COLUMNS} FROM collection_quarantine WHERE id IN (
+      SELECT id FROM collection_quarantine WHERE settlement_id IN ${ids(1)}
+      UNION SELECT id FROM collection_quarantine WHERE session_id IN ${ids(2)})
+    ORDER BY id DESC LIMIT ${parameter(3)}`;
+}
+
 /** A delivery's id as the store numbers it, or undefined for anything it could not have issued. */
 export function quarantineId(id: string): number | undefined {
   return /^[1-9]\d{0,14}$/.test(id) ? Number(id) : undefined;

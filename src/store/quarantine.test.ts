@@ -184,6 +184,25 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
     expect(await store.quarantine.countUnreviewed()).toBe(7);
   });
 
+  test("finds the deliveries kept with a transfer's settlementId or sessionId, reviewed or not, newest first and at most the limit", async () => {
+    const { quarantine } = await setup();
+    const bySettlement = delivery({ settlementId: 'STL-X', sessionId: 'S-other' });
+    const bySession = delivery({ kind: 'CONFLICT', reason: 'conflicting_duplicate', responseCode: '01', settlementId: 'STL-Y', sessionId: 'S-X' });
+    const both = delivery({ settlementId: 'STL-X', sessionId: 'S-X' });
+    const unrelated = delivery({ settlementId: 'STL-Z', sessionId: null });
+    await quarantine.keep([bySettlement, bySession, both, unrelated, delivery({ settlementId: null, sessionId: null })], MANY);
+    const reviewed = (await quarantine.list(page())).find((one) => one.settlementId === 'STL-X' && one.sessionId === 'S-X')!;
+    await quarantine.review({ id: reviewed.id, note: 'seen', reviewedBy: null, reviewedAt: new Date().toISOString() });
+
+    const found = await quarantine.withTransferIds({ settlementIds: ['STL-X'], sessionIds: ['S-X'], limit: 10 });
+    // Each once, though `both` matches by either id.
+    expect(found.map((one) => [one.settlementId, one.sessionId])).toEqual([['STL-X', 'S-X'], ['STL-Y', 'S-X'], ['STL-X', 'S-other']]);
+    expect(found[0]).toMatchObject({ id: reviewed.id, kind: 'REJECTED', rawBody: both.rawBody, reviewNote: 'seen' });
+    expect(await quarantine.withTransferIds({ settlementIds: ['STL-X'], sessionIds: [], limit: 1 })).toHaveLength(1);
+    expect(await quarantine.withTransferIds({ settlementIds: ['S-X'], sessionIds: ['STL-X'], limit: 10 })).toEqual([]);
+    expect(await quarantine.withTransferIds({ settlementIds: [], sessionIds: [], limit: 10 })).toEqual([]);
+  });
+
   test('refuses every call once the store is closed', async () => {
     const { store } = await setup();
     await store.close();
@@ -192,6 +211,7 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
       store.quarantine.list(page()),
       store.quarantine.review({ id: '1', note: 'n', reviewedBy: null, reviewedAt: new Date().toISOString() }),
       store.quarantine.countUnreviewed(),
+      store.quarantine.withTransferIds({ settlementIds: ['STL-1'], sessionIds: [], limit: 1 }),
     ];
     for (const call of calls) await expect(call).rejects.toThrow(/store is closed/);
   });

@@ -7,22 +7,30 @@ import {
   QUARANTINE_INSERT_COLUMNS,
   quarantineId,
   quarantinePage,
+  quarantineWithIds,
   quarantineParams,
   storableText,
   toQuarantineRecord,
   type QuarantineRow,
 } from './quarantine-row.ts';
 import { inTransaction } from './sqlite-connection.ts';
-import type { KeepOutcome, QuarantineQuery, QuarantineStore } from './types.ts';
+import type { KeepOutcome, QuarantineQuery, QuarantineStore, TransferIdsQuery } from './types.ts';
 
 const UNREVIEWED = 'SELECT unreviewed AS n FROM collection_quarantine_backlog';
 
-/** The quarantine's reads on one connection: a page, and how many await review. */
+/** The quarantine's reads on one connection: a page, how many await review, and those of a transfer's ids. */
 export function createQuarantineReads(database: DatabaseSync) {
   // One statement per combination of filters, each prepared once, so each takes its own index.
   const pages = new Map<string, StatementSync>();
   let unreviewed: StatementSync | undefined;
+  let withIds: StatementSync | undefined;
   return {
+    quarantineWithIds(query: TransferIdsQuery): QuarantinedDeliveryRecord[] {
+      // The ids travel as JSON arrays: one statement for any number of them.
+      withIds ??= database.prepare(quarantineWithIds((n) => `?${n}`, (n) => `(SELECT value FROM json_each(?${n}))`));
+      const values = [JSON.stringify(query.settlementIds), JSON.stringify(query.sessionIds), query.limit];
+      return (withIds.all(...values) as unknown as QuarantineRow[]).map(toQuarantineRecord);
+    },
     quarantinePage(query: QuarantineQuery): QuarantinedDeliveryRecord[] {
       const { text, values } = quarantinePage(query, () => '?');
       let statement = pages.get(text);
@@ -86,5 +94,6 @@ export function createSqliteQuarantine(database: DatabaseSync, reads: Quarantine
       return found ? { status: 'already-reviewed', delivery: toQuarantineRecord(found) } : { status: 'unknown' };
     },
     countUnreviewed: () => reads.quarantineUnreviewed(),
+    withTransferIds: (query) => reads.quarantineWithIds(query),
   };
 }

@@ -57,10 +57,12 @@ export function startSqliteReader(path: string, logger: Logger): SqliteReader {
   };
   return {
     rowsOf: call('rowsOf'),
+    rowOfSession: call('rowOfSession'),
     newestFirst: call('newestFirst'),
     daySums: call('daySums'),
     quarantinePage: call('quarantinePage'),
     quarantineUnreviewed: call('quarantineUnreviewed'),
+    quarantineWithIds: call('quarantineWithIds'),
     async close() {
       closed = true;
       const stopping = worker;

@@ -24,6 +24,8 @@ export function createSqliteReads(database: DatabaseSync) {
   const statements = {
     // One statement for any number of ids: they travel as one JSON array.
     getMany: database.prepare(`${from} WHERE settlement_id IN (SELECT value FROM json_each(?))`),
+    // The first in the log: seq order is commit order here.
+    bySession: database.prepare(`${from} WHERE session_id = ? ORDER BY seq LIMIT 1`),
     newest: database.prepare(`${from} WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
     newestOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
     after: database.prepare(`${from} WHERE ${LOG_RANGE} ORDER BY seq LIMIT ?`),
@@ -40,6 +42,7 @@ export function createSqliteReads(database: DatabaseSync) {
   return {
     ...createQuarantineReads(database),
     rowsOf: (settlementIds: readonly string[]) => rows(statements.getMany, JSON.stringify(settlementIds)),
+    rowOfSession: (sessionId: string): NotificationRow | undefined => rows(statements.bySession, sessionId)[0],
     newestFirst({ accountNumber, accounts, before, limit, from: start, to }: NewestFirstPage): NotificationRow[] {
       const bound = seqBefore(before);
       if (start !== undefined || to !== undefined) {
@@ -69,5 +72,5 @@ export function createSqliteReads(database: DatabaseSync) {
 export type SqliteReads = ReturnType<typeof createSqliteReads>;
 
 /** The reads a GraphQL caller (or a scrape) can make as heavy as it likes: the reader thread runs them. */
-export const HEAVY_READS = ['rowsOf', 'newestFirst', 'daySums', 'quarantinePage', 'quarantineUnreviewed'] as const;
+export const HEAVY_READS = ['rowsOf', 'rowOfSession', 'newestFirst', 'daySums', 'quarantinePage', 'quarantineUnreviewed', 'quarantineWithIds'] as const;
 export type HeavyRead = (typeof HEAVY_READS)[number];

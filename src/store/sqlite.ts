@@ -118,6 +118,7 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
       return { positions: seqs.map((seq) => (seq === null ? null : atSeq(seq))), settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))) };
     },
     rowsOf: (settlementIds) => heavy.rowsOf(settlementIds),
+    rowOfSession: (sessionId) => heavy.rowOfSession(sessionId),
     newestFirst: (page) => heavy.newestFirst(page),
     // The log's own reads are small and follow the webhook's commits: on this connection.
     after: async (page) => local.after(page),

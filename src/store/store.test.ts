@@ -87,6 +87,20 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     expect(await store.getMany([])).toEqual([]);
   });
 
+  test('finds the first notification stored with a sessionId, settled or not, whatever its account; null for none', async () => {
+    const { store } = await setup();
+    const first = notification({ sessionId: 'NIP-SESSION-1', accountNumber: '1234567890', source: 'RECONCILED' });
+    const second = notification({ sessionId: 'NIP-SESSION-1' });
+    await store.insert(first);
+    await store.insert(second);
+    await store.insert(notification({ sessionId: 'NIP-SESSION-2' }));
+    expect(await store.findBySessionId('NIP-SESSION-1')).toMatchObject({ settlementId: first.settlementId, accountNumber: '1234567890', source: 'RECONCILED' });
+    expect(await store.findBySessionId('NIP-SESSION-3')).toBeNull();
+    // Exactly: a session id is never matched by case or by a prefix.
+    expect(await store.findBySessionId('nip-session-1')).toBeNull();
+    expect(await store.findBySessionId('NIP-SESSION')).toBeNull();
+  });
+
   test('answers duplicate to a second insert of a settlementId and changes nothing', async () => {
     const { store } = await setup();
     const original = notification();

@@ -161,6 +161,18 @@ export interface QuarantineStore {
   review(review: QuarantineReview): Promise<ReviewResult>;
   /** How many await review, read from the row the database keeps of them. */
   countUnreviewed(): Promise<number>;
+  /**
+   * The deliveries kept with one of these settlementIds or sessionIds (reviewed or not), newest
+   * first, at most `limit`: what reached the webhook of a transfer and was refused. From indexes.
+   */
+  withTransferIds(query: TransferIdsQuery): Promise<QuarantinedDeliveryRecord[]>;
+}
+
+/** What `QuarantineStore.withTransferIds` looks for: a delivery matches when either of its ids is among these. */
+export interface TransferIdsQuery {
+  settlementIds: readonly string[];
+  sessionIds: readonly string[];
+  limit: number;
 }
 
 /** The store as the app opens it: the notifications, and the quarantine beside them. */
@@ -170,6 +182,11 @@ export interface CollectionStore extends NotificationStore {
    * none is: from what the store remembers of the ids it wrote or read, else read and remembered.
    */
   moneyOf(settlementId: string): Promise<MoneyFields | null>;
+  /**
+   * The first notification in the log (settled or not) stored with this sessionId, null when none
+   * is; from its index. For operators reconciling with the bank: no account filter applies.
+   */
+  findBySessionId(sessionId: string): Promise<CollectionNotificationRecord | null>;
   readonly quarantine: QuarantineStore;
   /** The notifications that wait for the bank's answer (status `PENDING`). */
   readonly confirmations: ConfirmationQueue;
