@@ -148,7 +148,10 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
     },
     async close() {
       for (const breaker of breakers.values()) breaker.shutdown();
-      await agent.close();
+      // Closed once nothing waits for the bank (the server drained, the confirmer stopped): a call
+      // still in flight (a confirmation whose answer the bank holds) is cut, not waited for, so the
+      // drain keeps its budget whatever BANK_TIMEOUT_MS is.
+      await agent.destroy();
     },
   };
 }
