@@ -60,7 +60,6 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
   const held: CollectionNotificationRecord[] = [];
   /** The asks in flight, by the notification asked about. */
   const inFlight = new Map<Promise<void>, CollectionNotificationRecord>();
-  const recorder = createRecorder(deps);
   let due = true;
   let claiming: Promise<void> | undefined;
   let pause: { delayMs: number; dueAt: number; until: number; since: number; timer: NodeJS.Timeout } | undefined;
@@ -68,6 +67,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
   let closed = false;
 
   const load = watchLoad();
+  const recorder = createRecorder(deps, () => (load.busy ? BUSY_RECORD_DELAY_MS : 0));
   // After a failure, one ask at a time until one is answered; and while deliveries keep this replica
   // busy, one at a time too, spaced out: the 00s come first, the backlog is confirmed once they ease.
   const slots = () => (pause || load.busy ? 1 : concurrency);
@@ -210,6 +210,12 @@ const BUSY_UTILIZATION = 0.9;
 const BUSY_DELIVERIES = 20;
 /** While busy, asks start at most this often: each costs the webhook's event loop and, on PostgreSQL, the database. */
 const BUSY_SPACING_MS = 50;
+/**
+ * While busy, answers wait this long to be recorded together: spaced asks are answered one by one,
+ * and each write (and the confirmed feed's read it wakes on every replica) would otherwise cost the
+ * database as much as a batch of deliveries.
+ */
+const BUSY_RECORD_DELAY_MS = 250;
 
 /**
  * Whether deliveries keep this replica busy: in the last window its event loop was busy over 90 %
@@ -253,12 +259,14 @@ function outcomeOf(record: CollectionNotificationRecord, atBank: BankTransaction
 
 /**
  * The outcomes of a turn, recorded together in one write once the turn is over (on SQLite, one fsync
- * on the connection the webhook writes on, whatever their number); then counted, logged, and told.
+ * on the connection the webhook writes on, whatever their number), or after `delayMs()` while the
+ * replica is busy; then counted, logged, and told.
  */
-function createRecorder({ confirmations, metrics, logger, onDecided }: ConfirmerDeps) {
+function createRecorder({ confirmations, metrics, logger, onDecided }: ConfirmerDeps, delayMs: () => number) {
   let waiting: { record: CollectionNotificationRecord; outcome: ConfirmationOutcome }[] = [];
   let writing: Promise<void> = Promise.resolve();
   let scheduled = false;
+  let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
   async function write(): Promise<void> {
@@ -286,12 +294,18 @@ function createRecorder({ confirmations, metrics, logger, onDecided }: Confirmer
       waiting.push({ record, outcome });
       if (scheduled) return;
       scheduled = true;
-      setImmediate(() => {
+      const flush = () => {
+        clearTimeout(timer);
         scheduled = false;
         writing = writing.then(write).catch((error: unknown) => logger.error({ err: error }, "could not report the bank's answers"));
-      });
+      };
+      const delay = delayMs();
+      if (delay === 0) setImmediate(flush);
+      else timer = setTimeout(flush, delay);
     },
     async close() {
+      clearTimeout(timer);
+      scheduled = false;
       closed = true;
       writing = writing.then(write);
       await writing;
