@@ -602,7 +602,7 @@ export type Query = {
    * exactly one of the two, else BAD_USER_INPUT) and sets its answer beside what is stored here, with
    * a verdict. For operators and finance jobs: scope `collections:reconcile` (no other scope includes
    * it), every account. Priced as one bank call, within the operation's budget; a bank that cannot
-   * answer is the usual UPSTREAM_* error. docs/webhook.md says what to do with each verdict.
+   * answer is the usual UPSTREAM_* error. docs/confirmation.md says what to do with each verdict.
    */
   bankTransaction?: Maybe<BankTransactionCheck>;
   /** Every bank reachable over NIP, as the bank lists them (cached for a few minutes). */

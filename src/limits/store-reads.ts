@@ -4,7 +4,7 @@
  * costs one, a record read by its id costs one (a batch of entity references, one per page's worth),
  * and a range of days costs one for every SUMMARY_DAYS_PER_UNIT days it spans. The screens the
  * README shows still fit beside a few name enquiries, and a year's summary fits alone
- * (docs/benchmarks.md gives the prices of each). These prices depend on arguments the schema's
+ * (docs/schema.md gives the prices of each). These prices depend on arguments the schema's
  * `@cost` cannot read, so they live here, beside it.
  */
 
