@@ -2,6 +2,7 @@
 // key leaves the issuer's JWKS.
 import { errors, jwtVerify, type JWTPayload } from 'jose';
 import { LRUCache } from 'lru-cache';
+import { createSingleFlight } from '../async/single-flight.ts';
 import { ALL_ACCOUNTS_SCOPE, type Caller, type TokenLifetime, type TokenRefusal, type VerifiedCaller } from './caller.ts';
 import { thumbprintOf, type KeySet } from './key-set.ts';
 
@@ -48,7 +49,7 @@ export class DevelopmentKeyRefused extends Error {
  */
 export function createTokenVerifier(keys: KeySet, rules: TokenRules): TokenVerifier {
   const verified = new LRUCache<string, { caller: VerifiedCaller; key: string }>({ max: CACHED_TOKENS });
-  const verifying = new Map<string, Promise<Caller>>();
+  const verifying = createSingleFlight();
   const options = {
     issuer: rules.issuer,
     ...(rules.audience === undefined ? {} : { audience: rules.audience }),
@@ -82,12 +83,7 @@ export function createTokenVerifier(keys: KeySet, rules: TokenRules): TokenVerif
         // Its key was withdrawn: verified again, which now fails (unknown_key) unless the key is back.
         verified.delete(token);
       }
-      let pending = verifying.get(token);
-      if (pending === undefined) {
-        pending = verifyNow(token).finally(() => verifying.delete(token));
-        verifying.set(token, pending);
-      }
-      return pending;
+      return verifying.share(token, () => verifyNow(token));
     },
   };
 }

@@ -3,6 +3,7 @@
 // waits is the store's: this replica claims it under a lease, so a restart or a kill loses nothing
 // and no two replicas ask about one notification at once.
 import { performance } from 'node:perf_hooks';
+import { withinDeadline } from '../async/deadline.ts';
 import { bankDifferences, type BankTransactionRecord, type CollectionNotificationRecord, type ConfirmationOutcome } from '../domain/index.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
@@ -193,10 +194,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
         load.stop();
         clearTimeout(pause?.timer);
         const unstarted = held.splice(0);
-        let timer: NodeJS.Timeout | undefined;
-        const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
-        await Promise.race([Promise.allSettled([...inFlight.keys(), claiming]), waited]);
-        clearTimeout(timer);
+        await withinDeadline(Promise.allSettled([...inFlight.keys(), claiming]), CLOSE_WAIT_MS, undefined);
         // An answer that comes later is dropped (the recorder is closed): what is still asked goes back too.
         await recorder.close();
         await giveBack([...unstarted, ...inFlight.values()]);

@@ -4,6 +4,7 @@ import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { withMethod } from '../../test/helpers/proxy.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
+import { withinDeadline } from '../async/deadline.ts';
 import { START_OF_LOG, type CollectionNotificationRecord } from '../domain/index.ts';
 import { createLogger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
@@ -75,9 +76,7 @@ const at = (seq: number | undefined) => ({ txid: 0, seq: seq! });
 async function take(stream: AsyncIterator<CollectionNotificationRecord>, count: number): Promise<number[]> {
   const seqs: number[] = [];
   while (seqs.length < count) {
-    let timer: NodeJS.Timeout | undefined;
-    const quiet = new Promise<'quiet'>((resolve) => (timer = setTimeout(() => resolve('quiet'), 5_000)));
-    const next = await Promise.race([stream.next(), quiet]).finally(() => clearTimeout(timer));
+    const next = await withinDeadline(stream.next(), 5_000, 'quiet' as const);
     if (next === 'quiet' || next.done) break;
     seqs.push(next.value.position.seq);
   }

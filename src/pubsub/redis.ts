@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { withinDeadline } from '../async/deadline.ts';
 import type { Logger } from '../logger.ts';
 import { createTopicListeners } from './listeners.ts';
 import type { PubSub, Topic, TopicMap } from './types.ts';
@@ -205,12 +206,9 @@ async function allReady(clients: Redis[], timeoutMs: number): Promise<boolean> {
         cleanups.push(() => client.off('ready', resolve));
       }),
   );
-  const expired = Promise.withResolvers<false>();
-  const timer = setTimeout(() => expired.resolve(false), timeoutMs);
   try {
-    return await Promise.race([Promise.all(ready).then(() => true), expired.promise]);
+    return await withinDeadline(Promise.all(ready).then(() => true), timeoutMs, false);
   } finally {
-    clearTimeout(timer);
     for (const cleanup of cleanups) cleanup();
   }
 }

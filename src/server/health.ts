@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Gauge, type Registry } from 'prom-client';
+import { withinDeadline } from '../async/deadline.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { NotificationStore } from '../store/types.ts';
 
@@ -59,14 +60,10 @@ export function registerHealthRoutes(
 }
 
 async function probe(ping: () => Promise<void>): Promise<'ok' | 'down'> {
-  const timeout = Promise.withResolvers<never>();
-  const timer = setTimeout(() => timeout.reject(new Error('timed out')), PROBE_TIMEOUT_MS);
-  try {
-    await Promise.race([ping(), timeout.promise]);
-    return 'ok';
-  } catch {
-    return 'down';
-  } finally {
-    clearTimeout(timer);
-  }
+  // Async, so a ping that throws at once is down like one that rejects.
+  const answered = (async () => {
+    await ping();
+    return 'ok' as const;
+  })().catch(() => 'down' as const);
+  return withinDeadline(answered, PROBE_TIMEOUT_MS, 'down');
 }

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import proxyAddr from '@fastify/proxy-addr';
+import { withinDeadline } from '../async/deadline.ts';
 import type { TrustProxy } from '../config/network.ts';
 import type { Metrics } from '../metrics.ts';
 import { SHUTDOWN_DEADLINES } from '../shutdown.ts';
@@ -102,18 +103,13 @@ export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics,
     async drain(closeRoutes) {
       draining = true;
       for (const each of servers) each.closeIdleConnections();
-      let cut = false;
-      const deadline = setTimeout(() => {
-        cut = true;
-        for (const each of servers) each.closeAllConnections();
-        for (const socket of sockets) socket.destroy();
-      }, SHUTDOWN_DEADLINES.connectionsMs);
-      try {
-        await closeRoutes();
-      } finally {
-        clearTimeout(deadline);
-      }
-      if (cut) throw new Error('the drain ran out of time: connections still open at its deadline were cut');
+      const closed = closeRoutes();
+      if (await withinDeadline(closed.then(() => true), SHUTDOWN_DEADLINES.connectionsMs, false)) return;
+      for (const each of servers) each.closeAllConnections();
+      for (const socket of sockets) socket.destroy();
+      // The routes finish once their connections are gone; a failure of theirs still comes first.
+      await closed;
+      throw new Error('the drain ran out of time: connections still open at its deadline were cut');
     },
   };
 }

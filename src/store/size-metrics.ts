@@ -1,4 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
+import { withinDeadline } from '../async/deadline.ts';
+import { singleFlight } from '../async/single-flight.ts';
 import type { ConfirmationQueue, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
 /** A scrape reuses a size measured this recently: several scrapers (HA Prometheus) cost one query. */
@@ -86,19 +88,10 @@ export function exportConfirmationBacklog(registry: Registry, confirmations: Pic
  */
 function lastMeasured<T>(measure: () => Promise<T>, ttlMs: number) {
   let last: { at: number; value: T } | undefined;
-  let inFlight: Promise<void> | undefined;
-  const refresh = () =>
-    (inFlight ??= measure()
-      .then((value) => void (last = { at: Date.now(), value }), () => undefined)
-      .finally(() => (inFlight = undefined)));
+  const refresh = singleFlight(() => measure().then((value) => void (last = { at: Date.now(), value }), () => undefined));
   return {
     async read(): Promise<T | undefined> {
-      if (!last || Date.now() - last.at >= ttlMs) {
-        let timer: NodeJS.Timeout | undefined;
-        const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, SCRAPE_WAIT_MS)));
-        await Promise.race([refresh(), waited]);
-        clearTimeout(timer);
-      }
+      if (!last || Date.now() - last.at >= ttlMs) await withinDeadline(refresh(), SCRAPE_WAIT_MS, undefined);
       return last?.value;
     },
   };

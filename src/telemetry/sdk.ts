@@ -7,6 +7,7 @@
  * endpoint (or an explicit OTEL_TRACES_EXPORTER) the SDK is not even loaded: the spans made
  * through @opentelemetry/api then go to its no-op tracer.
  */
+import { withinDeadline } from '../async/deadline.ts';
 import { TRACING_FLUSH_MS } from '../shutdown.ts';
 import { markTracingStarted } from './tracer.ts';
 
@@ -90,9 +91,6 @@ export async function startTracing(env: Env): Promise<Tracing | undefined> {
   return {
     description: describe(env),
     shutdown: (timeoutMs = TRACING_FLUSH_MS) =>
-      (stopped ??= Promise.race([
-        sdk.shutdown().catch(() => undefined),
-        new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref()),
-      ])),
+      (stopped ??= withinDeadline(sdk.shutdown().catch(() => undefined), timeoutMs, undefined)),
   };
 }

@@ -6,8 +6,8 @@
  * made with the subgraph's own credentials are shared; the wallet and OAuth calls carry the
  * caller's and are never shared.
  */
+import { createSingleFlight } from '../async/single-flight.ts';
 import type { BankArea } from './http.ts';
-import { createInFlight } from './in-flight.ts';
 import type { BankClients } from './types.ts';
 
 /** Told of each read that joined an identical call in flight instead of calling the bank. */
@@ -23,7 +23,7 @@ export function shareIdenticalReads(clients: BankClients, onShared?: OnSharedRea
     read: (...args: A) => Promise<T>,
     asked: (...args: A) => unknown = (...args) => args,
   ) => {
-    const flights = createInFlight(() => onShared?.(area, operation));
+    const flights = createSingleFlight(() => onShared?.(area, operation));
     return (...args: A): Promise<T> => flights.share(JSON.stringify(asked(...args)), () => read(...args));
   };
   return {

@@ -2,6 +2,7 @@
  * Waiting in tests: on an event wherever there is one (`Inbox`, `expire`, `nextTurn`); by polling
  * (`waitFor`) only for a condition nothing announces, such as a gauge on /metrics or a port closing.
  */
+import { withinDeadline } from '../../src/async/deadline.ts';
 
 /**
  * Polls `check` until it returns something other than undefined (or stops throwing), or fails
@@ -25,13 +26,13 @@ export async function waitFor<T>(check: () => T | undefined | Promise<T | undefi
   }
 }
 
+const LATE = Symbol('late');
+
 /** `promise`, or a failure naming `what` if `expireMs` pass first: a deadline on an event, never a sleep. */
-export function expire<T>(promise: Promise<T>, what: string, expireMs = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: nothing within ${expireMs} ms`)), expireMs);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+export async function expire<T>(promise: Promise<T>, what: string, expireMs = 5_000): Promise<T> {
+  const settled = await withinDeadline(promise, expireMs, LATE);
+  if (settled === LATE) throw new Error(`${what}: nothing within ${expireMs} ms`);
+  return settled;
 }
 
 /** Resolves after the current turn of the event loop: whatever was queued with setImmediate before has run. */
