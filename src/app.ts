@@ -23,11 +23,6 @@ import type { BankClients, BankUrls } from './upstream/types.ts';
 /** Test doubles: anything given is used instead of what the config would build. */
 export interface AppOverrides {
   logger?: Logger;
-  /**
-   * The metrics to record into (one app's, never shared), for a test that reads them while the
-   * server drains and /metrics answers 503. Anyone else reads GET /metrics.
-   */
-  metrics?: Metrics;
   bank?: BankClients;
   store?: CollectionStore;
   pubsub?: PubSub;
@@ -50,7 +45,7 @@ export interface App {
  */
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const logger = overrides.logger ?? createLogger(config.logLevel);
-  const metrics = overrides.metrics ?? createMetrics();
+  const metrics = createMetrics();
   // Everything started so far, closed in reverse if a later step fails or on close(). A failed step
   // does not stop the next: each failure is logged, and the first is the result.
   const started: (() => Promise<void>)[] = [];

@@ -10,6 +10,7 @@ import { createPubSub } from '../src/pubsub/index.ts';
 import type { PubSub } from '../src/pubsub/types.ts';
 import { createNotificationStore } from '../src/store/index.ts';
 import { createBankClients } from '../src/upstream/index.ts';
+import { defaultBreakerOptions } from '../src/upstream/resilience.ts';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
 import { startFakeBank } from './helpers/fake-bank.ts';
@@ -63,18 +64,18 @@ describe('bank_circuit_open', () => {
       timeoutMs: 2_000,
       logger,
       metrics,
-      breaker: { volumeThreshold: 2, resetTimeout: 100 },
     });
     onCleanup(() => clients.close());
     const state = async () => (await metrics.bankCircuitOpen.get()).values.find((v) => v.labels.area === 'billing')?.value;
 
-    for (let i = 0; i < 2; i += 1) await clients.billing.listCategories().catch(() => undefined);
+    // The production breaker: it opens on a window of failed calls, and tries one again after its reset time.
+    for (let i = 0; i < defaultBreakerOptions.volumeThreshold; i += 1) await clients.billing.listCategories().catch(() => undefined);
     expect(await state()).toBe(1);
-    await waitFor(async () => ((await state()) === 0.5 ? true : undefined));
+    await waitFor(async () => ((await state()) === 0.5 ? true : undefined), defaultBreakerOptions.resetTimeout + 15_000);
     failing = false;
     await expect(clients.billing.listCategories()).resolves.toHaveLength(1);
     expect(await state()).toBe(0);
-  });
+  }, defaultBreakerOptions.resetTimeout + 30_000);
 });
 
 describe('bank_subgraph_ready', () => {

@@ -69,8 +69,8 @@ const TARGET_LABELS = ['job', 'instance'];
 
 /**
  * Every series name the app's /metrics exports (histograms as _bucket/_sum/_count), with its label
- * names. Those come from the metrics' definitions (`metrics`, the app's own): a labelled series
- * nothing has counted yet is in /metrics by name only.
+ * names. Those come from the metrics' definitions (`metrics`, built as every app builds its own): a
+ * labelled series nothing has counted yet is in /metrics by name only.
  */
 async function exportedSeries(app: TestApp, metrics: Metrics): Promise<Map<string, string[]>> {
   const response = await request(`${app.baseUrl}/metrics`);
@@ -114,9 +114,8 @@ function problemsIn(expressions: { where: string; expr: string }[], known: Map<s
 
 /** Exported series, Prometheus's own, and the rules' recorded series (labels not checked). */
 async function knownSeries(): Promise<Map<string, string[] | undefined>> {
-  const metrics = createMetrics();
-  const app = await startApp({}, { metrics });
-  const known = new Map<string, string[] | undefined>(await exportedSeries(app, metrics));
+  const app = await startApp();
+  const known = new Map<string, string[] | undefined>(await exportedSeries(app, createMetrics()));
   for (const [name, labels] of Object.entries(SCRAPE_SERIES)) known.set(name, [...TARGET_LABELS, ...labels]);
   for (const rule of rules) if (rule.record) known.set(rule.record, undefined);
   return known;

@@ -58,7 +58,7 @@ describe.skipIf(!databaseUrl)('through a PostgreSQL restart', () => {
 describe.skipIf(!databaseUrl)('when PostgreSQL stops answering', () => {
   it('fails the statement at the answer deadline, drops that connection, and writes again on a fresh one once the link is back', async () => {
     const proxy = await startTcpProxy(await isolatedPostgresUrl(databaseUrl!));
-    const store = await createPostgresStore(proxy.url, { logger: silent, answerTimeoutMs: 400 });
+    const store = await createPostgresStore(proxy.url, { logger: silent });
     onCleanup(() => store.close());
     const first = newNotification();
     expect((await store.insert(first)).status).toBe('inserted');
@@ -66,9 +66,9 @@ describe.skipIf(!databaseUrl)('when PostgreSQL stops answering', () => {
     proxy.stall();
     const stalled = newNotification();
     const started = performance.now();
-    await expect(store.insert(stalled)).rejects.toThrow(/no answer within 400 ms/);
-    // Loose on a busy machine, but far from the hang it would be without the deadline.
-    expect(performance.now() - started).toBeLessThan(5_000);
+    // The store's own deadline (seconds), not the hang it would be without one (hours of TCP keep-alive).
+    await expect(store.insert(stalled)).rejects.toThrow(/no answer within \d+ ms/);
+    expect(performance.now() - started).toBeLessThan(30_000);
     // That connection is gone; a new one cannot be opened through the stalled link either.
     await expect(store.ping()).rejects.toThrow();
 
@@ -82,5 +82,5 @@ describe.skipIf(!databaseUrl)('when PostgreSQL stops answering', () => {
     // either way the retry is answered, and the notification is stored once.
     expect(['inserted', 'duplicate']).toContain(retried.status);
     expect((await store.getMany([stalled.settlementId]))[0]?.settlementId).toBe(stalled.settlementId);
-  }, 20_000);
+  }, 60_000);
 });

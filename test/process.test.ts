@@ -5,12 +5,12 @@ import { createClient } from 'graphql-ws';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { createMetrics } from '../src/metrics.ts';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { SHUTDOWN_DEADLINES } from '../src/shutdown.ts';
 import { createNotificationStore } from '../src/store/index.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
 import { onCleanup } from './helpers/cleanup.ts';
+import { beginRequest } from './helpers/drain.ts';
 import { liveBankEnv, startCountingBank } from './helpers/counting-bank.ts';
 import { subscribersLive } from './helpers/metrics.ts';
 import { runSubgraphToFailure, startSubgraphProcess } from './helpers/process.ts';
@@ -306,10 +306,10 @@ describe('the drain, in process', () => {
   it('answers 503 to readiness on an open connection once close() begins, while an in-flight write gets its 00', async () => {
     const store = await openMemoryStore();
     const insert = holdCalls(store, 'insert');
-    // Read in process: /metrics itself answers 503 while the server drains.
-    const metrics = createMetrics();
-    const app = await startApp({}, { store: insert.target, metrics });
+    const app = await startApp({}, { store: insert.target });
     const port = Number(new URL(app.baseUrl).port);
+    // Begun before the write below, so the server is inside it when the drain begins.
+    const readiness = await beginRequest(port, 'GET /health/ready HTTP/1.1\r\nhost: 127.0.0.1\r\n');
 
     const socket: Socket = connect(port, '127.0.0.1');
     await once(socket, 'connect');
@@ -325,12 +325,10 @@ describe('the drain, in process', () => {
     const closing = app.app.close();
     await waitFor(() => connectionRefused(port));
     // Pipelined behind the write still in flight, on the connection that stayed open.
-    socket.write('GET /health/ready HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
-    // The edge refuses it for the drain before any router sees it, and times it under route="draining".
-    await waitFor(async () => {
-      const { values } = await metrics.httpRequestDuration.get();
-      return values.some((v) => v.labels.route === 'draining' && v.labels.status_code === '503') ? true : undefined;
-    });
+    await new Promise((resolve) => socket.write('GET /health/ready HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n', resolve));
+    // The edge refuses the drain's requests before any router sees them; this answer comes once the
+    // server has read the pipelined request too, so the write may end.
+    expect(await readiness.finish()).toMatch(/^HTTP\/1\.1 503 [^]*connection: close/i);
     insert.release();
     await ended;
     await closing;

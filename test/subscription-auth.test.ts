@@ -49,8 +49,9 @@ describe('subscriptions over graphql-ws with tokens', () => {
 
   it('closes the socket with 4401 when the token expires; the client resumes with a fresh token and after, missing nothing', async () => {
     const { app, issuer } = await startGuarded();
-    // Expired 28 s ago, within the 30 s of clock skew: accepted, and served until its exp plus the skew.
-    const first = app.wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: -28 })}` } });
+    // Expired 20 s ago, within the 30 s of clock skew: accepted, and served 10 s more (its exp plus the
+    // skew), room for what follows on a busy machine; the test waits for the end itself, not a time.
+    const first = app.wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: -20 })}` } });
     const closed = closeCode(first);
     const events = first.iterate({ query: SUBSCRIPTION });
     const received = events.next();
@@ -68,7 +69,7 @@ describe('subscriptions over graphql-ws with tokens', () => {
       .wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN] })}` } })
       .iterate({ query: SUBSCRIPTION, variables: { after: cursor } });
     expect((await resumed.next()).value.data.incomingTransfer.settlementId).toBe(missed.settlementId);
-  });
+  }, 45_000);
 
   it('shares an execution only between callers who may see the same accounts', async () => {
     const { app, issuer } = await startGuarded();
@@ -234,8 +235,9 @@ describe("the router's callback protocol", () => {
   it('completes with UNAUTHENTICATED when the token expires, at its exp plus the clock skew', async () => {
     const router = await startCallbackRouter();
     const { app, issuer } = await startGuarded();
-    // Expired 28 s ago, within the 30 s of clock skew: accepted, and served until its exp plus the skew.
-    const token = await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: -28 });
+    // Expired 20 s ago, within the 30 s of clock skew: accepted, and served 10 s more (its exp plus the
+    // skew), room for what follows on a busy machine; the test waits for the end itself, not a time.
+    const token = await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: -20 });
     const { status } = await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION, {}, bearer(token));
     expect(status).toBe(200);
     await subscribersLive(app, 1);
@@ -246,7 +248,7 @@ describe("the router's callback protocol", () => {
     expect(router.messages.map((m) => m.action)).toEqual(['check', 'next', 'complete']);
     expect(complete.errors).toEqual([expect.objectContaining({ extensions: { code: 'UNAUTHENTICATED' } })]);
     await waitFor(async () => ((await scrape(app, 'graphql_active_subscriptions')) === 0 ? true : undefined));
-  });
+  }, 45_000);
 
   it('sends nothing for a subscription it refuses: no token, no scope, another account, a bad argument', async () => {
     const router = await startCallbackRouter();

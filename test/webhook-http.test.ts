@@ -4,13 +4,12 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../src/metrics.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { beginRequest } from './helpers/drain.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { scrapeSum } from './helpers/metrics.ts';
 import { holdCalls } from './helpers/proxy.ts';
 import { capturingLogger, openMemoryStore } from './helpers/stores.ts';
-import { waitFor } from './helpers/wait.ts';
 
 /** Sends raw HTTP/1.1 on one connection; resolves with everything received once the server closes it. */
 async function rawExchange(port: number, text: string): Promise<string> {
@@ -170,31 +169,31 @@ describe('the webhook on node:http', () => {
   it('answers 503 and closes the connection to a delivery that arrives while the server drains', async () => {
     const store = await openMemoryStore();
     const insert = holdCalls(store, 'insert');
-    // Read in process: /metrics itself answers 503 while the server drains.
-    const metrics = createMetrics();
-    const app = await startApp({}, { store: insert.target, metrics });
-    const socket = connect(Number(new URL(app.baseUrl).port), '127.0.0.1');
-    await once(socket, 'connect');
-    let received = '';
-    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
-    const closed = once(socket, 'close');
+    const app = await startApp({}, { store: insert.target });
+    const port = Number(new URL(app.baseUrl).port);
     const post = (body: Record<string, unknown>) => {
       const payload = JSON.stringify(body);
       const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
       return `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
     };
+    // Another delivery, its headers begun before the first below: the server is inside it when the drain begins.
+    const other = notificationBody();
+    const [otherHead, otherPayload] = post(other).split('\r\n\r\n') as [string, string];
+    const otherDelivery = await beginRequest(port, otherHead);
+    const socket = connect(port, '127.0.0.1');
+    await once(socket, 'connect');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    const closed = once(socket, 'close');
     const first = notificationBody();
     const late = notificationBody();
     socket.write(post(first));
     await insert.reached;
     const draining = app.app.close();
-    // Pipelined behind the delivery still being written, on the connection that stayed open; let go
-    // once the edge has refused it (its 503 waits behind the 200 on the wire).
-    socket.write(post(late));
-    await waitFor(async () => {
-      const { values } = await metrics.httpRequestDuration.get();
-      return values.some((v) => v.labels.route === 'draining' && v.labels.status_code === '503') ? true : undefined;
-    });
+    // Pipelined behind the delivery still being written, on the connection that stayed open.
+    await new Promise((resolve) => socket.write(post(late), resolve));
+    // Refused by the edge too; its answer comes once the server has read the pipelined delivery, so the write may end.
+    expect(await otherDelivery.finish(otherPayload)).toMatch(/^HTTP\/1\.1 503 [^]*connection: close/i);
     insert.release();
     await closed;
     await draining;
@@ -202,10 +201,8 @@ describe('the webhook on node:http', () => {
     expect(responses.map((r) => r.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 503']);
     expect(responses[0]).toContain('"responseCode":"00"');
     expect(responses[1]!.toLowerCase()).toContain('connection: close');
-    expect((await store.getMany([first.settlementId as string, late.settlementId as string])).map((n) => n?.settlementId ?? null)).toEqual([
-      first.settlementId,
-      null,
-    ]);
+    const stored = await store.getMany([first.settlementId as string, late.settlementId as string, other.settlementId as string]);
+    expect(stored.map((n) => n?.settlementId ?? null)).toEqual([first.settlementId, null, null]);
   });
 
   it('times each delivery under its route in http_request_duration_seconds, and logs it with a request id', async () => {

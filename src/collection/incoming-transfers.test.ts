@@ -36,7 +36,7 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
   // The pub/sub's interruption under the test's control.
   const pubsub = withMethod(memory, 'onInterruption', (listener) => ((interrupt = listener), () => undefined));
   const metrics = createMetrics();
-  const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000 });
+  const notificationFeed = await startNotificationFeed({ store, pubsub, metrics, logger });
   /** Wakes the feed as another replica's message does: it reads whatever is new. */
   const nudge = () => memory.publish('notificationsStored', { replica: 'another replica' });
   onCleanup(() => notificationFeed.close());
@@ -224,13 +224,13 @@ describe('streamIncomingTransfers', () => {
     await notificationFeed.close(); // a feed that has fallen behind the store
     const quiet = await createPubSub('memory:', { logger, channelPrefix: 'test:' });
     onCleanup(() => quiet.close());
-    const lagging = await startNotificationFeed({ ...deps, pubsub: quiet }, { pollIntervalMs: 60_000 });
+    const lagging = await startNotificationFeed({ ...deps, pubsub: quiet });
     onCleanup(() => lagging.close());
     const seen = [await deliver(), await deliver()].map((n) => n.position.seq);
     const stream = streamIncomingTransfers({ ...deps, notificationFeed: lagging }, { after: at(seen[1]) });
     const taking = take(stream, 1);
     const next = (await deliver()).position.seq;
-    // `deliver` announced it on the closed feed: only a wake on its own pub/sub reaches this one.
+    // `deliver` announced it on the closed feed: a wake on its own pub/sub (or its timer) reaches this one.
     await quiet.publish('notificationsStored', { replica: 'another replica' });
     expect(await taking).toEqual([next]);
     await stream.return?.();

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification } from '../../test/helpers/notifications.ts';
-import { capturingLogger, databaseUrl, isolatedPostgresUrl, silent } from '../../test/helpers/stores.ts';
+import { databaseUrl, isolatedPostgresUrl, silent } from '../../test/helpers/stores.ts';
 import { Inbox, waitFor } from '../../test/helpers/wait.ts';
 import type { LogPosition } from '../domain/index.ts';
 import { createMetrics } from '../metrics.ts';
@@ -16,9 +16,8 @@ import { startNotificationFeed } from './notification-feed.ts';
 
 describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, held back by an open transaction', () => {
   /**
-   * A store with a follower listening (no timer to come to the rescue: only its own retries read
-   * again), and a session of the test's own holding a transaction that has written (holds an id)
-   * and stays open, as a slow migration would.
+   * A store with a follower listening, and a session of the test's own holding a transaction that
+   * has written (holds an id) and stays open, as a slow migration would.
    */
   async function heldBack() {
     const storeUrl = await isolatedPostgresUrl(databaseUrl!);
@@ -30,33 +29,31 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     const pubsub = await createPubSub('memory:', { logger: silent, channelPrefix: 'test:' });
     onCleanup(() => pubsub.close());
     const metrics = createMetrics();
-    const { logger, lines } = capturingLogger();
-    const log = await startNotificationFeed({ store, pubsub, metrics, logger }, { pollIntervalMs: 60_000, heldBackWarningMs: 100 });
+    const log = await startNotificationFeed({ store, pubsub, metrics, logger: silent });
     onCleanup(() => log.close());
     const positions = new Inbox<LogPosition>();
     log.follow((notification) => void positions.push(notification.position));
     await holder.query('BEGIN');
     await holder.query('SELECT pg_current_xact_id()');
-    return { store, holder, pubsub, metrics, lines, log, positions };
+    return { store, holder, pubsub, metrics, log, positions };
   }
 
-  it('hands out nothing while an older transaction is open, warns once when that lasts, and catches up soon after it ends', async () => {
-    const { store, holder, metrics, lines, log, positions } = await heldBack();
+  // How long the hold must last before a warning, and what the warning says: feed-shortfall.test.ts.
+  // Here it lasts only as long as it must: the hold delays settling for every suite on this server.
+  it('hands out nothing while an older transaction is open, retrying, and catches up soon after it ends', async () => {
+    const { store, holder, metrics, log, positions } = await heldBack();
     const result = await store.insert(newNotification());
     if (result.status !== 'inserted') throw new Error('not inserted');
     const { position } = result.notification;
     log.announce(position, result.settled);
-    const warning = await lines.first((line) => line.includes('live delivery is held back'));
-    expect(JSON.parse(warning)).toMatchObject({ level: 40, expected: position });
+    const retried = async () => (await metrics.logReads.get()).values.find((v) => v.labels.trigger === 'retry' && v.labels.outcome === 'ok')?.value ?? 0;
+    // A retry that found it still unsettled.
+    await waitFor(async () => ((await retried()) > 0 ? true : undefined));
     expect(positions).toEqual([]);
 
     await holder.query('COMMIT');
     await positions.atLeast(1);
     expect([...positions]).toEqual([position]);
-    await lines.first((line) => line.includes('the notification log caught up'));
-    expect(lines.filter((line) => line.includes('live delivery is held back'))).toHaveLength(1);
-    const { values } = await metrics.logReads.get();
-    expect(values.find((v) => v.labels.trigger === 'retry' && v.labels.outcome === 'ok')?.value).toBeGreaterThan(0);
   });
 
   it('learns from its own store, not from the message, that a commit is waiting to settle, and retries until it has', async () => {
@@ -71,7 +68,7 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     });
     expect(positions).toEqual([]);
     await holder.query('COMMIT');
-    // No timer (a minute) and no further message: only its retries can hand it out.
+    // No further message: its retries (or its timer) hand it out.
     await positions.atLeast(1);
     expect([...positions]).toEqual([result.notification.position]);
   });

@@ -10,7 +10,7 @@ import { createShortfall, DEFAULT_HELD_BACK_WARNING_MS } from './feed-shortfall.
 /** How often a replica reads the log unwoken: the most a lost pub/sub message delays live delivery. */
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 /** Notifications per read; a read goes on page by page until one comes back short. */
-const DEFAULT_PAGE_SIZE = 500;
+const PAGE_SIZE = 500;
 /**
  * The least time between two `notificationsStored` messages of one replica while commits keep
  * coming: instead of one message per turn waking Redis and every replica (docs/benchmarks.md, "What shapes the code").
@@ -71,33 +71,21 @@ export interface NotificationFeedDeps {
   logger: Logger;
 }
 
-export interface NotificationFeedOptions {
-  pollIntervalMs?: number;
-  announceIntervalMs?: number;
-  pageSize?: number;
-  heldBackWarningMs?: number;
-}
-
 /**
  * Starts following the log from the store's newest settled notification, woken by every replica's
  * `notificationsStored` messages and by a timer, since pub/sub may lose messages (Redis at most
  * once). It reads only the settled log, where nothing can later appear below a position already read.
  */
-export async function startNotificationFeed(deps: NotificationFeedDeps, options: NotificationFeedOptions = {}): Promise<NotificationFeed> {
-  const { pollIntervalMs = DEFAULT_POLL_INTERVAL_MS } = options;
-  const reader = createFeedReader(deps, await deps.store.settledHead(), {
-    pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE,
-    pollIntervalMs,
-    heldBackWarningMs: options.heldBackWarningMs ?? DEFAULT_HELD_BACK_WARNING_MS,
-  });
-  const announcer = createAnnouncer(deps, options.announceIntervalMs ?? DEFAULT_ANNOUNCE_INTERVAL_MS);
+export async function startNotificationFeed(deps: NotificationFeedDeps): Promise<NotificationFeed> {
+  const reader = createFeedReader(deps, await deps.store.settledHead());
+  const announcer = createAnnouncer(deps, DEFAULT_ANNOUNCE_INTERVAL_MS);
   const unsubscribe = await deps.pubsub.subscribe('notificationsStored', (message) => {
     // Its own come back too: what it committed, it was told of already.
     if (message.replica !== announcer.replica) reader.request('wake');
   });
   // Messages may have been lost just before the link dropped: read at once, not at the next tick.
   const stopWatching = deps.pubsub.onInterruption(() => reader.request('wake'));
-  const timer = setInterval(() => reader.request('timer'), pollIntervalMs);
+  const timer = setInterval(() => reader.request('timer'), DEFAULT_POLL_INTERVAL_MS);
   timer.unref();
 
   let closing: Promise<void> | undefined;
@@ -123,20 +111,14 @@ export async function startNotificationFeed(deps: NotificationFeedDeps, options:
   };
 }
 
-interface ReaderOptions {
-  pageSize: number;
-  pollIntervalMs: number;
-  heldBackWarningMs: number;
-}
-
 /**
  * The reading half, a small state machine: `idle`, or `reading` (with at most one more read asked
  * for meanwhile, however many requests arrive), or `closed`. It holds the position and the listeners.
  */
-function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, start: LogPosition, options: ReaderOptions) {
+function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, start: LogPosition) {
   const listeners = new Listeners<CollectionNotificationRecord>(logger, 'notification feed');
   const advanced = new Listeners<undefined>(logger, 'notification feed advance');
-  const shortfall = createShortfall(logger, options, () => request('retry'));
+  const shortfall = createShortfall(logger, { pollIntervalMs: DEFAULT_POLL_INTERVAL_MS, heldBackWarningMs: DEFAULT_HELD_BACK_WARNING_MS }, () => request('retry'));
   let state: { kind: 'idle' } | { kind: 'reading'; again: ReadTrigger | undefined; done: Promise<void> } | { kind: 'closed' } = { kind: 'idle' };
   let position = start;
   let failing = false;
@@ -162,14 +144,14 @@ function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, star
       if (listeners.size === 0) return moveTo(head);
     }
     for (;;) {
-      const page = await counted(trigger, () => store.listAfter({ after: position, limit: options.pageSize }));
+      const page = await counted(trigger, () => store.listAfter({ after: position, limit: PAGE_SIZE }));
       for (const notification of page) {
         // A page never overlaps the position; the guard makes sure nothing is handed out twice.
         if (comparePositions(notification.position, position) <= 0) continue;
         moveTo(notification.position);
         listeners.handOut(notification);
       }
-      if (page.length < options.pageSize || state.kind === 'closed') break;
+      if (page.length < PAGE_SIZE || state.kind === 'closed') break;
     }
     // Woken from outside, it knows nothing of what was committed: its own store says, so a commit
     // not settled yet is retried soon rather than left to the timer.

@@ -52,11 +52,9 @@ const POOL_SETTINGS = {
 /** How long a statement may go unanswered before it fails and its connection is dropped (postgres-deadline.ts). */
 const ANSWER_TIMEOUT_MS = 10_000;
 
-/** What the PostgreSQL store takes: its logger, what to tell about each batch, and its answer deadline. */
+/** What the PostgreSQL store takes: its logger, and what to tell about each batch. */
 export interface PostgresStoreOptions extends BatchOptions {
   logger: Logger;
-  /** How long a statement may go unanswered before it fails (10 s unless given). */
-  answerTimeoutMs?: number | undefined;
 }
 
 /**
@@ -87,14 +85,13 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
       return [role, pool];
     }),
   ) as Record<PoolRole, pg.Pool>;
-  const timeoutMs = options.answerTimeoutMs ?? ANSWER_TIMEOUT_MS;
   const runners = {
-    write: withDeadline(pools.write, timeoutMs),
-    log: withDeadline(pools.log, timeoutMs),
-    read: withDeadline(pools.read, timeoutMs),
-    quarantine: withDeadline(pools.quarantine, timeoutMs),
-    confirmation: withDeadline(pools.confirmation, timeoutMs),
-    lease: withDeadline(pools.lease, timeoutMs),
+    write: withDeadline(pools.write, ANSWER_TIMEOUT_MS),
+    log: withDeadline(pools.log, ANSWER_TIMEOUT_MS),
+    read: withDeadline(pools.read, ANSWER_TIMEOUT_MS),
+    quarantine: withDeadline(pools.quarantine, ANSWER_TIMEOUT_MS),
+    confirmation: withDeadline(pools.confirmation, ANSWER_TIMEOUT_MS),
+    lease: withDeadline(pools.lease, ANSWER_TIMEOUT_MS),
   };
   const close = async () => void (await Promise.all(Object.values(pools).map((pool) => pool.end())));
   return createStore(backendOver(identity, runners, close), options);

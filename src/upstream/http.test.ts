@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank, unusedUrl } from '../../test/helpers/fake-bank.ts';
 import { createTestClients, expectNoLeak, expectUpstreamError, urlsAt } from '../../test/helpers/bank-clients.ts';
+import { defaultBreakerOptions } from './resilience.ts';
 
 const ACCOUNT = { accountNumber: '0123456789', bankCode: '000023' };
 const APPROVED = {
@@ -159,12 +160,13 @@ describe('retries', () => {
 });
 
 describe('the circuit breaker', () => {
-  const breaker = { volumeThreshold: 3, errorThresholdPercentage: 50, resetTimeout: 60_000 };
+  /** Calls in the window before it may open (the production setting). */
+  const VOLUME = defaultBreakerOptions.volumeThreshold;
 
   it('opens after repeated unavailability and then fails fast without reaching the bank, never retried', async () => {
     const bank = await startFakeBank((_request, reply) => reply.status(502).text('Bad Gateway'));
-    const { clients, logs, metrics } = createTestClients(urlsAt(bank.url), { breaker });
-    for (let i = 0; i < 3; i += 1) {
+    const { clients, logs, metrics } = createTestClients(urlsAt(bank.url));
+    for (let i = 0; i < VOLUME; i += 1) {
       await expectUpstreamError(clients.account.listBanks(), 'UPSTREAM_UNAVAILABLE');
     }
     const reached = bank.received.length;
@@ -183,27 +185,37 @@ describe('the circuit breaker', () => {
   it('weighs a call once, however many attempts its retries made', async () => {
     let down = true;
     const bank = await startFakeBank((_request, reply) => (down ? reply.status(503).text('') : reply.json(APPROVED)));
-    const { clients } = createTestClients(urlsAt(bank.url), { breaker });
-    // Two failed calls: more attempts than the threshold of 3, but two calls.
-    for (let i = 0; i < 2; i += 1) await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
-    expect(bank.received.length).toBeGreaterThanOrEqual(3);
+    const { clients } = createTestClients(urlsAt(bank.url));
+    // One failed call fewer than the threshold, but with their retries more attempts than it.
+    for (let i = 0; i < VOLUME - 1; i += 1) await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    expect(bank.received.length).toBeGreaterThan(VOLUME);
     down = false;
     await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
   });
 
   it('counts a call that succeeded on a retry as a success', async () => {
-    let calls = 0;
+    let mode: 'flaky' | 'up' | 'down' = 'flaky';
+    let flakyAttempts = 0;
     const bank = await startFakeBank((_request, reply) => {
-      calls += 1;
-      // Each call's first two attempts meet a 503, its third an answer: most attempts fail.
-      if (calls % 3 !== 0) reply.status(503).text('');
+      // Flaky: each call's first attempt meets a 503, its retry an answer.
+      if (mode === 'flaky') flakyAttempts += 1;
+      if (mode === 'down' || (mode === 'flaky' && flakyAttempts % 2 === 1)) reply.status(503).text('');
       else reply.json(APPROVED);
     });
-    const { clients } = createTestClients(urlsAt(bank.url), { breaker, retry: { budget: { windowMs: 10_000, ratio: 1, floor: 20 } } });
-    for (let i = 0; i < 5; i += 1) {
-      await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
-    }
-    expect(calls).toBe(15);
+    const { clients, metrics } = createTestClients(urlsAt(bank.url));
+    // The retry budget's floor: three calls that succeed on a retry.
+    for (let i = 0; i < 3; i += 1) await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
+    expect(flakyAttempts).toBe(6);
+    // Then the window fills to the threshold, its last call a failure (opossum weighs the window on a failure):
+    // 8 failed calls of 20 keep it closed; weighed as failures, the three retried ones would make 11 and open it.
+    mode = 'up';
+    for (let i = 0; i < VOLUME - 3 - 8; i += 1) await clients.account.lookupAccount(ACCOUNT);
+    mode = 'down';
+    for (let i = 0; i < 8; i += 1) await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    const state = (await metrics.bankCircuitOpen.get()).values.find((v) => v.labels.area === 'account');
+    expect(state?.value).toBe(0);
+    mode = 'up';
+    await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
   });
 
   it('keeps one breaker per area', async () => {
@@ -211,8 +223,8 @@ describe('the circuit breaker', () => {
       if (request.url.startsWith('/categories')) reply.json([{ category_id: 1, list_order: '1', name: 'Airtime' }]);
       else reply.status(500).text('');
     });
-    const { clients } = createTestClients(urlsAt(bank.url), { breaker });
-    for (let i = 0; i < 4; i += 1) {
+    const { clients } = createTestClients(urlsAt(bank.url));
+    for (let i = 0; i < VOLUME + 1; i += 1) {
       await expectUpstreamError(clients.account.listBanks(), 'UPSTREAM_UNAVAILABLE');
     }
     await expect(clients.billing.listCategories()).resolves.toHaveLength(1);
@@ -222,11 +234,11 @@ describe('the circuit breaker', () => {
     let calls = 0;
     const bank = await startFakeBank((_request, reply) => {
       calls += 1;
-      if (calls <= 5) reply.status(401).json({ responseCode: '401', responseMessage: 'Unauthorized' });
+      if (calls <= VOLUME + 1) reply.status(401).json({ responseCode: '401', responseMessage: 'Unauthorized' });
       else reply.json(APPROVED);
     });
-    const { clients } = createTestClients(urlsAt(bank.url), { breaker });
-    for (let i = 0; i < 5; i += 1) {
+    const { clients } = createTestClients(urlsAt(bank.url));
+    for (let i = 0; i < VOLUME + 1; i += 1) {
       await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAUTHORIZED');
     }
     await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });

@@ -15,8 +15,6 @@ import {
   createRetrier,
   defaultBreakerOptions,
   type AreaBreaker,
-  type BreakerOptions,
-  type RetryPolicy,
 } from './resilience.ts';
 
 export type BankArea = 'account' | 'transaction' | 'billing' | 'wallet' | 'posting' | 'collection';
@@ -60,8 +58,6 @@ export interface BankHttpOptions {
   timeoutMs: number;
   logger: Logger;
   metrics: Pick<Metrics, 'upstreamRequestDuration' | 'bankCircuitOpen' | 'bankRetries'>;
-  breaker?: Partial<BreakerOptions> | undefined;
-  retry?: Partial<RetryPolicy> | undefined;
 }
 
 /** The shared bank call: `call()` answers the reader's value or throws an `UpstreamError`. */
@@ -97,19 +93,17 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
     keepAliveMaxTimeout: 60_000,
     maxResponseSize: MAX_RESPONSE_BYTES,
   });
-  const breakerOptions = { ...defaultBreakerOptions, ...options.breaker };
   const breakers = new Map<BankArea, AreaBreaker>();
   const breakerFor = (area: BankArea) => {
     let breaker = breakers.get(area);
     if (breaker === undefined) {
-      breaker = createAreaBreaker(area, breakerOptions, { logger, metrics, counts: isUnavailability });
+      breaker = createAreaBreaker(area, defaultBreakerOptions, { logger, metrics, counts: isUnavailability });
       breakers.set(area, breaker);
     }
     return breaker;
   };
   const retrier = createRetrier({
     timeoutMs,
-    policy: options.retry,
     onRetry: (call, { attempt: number, delayMs, error }) => {
       metrics.bankRetries.inc({ area: call.area, operation: call.operation, decision: 'retried' });
       const { failure, status } = classify(error);

@@ -10,13 +10,11 @@ import { createBillingClient } from './billing.ts';
 import { createCollectionClient } from './collection.ts';
 import { createBankHttp } from './http.ts';
 import { createPostingClient } from './posting.ts';
-import type { BreakerOptions, RetryPolicy } from './resilience.ts';
 import { shareIdenticalReads } from './shared-reads.ts';
 import { createTransactionClient } from './transaction.ts';
 import type { BankClients } from './types.ts';
 import { createWalletClient } from './wallet.ts';
 
-export type { BreakerOptions, RetryPolicy } from './resilience.ts';
 
 export interface BankClientsOptions {
   urls: BankUrls;
@@ -29,10 +27,6 @@ export interface BankClientsOptions {
   timeoutMs: number;
   logger: Logger;
   metrics: Metrics;
-  /** Circuit-breaker overrides (tests open it after fewer failures, or reset it sooner). */
-  breaker?: Partial<BreakerOptions> | undefined;
-  /** Retry overrides (tests pace the backoff or shrink the budget). */
-  retry?: Partial<RetryPolicy> | undefined;
 }
 
 /**

@@ -103,10 +103,11 @@ describe('createRetrier', () => {
 
   it('frees the budget as the window moves on', async () => {
     let clock = 0;
-    const retrier = createRetrier({ timeoutMs: 1_000, now: () => clock, random: () => 0, policy: { budget: { windowMs: 10_000, ratio: 0, floor: 1 } } });
-    const first = scripted(transient, transient);
-    await expect(retrier.run(READ, first.attempt, isTransient)).rejects.toBe(transient);
-    expect(first.seen).toHaveLength(2);
+    const retrier = createRetrier({ timeoutMs: 1_000, now: () => clock, random: () => 0 });
+    // The floor's three retries, spent by two calls; a third call's retry is refused.
+    const spent = [scripted(transient, transient, transient), scripted(transient, transient), scripted(transient)];
+    for (const { attempt } of spent) await expect(retrier.run(READ, attempt, isTransient)).rejects.toBe(transient);
+    expect(spent.map(({ seen }) => seen.length)).toEqual([3, 2, 1]);
     clock += 10_000;
     const later = scripted(transient);
     await expect(retrier.run(READ, later.attempt, isTransient)).resolves.toBe('ok');

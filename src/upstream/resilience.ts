@@ -14,7 +14,7 @@ import CircuitBreaker from 'opossum';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 
-/** Circuit-breaker settings (opossum's names), overridable for tests. */
+/** Circuit-breaker settings (opossum's names). */
 export interface BreakerOptions {
   /** Calls in the rolling window before the breaker may open at all. */
   volumeThreshold: number;
@@ -77,7 +77,7 @@ export function createAreaBreaker(
   return breaker;
 }
 
-/** How retries are paced and bounded; overridable for tests. */
+/** How retries are paced and bounded. */
 export interface RetryPolicy {
   /** Attempts in all, the first included. */
   maxAttempts: number;
@@ -123,7 +123,6 @@ export interface Retrier {
 
 export interface RetrierOptions {
   timeoutMs: number;
-  policy?: Partial<RetryPolicy> | undefined;
   onRetry?: (call: RetriedCall, event: RetryEvent) => void;
   /** Told when a transient failure is not retried for want of budget or time. */
   onGiveUp?: (call: RetriedCall, reason: 'budget' | 'deadline' | 'attempts') => void;
@@ -133,7 +132,7 @@ export interface RetrierOptions {
 
 /** Creates the retrier shared by every area (one retry budget per area inside). */
 export function createRetrier(options: RetrierOptions): Retrier {
-  const policy = { ...defaultRetryPolicy, ...options.policy };
+  const policy = defaultRetryPolicy;
   const now = options.now ?? performance.now.bind(performance);
   const random = options.random ?? Math.random;
   const budgets = new Map<string, RetryBudget>();

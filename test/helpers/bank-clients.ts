@@ -10,7 +10,7 @@ import { UpstreamError, type UpstreamErrorCode } from '../../src/errors.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { sandboxCredentials } from '../../src/sandbox/credentials.ts';
 import { Secret } from '../../src/secret.ts';
-import { createBankClients, type BreakerOptions, type RetryPolicy } from '../../src/upstream/index.ts';
+import { createBankClients } from '../../src/upstream/index.ts';
 import { onCleanup } from './cleanup.ts';
 
 /** Distinctive values, so a test can search every output for them. */
@@ -52,8 +52,6 @@ export interface TestClientsOptions {
   collectionCredentials?: CollectionCredentials;
   /** `BANK_TIMEZONE`; default Africa/Lagos. */
   timezone?: string;
-  breaker?: Partial<BreakerOptions>;
-  retry?: Partial<RetryPolicy>;
 }
 
 /** Clients over `urls`, closed when the test ends; `logs` holds every log line written as JSON. */
@@ -74,8 +72,6 @@ export function createTestClients(urls: BankUrls, options: TestClientsOptions = 
     timeoutMs: options.timeoutMs ?? 2_000,
     logger: pino({ level: 'debug' }, sink),
     metrics,
-    breaker: options.breaker,
-    retry: options.retry,
   });
   onCleanup(() => clients.close());
   return { clients, logs, metrics };
