@@ -59,7 +59,7 @@ const ACCOUNT_CONDITION: Record<AccountKind, (n: number) => string> = {
 };
 
 /** The highest parameter number ($n) in `sql`, 0 when it has none. */
-export const lastParameter = (sql: string) => Math.max(0, ...Array.from(sql.matchAll(/\$(\d+)/g), (match) => Number(match[1])));
+const lastParameter = (sql: string) => Math.max(0, ...Array.from(sql.matchAll(/\$(\d+)/g), (match) => Number(match[1])));
 
 /**
  * A statement's three variants from its text with an account-condition slot (`account`: empty, or a
@@ -75,7 +75,7 @@ const VARIANT_SUFFIX = { all: '', one: 'OfAccount', several: 'OfAccounts' } as c
 type VariantName<Read extends string> = `${Read}${(typeof VARIANT_SUFFIX)[AccountKind]}`;
 
 /** The statement name of `read`'s variant for `kind`: `newest`, `newestOfAccount`, `newestOfAccounts`. */
-export const variantName = <Read extends string>(read: Read, kind: AccountKind) => `${read}${VARIANT_SUFFIX[kind]}` as VariantName<Read>;
+const variantName = <Read extends string>(read: Read, kind: AccountKind) => `${read}${VARIANT_SUFFIX[kind]}` as VariantName<Read>;
 
 /** Every read's variants (see accountVariants), by statement name. */
 export function withAccountVariants<Read extends string>(reads: Record<Read, (account: string) => string>): Record<VariantName<Read>, string> {
