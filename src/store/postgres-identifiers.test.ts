@@ -35,7 +35,7 @@ describe.runIf(databaseUrl !== undefined)('PostgreSQL identifiers in byte order'
 
     // Parameters come with the default collation; the column's "C" decides, so the index serves.
     expect(await planOf(client, QUERIES.getMany, [['x']])).toContain('collection_notifications_settlement_id_key');
-    expect(await planOf(client, QUERIES.newestOfAccount, ['0123456789', AFTER_EVERY_TXID, 0, 20])).toContain(
+    expect(await planOf(client, QUERIES.newestOfAccount, [AFTER_EVERY_TXID, 0, 20, '0123456789'])).toContain(
       'collection_notifications_account_log',
     );
     // The insert's check that a row is not stored yet probes the unique index, one row at a time.

@@ -1,6 +1,7 @@
 // The PostgreSQL store's statements: the batch insert, and the log read in (txid, seq) order below
 // the oldest transaction still running.
 import type { LogPosition } from '../domain/index.ts';
+import { ACCOUNT_KINDS, accountParameter, byAccountKind, rangedRead, type AccountKind, type RangedRead } from './account-variants.ts';
 import type { AccountFilter } from './core.ts';
 import { BYTES_COLUMNS, INSERT_COLUMNS, selectList } from './notification-row.ts';
 
@@ -49,19 +50,60 @@ export function rangeParams({ after, through, confirmed }: { after: LogPosition;
 
 const FROM = `SELECT ${selectList('txid')} FROM collection_notifications`;
 
+/** The account-condition slot of each variant; `n` is the account's parameter number. */
+const ACCOUNT_CONDITION: Record<AccountKind, (n: number) => string> = {
+  all: () => '',
+  one: (n) => `account_number = $${n} AND `,
+  // A caller's several accounts, as one text[] parameter where the single-account statement takes one.
+  several: (n) => `account_number = ANY($${n}::text[]) AND `,
+};
+
+/** The highest parameter number ($n) in `sql`, 0 when it has none. */
+const lastParameter = (sql: string) => Math.max(0, ...Array.from(sql.matchAll(/\$(\d+)/g), (match) => Number(match[1])));
+
+/**
+ * A statement's three variants from its text with an account-condition slot (`account`: empty, or a
+ * condition followed by AND). The account is the parameter after the statement's own, so every
+ * variant takes the same values, the account's appended.
+ */
+export function accountVariants(text: (account: string) => string): Record<AccountKind, string> {
+  const n = lastParameter(text('')) + 1;
+  return byAccountKind((kind) => text(ACCOUNT_CONDITION[kind](n)));
+}
+
+const VARIANT_SUFFIX = { all: '', one: 'OfAccount', several: 'OfAccounts' } as const;
+type VariantName<Read extends string> = `${Read}${(typeof VARIANT_SUFFIX)[AccountKind]}`;
+
+/** The statement name of `read`'s variant for `kind`: `newest`, `newestOfAccount`, `newestOfAccounts`. */
+const variantName = <Read extends string>(read: Read, kind: AccountKind) => `${read}${VARIANT_SUFFIX[kind]}` as VariantName<Read>;
+
+/** Every read's variants (see accountVariants), by statement name. */
+export function withAccountVariants<Read extends string>(reads: Record<Read, (account: string) => string>): Record<VariantName<Read>, string> {
+  const entries = Object.entries<(account: string) => string>(reads).flatMap(([read, text]) => {
+    const variants = accountVariants(text);
+    return ACCOUNT_KINDS.map((kind) => [variantName(read, kind), variants[kind]] as const);
+  });
+  return Object.fromEntries(entries) as Record<VariantName<Read>, string>;
+}
+
+/** The statement name and values of `read`'s variant for `filter`: the read's own values, then the account's. */
+export function forAccounts<Read extends string>(read: Read, filter: AccountFilter, values: readonly unknown[]) {
+  const [kind, account] = accountParameter(filter);
+  return { name: variantName(read, kind), values: [...values, ...account] };
+}
+
 /**
  * A page of [from, to): the range's positions first (materialized, so the planner reads them through
  * the time index, which carries them), then the page's rows. It costs what the range holds, as a
  * summary of it does; left to itself, with a LIMIT, the planner would walk the log from the newest
  * and skip every row after the range.
  */
-function inRange(account: string) {
-  return `WITH in_range AS MATERIALIZED (
+const inRange = (account: string) =>
+  `WITH in_range AS MATERIALIZED (
       SELECT txid, seq FROM collection_notifications
       WHERE ${account}event_time >= $1 AND event_time < $2 AND (txid, seq) < ($3::xid8, $4::bigint) AND ${SETTLED}
     )
     ${FROM} WHERE seq IN (SELECT seq FROM in_range ORDER BY txid DESC, seq DESC LIMIT $5) ORDER BY txid DESC, seq DESC`;
-}
 
 /**
  * The table's size from the catalog, never a count(*): its files with indexes and TOAST, and rows
@@ -92,6 +134,18 @@ const SUMMARY_VALUES = {
   vat_amount_numeric: `${field('vat_amount')}::numeric`,
 };
 
+/** The reads of the settled log, each with its account-condition slot; QUERIES holds their variants. */
+const ACCOUNT_READS = {
+  newest: (account: string) => `${FROM} WHERE ${account}(txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
+  after: (account: string) => `${FROM} WHERE ${account}${logRange(1)} AND ${SETTLED} ORDER BY txid, seq LIMIT $6`,
+  // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
+  newestInRange: inRange,
+  // Everything since `from`: the planner walks the log newest first, or the time index when `from` is recent.
+  newestSince: (account: string) =>
+    `${FROM} WHERE ${account}event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $4`,
+} satisfies Record<'newest' | 'after' | RangedRead, (account: string) => string>;
+export type AccountRead = keyof typeof ACCOUNT_READS;
+
 export const QUERIES = {
   // A whole batch in one statement, its own transaction (one round trip, one commit), as one jsonb
   // parameter: an array of rows, each an array of its columns' text (jsonb reaches an element of an
@@ -114,17 +168,6 @@ export const QUERIES = {
   getMany: `${FROM} WHERE settlement_id = ANY($1::text[])`,
   // The first in the log, settled or not, as getMany reads.
   bySession: `${FROM} WHERE session_id = $1 ORDER BY txid, seq LIMIT 1`,
-  newest: `${FROM} WHERE (txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
-  newestOfAccount: `${FROM} WHERE account_number = $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
-    ORDER BY txid DESC, seq DESC LIMIT $4`,
-  after: `${FROM} WHERE ${logRange(1)} AND ${SETTLED} ORDER BY txid, seq LIMIT $6`,
-  afterOfAccount: `${FROM} WHERE account_number = $1 AND ${logRange(2)} AND ${SETTLED}
-    ORDER BY txid, seq LIMIT $7`,
-  // A caller's several accounts, as one text[] parameter where the single-account statements take one.
-  newestOfAccounts: `${FROM} WHERE account_number = ANY($1::text[]) AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
-    ORDER BY txid DESC, seq DESC LIMIT $4`,
-  afterOfAccounts: `${FROM} WHERE account_number = ANY($1::text[]) AND ${logRange(2)} AND ${SETTLED}
-    ORDER BY txid, seq LIMIT $7`,
   settledHead: `SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
   // The settled head and the first PENDING position (from the index of those alone), in one snapshot.
   decisionBounds: `SELECT head.txid AS head_txid, head.seq AS head_seq, pending.txid AS pending_txid, pending.seq AS pending_seq
@@ -132,38 +175,16 @@ export const QUERIES = {
     LEFT JOIN LATERAL (SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1) AS head ON true
     LEFT JOIN LATERAL (SELECT txid, seq FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY txid, seq LIMIT 1) AS pending ON true`,
   committedHead: 'SELECT txid, seq FROM collection_notifications ORDER BY txid DESC, seq DESC LIMIT 1',
-  // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
-  newestInRange: inRange(''),
-  newestOfAccountInRange: inRange('account_number = $6 AND '),
-  newestOfAccountsInRange: inRange('account_number = ANY($6::text[]) AND '),
-  // Everything since `from`: the planner walks the log newest first, or the time index when `from` is recent.
-  newestSince: `${FROM} WHERE event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
-    ORDER BY txid DESC, seq DESC LIMIT $4`,
-  newestOfAccountSince: `${FROM} WHERE account_number = $5 AND event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
-    ORDER BY txid DESC, seq DESC LIMIT $4`,
-  newestOfAccountsSince: `${FROM} WHERE account_number = ANY($5::text[]) AND event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED}
-    ORDER BY txid DESC, seq DESC LIMIT $4`,
+  ...withAccountVariants(ACCOUNT_READS),
   // The table's size (NotificationStore.size).
   size: SIZE_SQL,
 };
 export type QueryName = keyof typeof QUERIES;
 
-/** The query name and values of a time-ranged page of listNewestFirst (`from`, `to` or both given). */
-export function rangedPage(page: AccountFilter & { from: Date | undefined; to: Date | undefined; bound: unknown[]; limit: number }) {
-  const [kind, account] = accountParameter(page);
-  const from = page.from?.toISOString() ?? '-infinity';
-  if (page.to === undefined) {
-    const name = ({ all: 'newestSince', one: 'newestOfAccountSince', several: 'newestOfAccountsSince' } as const)[kind];
-    return { name, values: [from, ...page.bound, page.limit, ...account] } as const;
-  }
-  const name = ({ all: 'newestInRange', one: 'newestOfAccountInRange', several: 'newestOfAccountsInRange' } as const)[kind];
-  return { name, values: [from, page.to.toISOString(), ...page.bound, page.limit, ...account] } as const;
-}
-
-/** Which statements a filter takes (every account, one, several) and their account parameter, if any. */
-export function accountParameter({ accountNumber, accounts }: AccountFilter): ['all', []] | ['one', [string]] | ['several', [readonly string[]]] {
-  if (accounts !== undefined) return ['several', [accounts]];
-  return accountNumber === undefined ? ['all', []] : ['one', [accountNumber]];
+/** The read and values of a time-ranged page of listNewestFirst (`from`, `to` or both given), without the account's. */
+export function rangedPage({ from, to, bound, limit }: { from: Date | undefined; to: Date | undefined; bound: unknown[]; limit: number }) {
+  const [read, times] = rangedRead({ from, to }, (date) => date.toISOString(), '-infinity');
+  return { read, values: [...times, ...bound, limit] };
 }
 
 /** `position` as the (txid, seq) parameters of a query. */

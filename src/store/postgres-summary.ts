@@ -3,7 +3,7 @@
 import { parseDecimal } from './decimal.ts';
 import type { AccountFilter } from './core.ts';
 import type { RunQuery } from './postgres-deadline.ts';
-import { accountParameter } from './postgres-queries.ts';
+import { forAccounts, withAccountVariants } from './postgres-queries.ts';
 import type { DaySums, DayWindow } from './summary.ts';
 
 const SUMS = `count(*) AS count, sum(transaction_amount_numeric) AS transaction_amount, sum(settled_amount_numeric) AS settled_amount,
@@ -17,11 +17,7 @@ const sumsPerDay = (account: string) => `SELECT s.* FROM unnest($1::timestamptz[
   ORDER BY d.day`;
 
 /** The statements, by name: named, so each connection plans them once. */
-export const SUMMARY_QUERIES = {
-  daySums: sumsPerDay(''),
-  daySumsOfAccount: sumsPerDay('account_number = $3 AND '),
-  daySumsOfAccounts: sumsPerDay('account_number = ANY($3::text[]) AND '),
-};
+export const SUMMARY_QUERIES = withAccountVariants({ daySums: sumsPerDay });
 
 interface SumsRow {
   count: string;
@@ -35,9 +31,8 @@ interface SumsRow {
 export async function daySums(run: RunQuery, days: readonly DayWindow[], filter: AccountFilter): Promise<DaySums[]> {
   const starts = days.map((day) => new Date(day.from).toISOString());
   const ends = days.map((day) => new Date(day.to).toISOString());
-  const [kind, account] = accountParameter(filter);
-  const name = ({ all: 'daySums', one: 'daySumsOfAccount', several: 'daySumsOfAccounts' } as const)[kind];
-  const { rows } = await run<SumsRow>({ name: `summary-${name}`, text: SUMMARY_QUERIES[name], values: [starts, ends, ...account] });
+  const { name, values } = forAccounts('daySums', filter, [starts, ends]);
+  const { rows } = await run<SumsRow>({ name: `summary-${name}`, text: SUMMARY_QUERIES[name], values });
   return rows.map(toSums);
 }
 

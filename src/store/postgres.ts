@@ -6,7 +6,7 @@ import { createStore, type StoreBackend, type WrittenBatch } from './core.ts';
 import { toInsertParams, toPosition, type InsertValue, type NotificationRow } from './notification-row.ts';
 import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { migrate } from './postgres-migrate.ts';
-import { accountParameter, AFTER_EVERY_TXID, QUERIES, positionParams, rangedPage, rangeParams, type QueryName } from './postgres-queries.ts';
+import { AFTER_EVERY_TXID, forAccounts, QUERIES, positionParams, rangedPage, rangeParams, type QueryName } from './postgres-queries.ts';
 import { createPostgresConfirmations } from './postgres-confirmations.ts';
 import { createPostgresQuarantine } from './postgres-quarantine.ts';
 import { daySums } from './postgres-summary.ts';
@@ -182,17 +182,14 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     rowOfSession: async (sessionId) => (await select('read', 'bySession', [sessionId]))[0],
     async newestFirst({ accountNumber, accounts, before, limit, from, to }) {
       const bound = before ? positionParams(before) : [AFTER_EVERY_TXID, 0];
-      if (from !== undefined || to !== undefined) {
-        const page = rangedPage({ accountNumber, accounts, from, to, bound, limit });
-        return select('read', page.name, [...page.values]);
-      }
-      const [kind, account] = accountParameter({ accountNumber, accounts });
-      return select('read', ({ all: 'newest', one: 'newestOfAccount', several: 'newestOfAccounts' } as const)[kind], [...account, ...bound, limit]);
+      const page = from === undefined && to === undefined ? { read: 'newest' as const, values: [...bound, limit] } : rangedPage({ from, to, bound, limit });
+      const { name, values } = forAccounts(page.read, { accountNumber, accounts }, page.values);
+      return select('read', name, values);
     },
     // The log follower's reads (live delivery) and subscribers' replays.
     async after({ accountNumber, accounts, after, through, confirmed, limit }) {
-      const [kind, account] = accountParameter({ accountNumber, accounts });
-      return select('log', ({ all: 'after', one: 'afterOfAccount', several: 'afterOfAccounts' } as const)[kind], [...account, ...rangeParams({ after, through, confirmed }), limit]);
+      const { name, values } = forAccounts('after', { accountNumber, accounts }, [...rangeParams({ after, through, confirmed }), limit]);
+      return select('log', name, values);
     },
     settledHead: () => position('settledHead', []),
     committedHead: () => position('committedHead', []),

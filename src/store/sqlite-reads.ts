@@ -5,7 +5,7 @@ import type { LogPosition } from '../domain/index.ts';
 import type { AccountFilter, AfterPage, DecisionBounds, NewestFirstPage } from './core.ts';
 import { selectList, type NotificationRow } from './notification-row.ts';
 import { createQuarantineReads } from './sqlite-quarantine.ts';
-import { daySums, prepareSummaryStatements, rangedPage } from './sqlite-summary.ts';
+import { accountParameter, daySums, prepareSummaryStatements, prepareVariants, rangedPage } from './sqlite-summary.ts';
 import type { DayWindow, DaySums } from './summary.ts';
 
 // Every row here is at txid 0: a position with a larger txid (from another store) is past them all.
@@ -26,13 +26,9 @@ export function createSqliteReads(database: DatabaseSync) {
     getMany: database.prepare(`${from} WHERE settlement_id IN (SELECT value FROM json_each(?))`),
     // The first in the log: seq order is commit order here.
     bySession: database.prepare(`${from} WHERE session_id = ? ORDER BY seq LIMIT 1`),
-    newest: database.prepare(`${from} WHERE seq < ? ORDER BY seq DESC LIMIT ?`),
-    newestOfAccount: database.prepare(`${from} WHERE account_number = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
-    after: database.prepare(`${from} WHERE ${LOG_RANGE} ORDER BY seq LIMIT ?`),
-    afterOfAccount: database.prepare(`${from} WHERE account_number = ? AND ${LOG_RANGE} ORDER BY seq LIMIT ?`),
-    // A caller's several accounts: one JSON array, each account found through its own index entries.
-    newestOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND seq < ? ORDER BY seq DESC LIMIT ?`),
-    afterOfAccounts: database.prepare(`${from} WHERE account_number IN (SELECT value FROM json_each(?)) AND ${LOG_RANGE} ORDER BY seq LIMIT ?`),
+    // Each for every account, one or several (prepareVariants).
+    newest: prepareVariants(database, (account) => `${from} WHERE ${account}seq < ? ORDER BY seq DESC LIMIT ?`),
+    after: prepareVariants(database, (account) => `${from} WHERE ${account}${LOG_RANGE} ORDER BY seq LIMIT ?`),
     newestSeq: database.prepare('SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1'),
     // Both from the one statement's snapshot; the second from the index of PENDING notifications alone.
     decisionBounds: database.prepare(`SELECT (SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1) AS head,
@@ -49,13 +45,12 @@ export function createSqliteReads(database: DatabaseSync) {
         const [statement, params] = rangedPage(statements.summary, { accountNumber, accounts, from: start, to, before: bound, limit });
         return rows(statement, ...params);
       }
-      if (accounts !== undefined) return rows(statements.newestOfAccounts, JSON.stringify(accounts), bound, limit);
-      return accountNumber === undefined ? rows(statements.newest, bound, limit) : rows(statements.newestOfAccount, accountNumber, bound, limit);
+      const [kind, account] = accountParameter({ accountNumber, accounts });
+      return rows(statements.newest[kind], ...account, bound, limit);
     },
     after({ accountNumber, accounts, after, through, confirmed, limit }: AfterPage): NotificationRow[] {
-      const range = [seqAfter(after), seqThrough(through), confirmed ? 1 : 0, limit];
-      if (accounts !== undefined) return rows(statements.afterOfAccounts, JSON.stringify(accounts), ...range);
-      return accountNumber === undefined ? rows(statements.after, ...range) : rows(statements.afterOfAccount, accountNumber, ...range);
+      const [kind, account] = accountParameter({ accountNumber, accounts });
+      return rows(statements.after[kind], ...account, seqAfter(after), seqThrough(through), confirmed ? 1 : 0, limit);
     },
     settledHead(): LogPosition | undefined {
       const row = statements.newestSeq.get();

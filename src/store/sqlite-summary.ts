@@ -2,6 +2,7 @@
 // (the schema's migration says why they look so) and the queries over them.
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { NewCollectionNotification } from '../domain/index.ts';
+import { accountParameter as accountsOf, byAccountKind, rangedRead, type AccountKind } from './account-variants.ts';
 import { parseDecimal, type ExactDecimal } from './decimal.ts';
 import { selectList } from './notification-row.ts';
 import type { AccountFilter } from './core.ts';
@@ -73,8 +74,21 @@ const KOBO_SUMS = `count(*) AS count, ${AMOUNTS.map((amount) => `sum(${amount}_k
 // The text of each amount that has no kobo columns, and only that.
 const BEYOND_KOBO = `event_ms, ${AMOUNTS.map((amount) => `CASE WHEN ${amount}_kobo_lo IS NULL THEN ${amount} END AS ${amount}`).join(', ')}`;
 const IN_RANGE = 'event_ms >= ? AND event_ms < ?';
-// A caller's several accounts, as one JSON array parameter.
-const OF_ACCOUNTS = 'account_number IN (SELECT value FROM json_each(?))';
+
+/**
+ * The account-condition slot of each variant of a read. A caller's several accounts come as one
+ * JSON array parameter, each account found through its own index entries.
+ */
+const ACCOUNT_CONDITION: Record<AccountKind, string> = {
+  all: '',
+  one: 'account_number = ? AND ',
+  several: 'account_number IN (SELECT value FROM json_each(?)) AND ',
+};
+
+/** A read's three statements from its text with an account-condition slot (`account`); the account's `?` is where the slot is. */
+export function prepareVariants(database: DatabaseSync, text: (account: string) => string): Record<AccountKind, StatementSync> {
+  return byAccountKind((kind) => database.prepare(text(ACCOUNT_CONDITION[kind])));
+}
 
 /** The statements of summaries and time-ranged pages. */
 export function prepareSummaryStatements(database: DatabaseSync) {
@@ -83,39 +97,31 @@ export function prepareSummaryStatements(database: DatabaseSync) {
     statement.setReadBigInts(true);
     return statement;
   };
+  const sums = (account: string) => `SELECT ${KOBO_SUMS} FROM collection_notifications WHERE ${account}${IN_RANGE}`;
+  const beyond = (account: string) => `SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${account}${IN_RANGE}`;
   // A page of [from, to): the range's index alone (seq is in every index) picks the page's seqs,
   // then only those rows are read; it costs what the range holds, as a summary of it does. Walking
   // seq instead would first skip every newer row outside the range.
-  const page = (index: string, account: string) =>
+  const page = (kind: AccountKind) =>
     database.prepare(
       `SELECT ${selectList('0')} FROM collection_notifications WHERE seq IN (
-         SELECT seq FROM collection_notifications INDEXED BY ${index}
-         WHERE ${account}${IN_RANGE} AND seq < ? ORDER BY seq DESC LIMIT ?
+         SELECT seq FROM collection_notifications INDEXED BY ${kind === 'all' ? 'collection_notifications_time' : 'collection_notifications_account_time'}
+         WHERE ${ACCOUNT_CONDITION[kind]}${IN_RANGE} AND seq < ? ORDER BY seq DESC LIMIT ?
        ) ORDER BY seq DESC`,
     );
   // A page of everything since `from`: walking seq newest first finds it at once, since what was
   // stored after `from` is (bank delays aside) at or after it. Without stats SQLite would read the
   // whole range through the time index instead, and sort it.
-  const since = (indexing: string, account: string) =>
+  const since = (kind: AccountKind) =>
     database.prepare(
-      `SELECT ${selectList('0')} FROM collection_notifications ${indexing}
-       WHERE ${account}event_ms >= ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+      `SELECT ${selectList('0')} FROM collection_notifications ${kind === 'all' ? 'NOT INDEXED' : 'INDEXED BY collection_notifications_account_seq'}
+       WHERE ${ACCOUNT_CONDITION[kind]}event_ms >= ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
     );
   return {
-    daySums: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE ${IN_RANGE}`)),
-    daySumsOfAccount: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE account_number = ? AND ${IN_RANGE}`)),
-    daySumsOfAccounts: bigInts(database.prepare(`SELECT ${KOBO_SUMS} FROM collection_notifications WHERE ${OF_ACCOUNTS} AND ${IN_RANGE}`)),
-    beyondKobo: database.prepare(`SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${IN_RANGE}`),
-    beyondKoboOfAccount: database.prepare(
-      `SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${IN_RANGE} AND account_number = ?`,
-    ),
-    beyondKoboOfAccounts: database.prepare(`SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${IN_RANGE} AND ${OF_ACCOUNTS}`),
-    newestInRange: page('collection_notifications_time', ''),
-    newestOfAccountInRange: page('collection_notifications_account_time', 'account_number = ? AND '),
-    newestOfAccountsInRange: page('collection_notifications_account_time', `${OF_ACCOUNTS} AND `),
-    newestSince: since('NOT INDEXED', ''),
-    newestOfAccountSince: since('INDEXED BY collection_notifications_account_seq', 'account_number = ? AND '),
-    newestOfAccountsSince: since('INDEXED BY collection_notifications_account_seq', `${OF_ACCOUNTS} AND `),
+    daySums: byAccountKind((kind) => bigInts(database.prepare(sums(ACCOUNT_CONDITION[kind])))),
+    beyondKobo: prepareVariants(database, beyond),
+    newestInRange: byAccountKind(page),
+    newestSince: byAccountKind(since),
   };
 }
 
@@ -124,21 +130,15 @@ export function rangedPage(
   statements: SummaryStatements,
   page: AccountFilter & { from: Date | undefined; to: Date | undefined; before: number; limit: number },
 ): [StatementSync, SQLInputValue[]] {
-  const { before, limit } = page;
+  const [read, times] = rangedRead(page, (date) => date.getTime(), Number.MIN_SAFE_INTEGER);
   const [kind, account] = accountParameter(page);
-  const from = page.from?.getTime() ?? Number.MIN_SAFE_INTEGER;
-  if (page.to === undefined) {
-    const statement = { all: statements.newestSince, one: statements.newestOfAccountSince, several: statements.newestOfAccountsSince }[kind];
-    return [statement, [...account, from, before, limit]];
-  }
-  const statement = { all: statements.newestInRange, one: statements.newestOfAccountInRange, several: statements.newestOfAccountsInRange }[kind];
-  return [statement, [...account, from, page.to.getTime(), before, limit]];
+  return [statements[read][kind], [...account, ...times, page.before, page.limit]];
 }
 
-/** Which statements a filter takes (every account, one, several) and their account parameter, if any. */
-function accountParameter({ accountNumber, accounts }: AccountFilter): ['all', []] | ['one' | 'several', [string]] {
-  if (accounts !== undefined) return ['several', [JSON.stringify(accounts)]];
-  return accountNumber === undefined ? ['all', []] : ['one', [accountNumber]];
+/** Which variant a filter takes and its account parameter, if any: the several accounts as one JSON array. */
+export function accountParameter(filter: AccountFilter): [AccountKind, SQLInputValue[]] {
+  const [kind, account] = accountsOf(filter);
+  return kind === 'several' ? [kind, [JSON.stringify(account[0])]] : [kind, account];
 }
 
 export type SummaryStatements = ReturnType<typeof prepareSummaryStatements>;
@@ -155,13 +155,10 @@ export function daySums(
 ): DaySums[] {
   if (days.length === 0) return [];
   const [kind, account] = accountParameter(filter);
-  const sumsOf = { all: statements.daySums, one: statements.daySumsOfAccount, several: statements.daySumsOfAccounts }[kind];
-  const beyondOf = { all: statements.beyondKobo, one: statements.beyondKoboOfAccount, several: statements.beyondKoboOfAccounts }[kind];
   database.exec('BEGIN');
   try {
-    const sums = days.map((day) => koboSums(sumsOf.get(...account, day.from, day.to)));
-    const range: SQLInputValue[] = [days[0]!.from, days.at(-1)!.to];
-    const beyond = beyondOf.all(...range, ...account);
+    const sums = days.map((day) => koboSums(statements.daySums[kind].get(...account, day.from, day.to)));
+    const beyond = statements.beyondKobo[kind].all(...account, days[0]!.from, days.at(-1)!.to);
     for (const row of beyond) {
       const index = days.findIndex((day) => Number(row.event_ms) < day.to);
       if (index >= 0) sums[index] = addSums(sums[index]!, { ...textSums(row), count: 0 });
