@@ -62,10 +62,19 @@ async function main(options: BenchOptions): Promise<number> {
     console.log(`\n${run.title}\n\n${figures}\n\n${detailTables(run.reports)}`);
   };
   if (options.rows !== undefined) {
-    for (const run of await growthRuns(options, parentDir, pg)) runs.push(run), print(run);
+    for (const run of await growthRuns(options, parentDir, pg)) {
+      runs.push(run);
+      print(run);
+    }
   } else {
-    if (options.store === 'sqlite') runs.push(await sqliteRun(options, parentDir)), print(runs.at(-1)!);
-    if (pg) runs.push(await postgresRun(options, pg, runs[0]?.reports ?? [], parentDir)), print(runs.at(-1)!);
+    if (options.store === 'sqlite') {
+      runs.push(await sqliteRun(options, parentDir));
+      print(runs.at(-1)!);
+    }
+    if (pg) {
+      runs.push(await postgresRun(options, pg, runs[0]?.reports ?? [], parentDir));
+      print(runs.at(-1)!);
+    }
   }
   const failed = [...new Set(runs.flatMap((run) => run.reports.filter((r) => r.errors > 0 || r.failure).map((r) => `${r.scenario} on ${r.target} (${run.name})`)))];
   const seconds = (performance.now() - started) / 1000;

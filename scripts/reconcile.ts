@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ExportError, readExportIds } from './reconcile/ids.ts';
 import { needsAttention, reportCsv, totalsTable } from './reconcile/report.ts';
-import { ReconcileCallError, reconcileIds, type RecoverMode } from './reconcile/run.ts';
+import { ReconcileCallError, reconcileIds } from './reconcile/run.ts';
 
 const USAGE = `usage: npm run reconcile -- --file <path> [--column <name>] [--recover none|repush|import]
        [--url http://localhost:4001] [--token <JWT>] [--out <report.csv>]
@@ -79,7 +79,7 @@ try {
     url,
     token: values.token ?? (process.env.TOKEN || undefined),
     kind,
-    recover: recover as RecoverMode,
+    recover: recover,
     // On a terminal, one line rewritten in place; in a log, nothing per batch.
     onProgress: terminal ? (done) => process.stderr.write(`\rchecked ${done}/${ids.length}`) : undefined,
   });

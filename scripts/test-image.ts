@@ -81,7 +81,7 @@ function mb(bytes: number): string {
   return `${(bytes / 1e6).toFixed(0)} MB`;
 }
 
-const undo: (() => Promise<unknown> | unknown)[] = [];
+const undo: (() => unknown)[] = [];
 async function cleanUp(): Promise<void> {
   // Popped one at a time, so a step registered while cleaning up (an interrupted start) is undone too.
   for (let step = undo.pop(); step; step = undo.pop()) {

@@ -87,7 +87,7 @@ describe('the logger format', () => {
     const { logger, lines } = capture(true);
     logger.info({ url: 'http://localhost:4001/graphql', req: { headers: { authorization: 'Bearer s3cret-t0ken' } } }, 'bank subgraph listening');
     expect(lines).toHaveLength(1);
-    expect(() => JSON.parse(lines[0]!)).toThrow();
+    expect(() => JSON.parse(lines[0]!)).toThrow(SyntaxError);
     expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: bank subgraph listening /);
     expect(lines[0]).toContain('"url":"http://localhost:4001/graphql"');
     expect(lines[0]).toContain('[redacted]');

@@ -35,8 +35,8 @@ async function runQuickBench(env: Record<string, string>, args: string[] = []) {
   const child = spawn(process.execPath, [BENCH, '--quick', '--json', ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   onCleanup(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGINT')));
   let [stdout, stderr] = ['', ''];
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const [code] = (await once(child, 'exit')) as [number | null];
   return { code, stdout, stderr, json: () => JSON.parse(stdout.trim().split('\n').at(-1)!) as BenchJson };
 }
@@ -138,7 +138,7 @@ describe('npm run bench', () => {
     const floors = new Set(sqlite!.reports.filter((r) => r.side === 'floor').map((r) => r.target));
     expect(floors).toEqual(new Set(['bare receiver', 'bare Apollo', 'bare Apollo (600 banks)', 'broadcaster']));
     expectNoErrors(sqlite!.reports);
-    if (!services.DATABASE_URL) return void expect(postgres).toBeUndefined();
+    if (!services.DATABASE_URL) return  expect(postgres).toBeUndefined();
     // The webhook against the PostgreSQL floor, the rest against the first run's; each on one replica and on two.
     expectMeasured(postgres!.rows, [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM, ...CONFIRMATION], [...FIGURES, BANKS_CPU, ...CONFIRMATION.slice(0, 2)]);
     expect(figure(postgres!.rows, HITS)).toMatchObject({ ours: expect.stringMatching(/^\d+\.\d\d%$/), two: expect.stringMatching(/^\d+\.\d\d%$/) });

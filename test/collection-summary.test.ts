@@ -26,7 +26,7 @@ async function deliverAll(app: TestApp, bodies: Record<string, unknown>[]) {
 }
 
 describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
+  const test = backend.enabled ? it : it.skip;
 
   test('totals what the webhook stored, exactly, per WAT day, with a transfer at 00:30 WAT on its own day', async () => {
     const app = await startApp({ STORE_URL: (await backend.create()).storeUrl });

@@ -44,7 +44,7 @@ describe('pending confirmations across a SIGTERM', () => {
     const path = tempSqlitePath();
     const pair = { clientId: 'count-collection', clientSecret: 'count-webhook-secret' };
     const bank = await startFakeCollectionBank(pair);
-    bank.answerEvery({ after: new Promise<never>(() => undefined), then: 'known' });
+    bank.answerEvery({ after: new Promise<never>(() => undefined), answer: 'known' });
     const subgraph = await startSubgraphProcess({
       ...liveBankEnv(bank.url),
       COLLECTION_CONFIRMATION: 'on',
@@ -79,7 +79,7 @@ describe('pending confirmations across a kill -9', () => {
     const pair = { clientId: 'count-collection', clientSecret: 'count-webhook-secret' };
     const bank = await startFakeCollectionBank(pair);
     const never = new Promise<never>(() => undefined);
-    bank.answerEvery({ after: never, then: 'known' });
+    bank.answerEvery({ after: never, answer: 'known' });
     // A live deployment on the fake: its asks time out after 1 s, so a claim's lease is 3 s.
     const first = await startSubgraphProcess({
       ...liveBankEnv(bank.url),

@@ -32,7 +32,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('confirmation on two replicas on Post
     for (const body of bodies) await confirmationOf(replicas[0]!, body.settlementId, 'CONFIRMED');
     const asked = new Map<string, number>();
     for (const r of bank.received) if (r.operation === 'verifyBySettlementId') asked.set(r.id, (asked.get(r.id) ?? 0) + 1);
-    expect([...asked.keys()].sort()).toEqual(bodies.map((body) => body.settlementId as string).sort());
+    expect([...asked.keys()].sort()).toEqual(bodies.map((body) => body.settlementId).sort());
     expect([...asked.values()].every((count) => count === 1)).toBe(true);
   });
 

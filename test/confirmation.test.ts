@@ -24,7 +24,7 @@ describe('confirmation with the bank', () => {
     // The bank writes its amounts as JSON numbers, another way for the same values.
     bank.know(transferOf(body, { transactionAmount: '1000.0', settledAmount: '990', feeAmount: '10.0', vatAmount: '0.0' }));
     const answer = Promise.withResolvers<void>();
-    bank.answer(body.settlementId as string, { after: answer.promise, then: 'known' });
+    bank.answer(body.settlementId, { after: answer.promise, answer: 'known' });
 
     // The reply does not wait for the bank, which is still holding its answer.
     expect((await app.deliver(body)).reply.responseCode).toBe('00');
@@ -103,10 +103,10 @@ describe('confirmation with the bank', () => {
     const path = tempSqlitePath();
     const app = await startConfirmingApp(bank, { STORE_URL: `sqlite:${path}`, CONFIRMATION_CONCURRENCY: '2' });
     const bodies = Array.from({ length: 5 }, () => notificationBody());
-    const answers = new Map(bodies.map((body) => [body.settlementId as string, Promise.withResolvers<void>()]));
+    const answers = new Map(bodies.map((body) => [body.settlementId, Promise.withResolvers<void>()]));
     for (const body of bodies) {
       bank.know(transferOf(body));
-      bank.answer(body.settlementId as string, { after: answers.get(body.settlementId as string)!.promise, then: 'known' });
+      bank.answer(body.settlementId, { after: answers.get(body.settlementId)!.promise, answer: 'known' });
     }
     for (const body of bodies) await app.deliver(body);
 
@@ -162,7 +162,7 @@ describe('confirmation with the bank', () => {
     for (const body of [head!, second!, fourth!]) bank.know(transferOf(body));
     bank.know(transferOf(tampered!, { accountNumber: '9999999999' }));
     const headAnswer = Promise.withResolvers<void>();
-    bank.answer(head!.settlementId as string, { after: headAnswer.promise, then: 'known' });
+    bank.answer(head!.settlementId, { after: headAnswer.promise, answer: 'known' });
     for (const body of [head, second, forged, tampered, fourth]) await app.deliver(body!);
 
     await confirmationOf(app, second!.settlementId, 'CONFIRMED');
@@ -188,7 +188,7 @@ describe('confirmation with the bank', () => {
     for (const body of [first!, fourth!, fifth!, later!]) bank.know(transferOf(body));
     bank.know(transferOf(tampered!, { currency: 'USD' }));
     const laterAnswer = Promise.withResolvers<void>();
-    bank.answer(later!.settlementId as string, { after: laterAnswer.promise, then: 'known' });
+    bank.answer(later!.settlementId, { after: laterAnswer.promise, answer: 'known' });
     for (const body of [first, forged, tampered, fourth, fifth, later]) await app.deliver(body!);
     await confirmationOf(app, fifth!.settlementId, 'CONFIRMED');
     await confirmationOf(app, tampered!.settlementId, 'MISMATCHED');

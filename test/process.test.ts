@@ -252,7 +252,7 @@ describe('SIGTERM', () => {
     // The 00 was durable: the file, opened afresh, holds it (every start reads it so; no second process needed).
     const reopened = await createNotificationStore(storeUrl, { logger: silent });
     onCleanup(() => reopened.close());
-    const [stored] = await reopened.getMany([body.settlementId as string]);
+    const [stored] = await reopened.getMany([body.settlementId]);
     expect(stored).toMatchObject({ settlementId: body.settlementId, transactionAmount: '1500.00', rawBody: payload });
   });
 });
@@ -336,6 +336,6 @@ describe('the drain, in process', () => {
     const responses = received.split(/(?=HTTP\/1\.1 \d{3} )/);
     expect(responses.map((r) => r.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 503']);
     expect(JSON.parse(responses[0]!.slice(responses[0]!.indexOf('\r\n\r\n') + 4))).toMatchObject({ responseCode: '00', sessionId: body.sessionId });
-    expect((await store.getMany([body.settlementId as string]))[0]?.settlementId).toBe(body.settlementId);
+    expect((await store.getMany([body.settlementId]))[0]?.settlementId).toBe(body.settlementId);
   });
 });

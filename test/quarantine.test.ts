@@ -56,7 +56,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
     const conflict = JSON.stringify({ ...first, sessionId: 'S-conflict', transactionAmount: '950000.00' });
     expect(await refuse('S-conflict', conflict)).toBe('01');
     const poison = notificationBody({ sessionId: 'S-poison', settlementId: `8${Date.now()}` });
-    await database.refuseRow(poison.settlementId as string);
+    await database.refuseRow(poison.settlementId);
     expect(await refuse('S-poison', JSON.stringify(poison))).toBe('02');
     // Not JSON: no sessionId could be read from it, so its log line is found by its reason.
     await request(`${app.baseUrl}/webhooks/collection`, { method: 'POST', headers: signedHeaders(), body: notUtf8 });

@@ -54,7 +54,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       quarantined: [],
       atBank: { settlementId: lost.settlementId, transactionAmount: '99999999999999.99', acknowledged: false },
     });
-    expect(await verdict({ settlementId: forged.settlementId as string })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
+    expect(await verdict({ settlementId: forged.settlementId })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
     expect(await verdict({ settlementId: recorded.settlementId })).toMatchObject({ verdict: 'MISMATCHED', differences: ['transactionAmount', 'settledAmount'], stored: { transactionAmount: '91500.00' } });
     expect(await verdict({ settlementId: 'NOT-A-TRANSFER' })).toMatchObject({ verdict: 'UNKNOWN', atBank: null, stored: null });
   });

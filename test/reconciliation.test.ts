@@ -39,17 +39,17 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       expect(errors).toBeUndefined();
       return data!.bankTransaction;
     };
-    expect(await verdict({ settlementId: matched.settlementId as string })).toMatchObject({
+    expect(await verdict({ settlementId: matched.settlementId })).toMatchObject({
       verdict: 'MATCHED',
       differences: [],
       atBank: { settlementId: matched.settlementId, transactionAmount: '1500.0', feeAmount: '10', acknowledged: true, sourceBankCode: '000013' },
       stored: { settlementId: matched.settlementId, transactionAmount: '1500.00', source: 'WEBHOOK' },
       quarantined: [],
     });
-    expect(await verdict({ sessionId: tampered.sessionId as string })).toMatchObject({ verdict: 'MISMATCHED', differences: ['transactionAmount'], stored: { settlementId: tampered.settlementId } });
-    expect(await verdict({ settlementId: forged.settlementId as string })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
-    expect(await verdict({ sessionId: forged.sessionId as string })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
-    const lost = await verdict({ settlementId: missing.settlementId as string });
+    expect(await verdict({ sessionId: tampered.sessionId })).toMatchObject({ verdict: 'MISMATCHED', differences: ['transactionAmount'], stored: { settlementId: tampered.settlementId } });
+    expect(await verdict({ settlementId: forged.settlementId })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
+    expect(await verdict({ sessionId: forged.sessionId })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
+    const lost = await verdict({ settlementId: missing.settlementId });
     expect(lost).toMatchObject({ verdict: 'MISSING_HERE', stored: null, atBank: { transactionAmount: '99999999999999.99', acknowledged: false } });
     // The bank's own answer, every field, the amounts exactly as its text wrote them.
     expect(lost.atBank.raw).toMatchObject({ settlementId: missing.settlementId, transactionAmount: '99999999999999.99', notification_acknowledgement: 0, post_flg: 1 });
@@ -66,7 +66,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     bank.know(transferOf(refused, { accountNumber: '0123456789' }));
     expect((await app.deliver(refused)).reply.responseCode).toBe('02');
 
-    for (const ids of [{ settlementId: refused.settlementId as string }, { sessionId: refused.sessionId as string }]) {
+    for (const ids of [{ settlementId: refused.settlementId }, { sessionId: refused.sessionId }]) {
       const { data } = await check(app, operator, ids);
       expect(data!.bankTransaction).toMatchObject({
         verdict: 'MISSING_HERE',
@@ -85,7 +85,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     // The bank writes its zeros as JSON numbers; stored, they are written as money is.
     bank.know(transferOf(lost, { notification_acknowledgement: 0, feeAmount: '0.0', vatAmount: '0' }));
 
-    const { data, errors } = await reconcile(app, operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' });
+    const { data, errors } = await reconcile(app, operator, { settlementIds: [lost.settlementId], recover: 'IMPORT' });
     expect(errors).toBeUndefined();
     expect(data!.reconcileCollections).toEqual({
       checked: 1, matched: 0, missingHere: 1, mismatched: 0, notAtBank: 0, unknown: 0, recovered: 1, failed: 0,
@@ -105,7 +105,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     // The bank's own delivery of it, late: a duplicate of a stored transfer.
     expect((await app.deliver(lost)).reply.responseCode).toBe('01');
     // Checked again: here now, and the same.
-    const again = await reconcile(app, operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' });
+    const again = await reconcile(app, operator, { settlementIds: [lost.settlementId], recover: 'IMPORT' });
     expect(again.data!.reconcileCollections).toMatchObject({ checked: 1, matched: 1, missingHere: 0, recovered: 0 });
     expect(await scrape(app, 'collection_reconciliation_recoveries_total{mode="IMPORT",outcome="recovered"}')).toBe(1);
   });
@@ -118,18 +118,18 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     bank.know(transferOf(delivered));
     // Both imports (one by each id, so neither joins the other's call) have asked the bank before either stores.
     const gate = Promise.withResolvers<void>();
-    for (const id of [lost.settlementId, lost.sessionId] as string[]) bank.answer(id, { after: gate.promise, then: 'known' });
+    for (const id of [lost.settlementId, lost.sessionId] as string[]) bank.answer(id, { after: gate.promise, answer: 'known' });
     const imports = [
-      reconcile(app, operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' }),
-      reconcile(app, operator, { sessionIds: [lost.sessionId as string], recover: 'IMPORT' }),
+      reconcile(app, operator, { settlementIds: [lost.settlementId], recover: 'IMPORT' }),
+      reconcile(app, operator, { sessionIds: [lost.sessionId], recover: 'IMPORT' }),
     ];
     await bank.received.until((requests) => requests.filter((r) => r.id === lost.settlementId || r.id === lost.sessionId).length === 2);
     gate.resolve();
     const reports = (await Promise.all(imports)).map((answer) => answer.data!.reconcileCollections.items[0]);
-    expect(reports.map((item) => [item.verdict, item.recovered]).sort()).toEqual([['MATCHED', false], ['MISSING_HERE', true]]);
+    expect(reports.map((item) => [String(item.verdict), item.recovered]).sort(([a], [b]) => String(a).localeCompare(String(b)))).toEqual([['MATCHED', false], ['MISSING_HERE', true]]);
 
     expect((await app.deliver(delivered)).reply.responseCode).toBe('00');
-    const after = await reconcile(app, operator, { settlementIds: [delivered.settlementId as string], recover: 'IMPORT' });
+    const after = await reconcile(app, operator, { settlementIds: [delivered.settlementId], recover: 'IMPORT' });
     expect(after.data!.reconcileCollections.items).toEqual([{ id: delivered.settlementId, verdict: 'MATCHED', differences: [], recovered: false, error: null }]);
     expect(await database.countRows()).toBe(2);
   });
@@ -139,7 +139,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     const lost = notificationBody();
     bank.know(transferOf(lost));
     await database.breakInserts();
-    const failed = await reconcile(app, operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' });
+    const failed = await reconcile(app, operator, { settlementIds: [lost.settlementId], recover: 'IMPORT' });
     expect(failed.data!.reconcileCollections).toMatchObject({
       missingHere: 1,
       recovered: 0,
@@ -147,7 +147,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     });
     expect(await database.countRows()).toBe(0);
     await database.repairInserts();
-    const again = await reconcile(app, operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' });
+    const again = await reconcile(app, operator, { settlementIds: [lost.settlementId], recover: 'IMPORT' });
     expect(again.data!.reconcileCollections).toMatchObject({ recovered: 1, items: [{ verdict: 'MISSING_HERE', recovered: true, error: null }] });
     expect(await database.countRows()).toBe(1);
   });
@@ -158,8 +158,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     const declined = notificationBody();
     bank.know(transferOf(lost));
     bank.know(transferOf(declined));
-    bank.answer(declined.settlementId as string, 'known', { declined: '96', message: 'System malfunction' });
-    const { data } = await reconcile(app, operator, { settlementIds: [lost.settlementId as string, declined.settlementId as string], recover: 'REPUSH' });
+    bank.answer(declined.settlementId, 'known', { declined: '96', message: 'System malfunction' });
+    const { data } = await reconcile(app, operator, { settlementIds: [lost.settlementId, declined.settlementId], recover: 'REPUSH' });
     expect(data!.reconcileCollections).toMatchObject({ checked: 2, missingHere: 2, recovered: 1, failed: 0 });
     expect(data!.reconcileCollections.items).toEqual([
       { id: lost.settlementId, verdict: 'MISSING_HERE', differences: [], recovered: true, error: null },
@@ -176,8 +176,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     const [a, b, c] = [notificationBody(), notificationBody(), notificationBody()];
     for (const body of [a, b, c]) bank.know(transferOf(body));
     expect((await app.deliver(a)).reply.responseCode).toBe('00');
-    bank.answer(b.settlementId as string, { status: 503 });
-    const ids = [a, b, c].map((body) => body.settlementId as string);
+    bank.answer(b.settlementId, { status: 503 });
+    const ids = [a, b, c].map((body) => body.settlementId);
     const { data, errors } = await reconcile(app, operator, { settlementIds: ids });
     expect(errors).toBeUndefined();
     const report = data!.reconcileCollections;
@@ -188,7 +188,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(report.items[1].error).not.toMatch(/http|127\.0\.0\.1/);
 
     // The same for one transfer on demand: the usual GraphQL error.
-    const down = await check(app, operator, { settlementId: b.settlementId as string });
+    const down = await check(app, operator, { settlementId: b.settlementId });
     expect(down.data).toEqual({ bankTransaction: null });
     expect(down.errors?.map((error) => error.extensions?.code)).toEqual(['UPSTREAM_UNAVAILABLE']);
   });
@@ -207,20 +207,20 @@ describe('reconciliation: who may, and what it takes', () => {
     expect((await app.deliver(body)).reply.responseCode).toBe('00');
     for (const scope of ['collections:read:all', 'collections:review', 'collections:read accounts:read kyc:read']) {
       const headers = await tokenFor(issuer, scope);
-      const asked = await check(app, headers, { settlementId: body.settlementId as string });
+      const asked = await check(app, headers, { settlementId: body.settlementId });
       expect(asked.data).toEqual({ bankTransaction: null });
       expect(asked.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHORIZED_FIELD_OR_TYPE']);
-      const reconciled = await reconcile(app, headers, { settlementIds: [body.settlementId as string], recover: 'IMPORT' });
+      const reconciled = await reconcile(app, headers, { settlementIds: [body.settlementId], recover: 'IMPORT' });
       expect(reconciled.data).toEqual({ reconcileCollections: null });
       expect(reconciled.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHORIZED_FIELD_OR_TYPE']);
     }
-    const anonymous = await check(app, { authorization: '' }, { settlementId: body.settlementId as string });
+    const anonymous = await check(app, { authorization: '' }, { settlementId: body.settlementId });
     expect(anonymous.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHENTICATED']);
     expect(bank.calls()).toBe(0);
     expect(await bankCalls(app, { area: 'collection' })).toBe(0);
 
     // The operator's token reads the stored record of any account, and nothing else of the store.
-    const { data } = await check(app, operator, { settlementId: body.settlementId as string });
+    const { data } = await check(app, operator, { settlementId: body.settlementId });
     expect(data!.bankTransaction).toMatchObject({ verdict: 'MATCHED', stored: { settlementId: body.settlementId } });
     const list = await app.query('{ collectionNotifications { nodes { settlementId } } }', {}, operator);
     expect(list.errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHORIZED_FIELD_OR_TYPE']);
@@ -276,8 +276,8 @@ describe.skipIf(!databaseUrl || !redisUrl)('reconciliation on two replicas on Po
     bank.know(transferOf(lost));
 
     const reports = await Promise.all([
-      reconcile(a.app, a.operator, { settlementIds: [lost.settlementId as string], recover: 'IMPORT' }),
-      reconcile(b.app, b.operator, { sessionIds: [lost.sessionId as string], recover: 'IMPORT' }),
+      reconcile(a.app, a.operator, { settlementIds: [lost.settlementId], recover: 'IMPORT' }),
+      reconcile(b.app, b.operator, { sessionIds: [lost.sessionId], recover: 'IMPORT' }),
     ]);
     const items = reports.map((answer) => answer.data!.reconcileCollections.items[0]);
     expect(items.filter((item) => item.recovered)).toHaveLength(1);

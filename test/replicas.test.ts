@@ -138,7 +138,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
 
   it('delivers two notifications whose commits finish out of order to subscribers on both replicas, once each, in log order', async () => {
     const storeUrl = await isolatedPostgresUrl(databaseUrl!);
-    const [a, b] = await startReplicas(redisUrl!, storeUrl);
+    const [a, b] = await startReplicas(redisUrl, storeUrl);
     const subscribers = [await liveSubscriber(a), await liveSubscriber(b)];
     const admin = new pg.Client({ connectionString: storeUrl });
     await admin.connect();
@@ -147,7 +147,7 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     const slow = notificationBody();
     const gate = 424_244;
     await admin.query(`CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF NEW.settlement_id = '${slow.settlementId as string}' THEN PERFORM pg_advisory_xact_lock(${gate}); END IF; RETURN NEW; END $$;
+      BEGIN IF NEW.settlement_id = '${slow.settlementId}' THEN PERFORM pg_advisory_xact_lock(${gate}); END IF; RETURN NEW; END $$;
       CREATE TRIGGER stall BEFORE INSERT ON collection_notifications FOR EACH ROW EXECUTE FUNCTION stall()`);
     await admin.query('SELECT pg_advisory_lock($1)', [gate]);
     const slowReply = a.deliver(slow);

@@ -72,7 +72,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
   it('refuses with 02 a delivery the store refuses on its own (no retry could store it), and stores its batch-mates with 00', async () => {
     const { code, store } = await start();
     const poison = notificationBody({ settlementId: `9${Date.now()}` });
-    await store.refuseRow(poison.settlementId as string);
+    await store.refuseRow(poison.settlementId);
     const good = Array.from({ length: 30 }, () => notificationBody());
     // Sent together, so the refused row shares its statement with good ones.
     const [refused, ...others] = await Promise.all([poison, ...good].map((body) => code(body)));

@@ -163,7 +163,7 @@ describe('the webhook on node:http', () => {
     const next = notificationBody();
     expect((await app.deliver(next)).reply.responseCode).toBe('00');
     expect((await store.listNewestFirst({ limit: 5 })).map((n) => n.settlementId)).toEqual([next.settlementId]);
-    expect(await store.getMany([unfinished.settlementId as string])).toEqual([null]);
+    expect(await store.getMany([unfinished.settlementId])).toEqual([null]);
   });
 
   it('answers 503 and closes the connection to a delivery that arrives while the server drains', async () => {
@@ -201,7 +201,7 @@ describe('the webhook on node:http', () => {
     expect(responses.map((r) => r.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 503']);
     expect(responses[0]).toContain('"responseCode":"00"');
     expect(responses[1]!.toLowerCase()).toContain('connection: close');
-    const stored = await store.getMany([first.settlementId as string, late.settlementId as string, other.settlementId as string]);
+    const stored = await store.getMany([first.settlementId, late.settlementId, other.settlementId]);
     expect(stored.map((n) => n?.settlementId ?? null)).toEqual([first.settlementId, null, null]);
   });
 

@@ -23,7 +23,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('durability
       while (!killed) {
         const body = notificationBody({ accountNumber: '012345678' });
         const code = await deliver(subgraph, body).catch(() => undefined);
-        if (code === '02') refused.push(body.sessionId as string);
+        if (code === '02') refused.push(body.sessionId);
         else if (code !== undefined) throw new Error(`unexpected reply ${code}`);
         if (refused.length >= 100 && !killed) {
           killed = true;

@@ -27,7 +27,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
   }
 
   it('keeps each signed delivery refused for its content with its body byte for byte, its reason, reply code, arrival and ids', async () => {
-    const { database, send, kept } = await start();
+    const { database, send } = await start();
     const before = new Date().toISOString();
     // Odd whitespace, a byte-order mark, escapes: kept as sent, not as parsed.
     const nineDigits = `\uFEFF {\r\n\t"sessionId" : "S-nine",  "accountNumber":"012345678" ,\n"settlementId": "STL-9", "transactionAmount":"1500.00", "x":"\\u00e9"  }\n\n`;
@@ -81,7 +81,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
   });
 
   it('keeps a duplicate with other money fields as a CONFLICT answered 01, the first staying the money record; an exact one is not kept', async () => {
-    const { database, send, kept, query, logged, baseUrl } = await start();
+    const { database, send, query, logged, baseUrl } = await start();
     const first = notificationBody({ transactionAmount: '1500.00' });
     expect(await send(JSON.stringify(first))).toBe('00');
     // The bank's retry: another session, its amount written otherwise, the same money.
@@ -120,7 +120,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     const { database, send, query } = await start();
     const body = notificationBody({ sessionId: 'S-twice', transactionAmount: '1.00' });
     const twice = JSON.stringify(body).replace('"transactionAmount":"1.00"', '"transactionAmount":"1.00","transactionAmount":"950000.00"');
-    const zeroWidth = notificationBody({ sessionId: 'S-zero-width', settlementId: `${notificationBody().settlementId as string}\u200b` });
+    const zeroWidth = notificationBody({ sessionId: 'S-zero-width', settlementId: `${notificationBody().settlementId}\u200b` });
     const nul = notificationBody({ sessionId: 'S-\u0000' });
     expect([await send(twice), await send(JSON.stringify(zeroWidth)), await send(JSON.stringify(nul))]).toEqual(['02', '02', '02']);
     expect((await database.quarantined()).map(({ kind, reason, detail, response_code }) => ({ kind, reason, detail, response_code }))).toEqual([
@@ -148,9 +148,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
   });
 
   it('refuses with 02 and keeps as UNSTORABLE a delivery the store refuses on its own; a store that cannot write keeps nothing (03)', async () => {
-    const { database, send, kept } = await start();
+    const { database, send } = await start();
     const poison = notificationBody({ sessionId: 'S-poison', settlementId: `9${Date.now()}` });
-    await database.refuseRow(poison.settlementId as string);
+    await database.refuseRow(poison.settlementId);
     expect(await send(JSON.stringify(poison))).toBe('02');
     expect(await database.quarantined()).toEqual([
       expect.objectContaining({ kind: 'UNSTORABLE', reason: 'store_refused_row', response_code: '02', session_id: 'S-poison', detail: expect.stringContaining('refused') }),

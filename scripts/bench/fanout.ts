@@ -99,7 +99,7 @@ export async function runFanout(job: LoadJob, awaitLive: (count: number) => Prom
   } finally {
     // Problems while closing are ours, not the server's.
     for (const subscriber of subscribers) subscriber.problem ??= '';
-    await Promise.all(subscribers.map((subscriber) => subscriber.client.dispose()));
+    await Promise.all(subscribers.map(async (subscriber) => subscriber.client.dispose()));
   }
 }
 
@@ -133,7 +133,7 @@ async function openSubscribers(job: LoadJob, account: string, onDelivery: (subsc
     }
     return subscribers;
   } catch (error) {
-    await Promise.all(subscribers.map((subscriber) => subscriber.client.dispose()));
+    await Promise.all(subscribers.map(async (subscriber) => subscriber.client.dispose()));
     throw error;
   }
 }

@@ -30,7 +30,7 @@ export async function runResume(job: LoadJob, onMeasuring: () => void): Promise<
         {
           next: ({ data, errors }) => {
             const id = data?.incomingTransfer.settlementId;
-            if (!id) return void tally(outcomes, `error ${errors?.[0]?.message ?? 'no data'}`);
+            if (!id) return  tally(outcomes, `error ${errors?.[0]?.message ?? 'no data'}`);
             gaps.record(performance.now() - last);
             last = performance.now();
             tally(outcomes, seen.has(id) ? 'repeated' : 'replayed');

@@ -32,7 +32,11 @@ export const appEnv = (storeUrl: string, pubsubUrl: string): Record<string, stri
 async function onAdmin(databaseUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  await client.query(sql).finally(() => client.end());
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
 }
 
 /**

@@ -66,7 +66,7 @@ export async function startTarget(kind: TargetKind, name: string, env: Record<st
   const call = <C extends HostCall>(hostCall: C) =>
     new Promise<HostCalls[C]>((resolve, reject) => {
       const id = (nextId += 1);
-      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      pending.set(id, { resolve: resolve, reject });
       child.send({ id, call: hostCall });
     });
   const stop = async () => {

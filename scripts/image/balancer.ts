@@ -42,7 +42,7 @@ export async function startBalancer(repository: string, deployment: Deployment, 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  for (const stream of [caddy.stdout!, caddy.stderr!]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  for (const stream of [caddy.stdout, caddy.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(caddy, 'exit');
   cleanup(async () => {
     if (caddy.exitCode === null && caddy.signalCode === null) caddy.kill('SIGTERM');

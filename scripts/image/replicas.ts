@@ -29,7 +29,7 @@ export interface Deployment {
 }
 
 /** Whatever the test made, undone in reverse order, whether it passed or not. */
-export type Cleanup = (undo: () => Promise<unknown> | unknown) => void;
+export type Cleanup = (undo: () => unknown) => void;
 
 /** A port free on every one of `hosts`. */
 export async function freePortOn(hosts: readonly string[]): Promise<number> {

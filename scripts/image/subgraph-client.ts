@@ -1,7 +1,8 @@
 // The image test's side of the wire: what the router, the bank and a subscriber send a running
 // subgraph, over real HTTP and WebSocket, and the token issuer whose keys the container is given.
+import { inspect } from 'node:util';
 import { createClient } from 'graphql-ws';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import WebSocket from 'ws';
 import { collectionHeaders, collectionNotification, type NotificationChoice } from '../collection-notifier.ts';
 
@@ -16,7 +17,7 @@ export async function waitUntil<T>(what: string, check: () => Promise<T | undefi
     } catch (error) {
       last = error;
     }
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${expireMs} ms${last ? ` (${String(last)})` : ''}`);
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${expireMs} ms${last ? ` (${inspect(last)})` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -114,7 +115,7 @@ export function subscribe(url: string, token: string, accountNumber: string, aft
 
 /** A token issuer of the test's own: a fresh key, its JWKS, and tokens it signs. */
 export async function createIssuer(issuer: string, audience: string): Promise<{ jwks: { keys: JWK[] }; sign(scope: string): Promise<string> }> {
-  const { publicKey, privateKey } = (await generateKeyPair('ES256', { extractable: true })) as { publicKey: CryptoKey; privateKey: CryptoKey };
+  const { publicKey, privateKey } = (await generateKeyPair('ES256', { extractable: true }));
   const kid = 'image-test';
   const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' }] };
   return {

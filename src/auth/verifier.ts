@@ -99,7 +99,7 @@ function callerOf(payload: JWTPayload, accountsClaim: string, lifetime: TokenLif
   return {
     kind: 'verified',
     scopes,
-    accounts: scopes.has(ALL_ACCOUNTS_SCOPE) ? 'all' : [...new Set(accounts as string[])].sort(),
+    accounts: scopes.has(ALL_ACCOUNTS_SCOPE) ? 'all' : [...new Set(accounts)].sort(),
     lifetime,
     subject: typeof payload.sub === 'string' ? payload.sub : undefined,
   };

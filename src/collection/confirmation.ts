@@ -104,7 +104,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
       if (claimed.length === limit) due = true;
       if (storeFailing) logger.info('claiming notifications to confirm again');
       storeFailing = false;
-      if (closed) return void (await giveBack(claimed));
+      if (closed) return  (await giveBack(claimed));
       held.push(...claimed);
     } catch (error) {
       if (!storeFailing) logger.warn({ err: error }, 'could not claim notifications to confirm with the bank; the sweep tries again');

@@ -20,7 +20,7 @@ const decided = (settlementId: string, status: ConfirmationOutcome['status'] = '
 });
 
 describe.each(storeBackends)('the confirmed feed on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
+  const test = backend.enabled ? it : it.skip;
 
   /** A store (its log reads counted), memory pub/sub, the notification feed and the confirmed feed behind it. */
   async function setUp() {

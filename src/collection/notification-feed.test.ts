@@ -50,8 +50,8 @@ function recorder() {
 const positionOf = (result: Awaited<ReturnType<NotificationStore['insert']>>) => (result.status === 'inserted' ? result.notification.position : undefined);
 
 describe.each(storeBackends)('the notification log on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
-  const testShared = it.runIf(backend.enabled && backend.shared);
+  const test = backend.enabled ? it : it.skip;
+  const testShared = backend.enabled && backend.shared ? it : it.skip;
 
   /**
    * A fresh database, a store on it, memory pub/sub unless given, and a log following it (closed
@@ -129,7 +129,7 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
 
   test('announces the commits of one event-loop turn as one wake-up that carries no position', async () => {
     const { store, open, reads } = await setUp();
-    const log = await open();
+    await open();
     const pubsub = await createPubSub('memory:', { logger: silent, channelPrefix: 'test:' });
     onCleanup(() => pubsub.close());
     const published = new Inbox<unknown>();

@@ -23,7 +23,7 @@ export function moneyKey(notification: MoneyFields): string {
 /** The money fields `moneyKey` wrote. */
 export function moneyFieldsOf(key: string): MoneyFields {
   const values = key.split('\u0000');
-  const field = (index: number) => (values[index] === '' || values[index] === undefined ? null : values[index]!);
+  const field = (index: number) => (values[index] === '' || values[index] === undefined ? null : values[index]);
   return {
     accountNumber: values[0] ?? '',
     transactionAmount: values[1] ?? '',

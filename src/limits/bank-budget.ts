@@ -70,7 +70,7 @@ type AsyncMethods<T> = { [K in keyof T]: T[K] extends (...args: infer A) => Prom
 /** Each method of `client`, spending first; the refusal is a rejected promise, never a synchronous throw. */
 function budgeted<T extends AsyncMethods<T>>(client: T, spend: () => void): T {
   const view: Record<string, unknown> = {};
-  for (const [name, method] of Object.entries(client) as [string, (...args: unknown[]) => Promise<unknown>][]) {
+  for (const [name, method] of Object.entries<(...args: unknown[]) => Promise<unknown>>(client)) {
     view[name] = async (...args: unknown[]) => {
       spend();
       return method.apply(client, args);

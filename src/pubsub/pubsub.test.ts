@@ -176,7 +176,7 @@ describe.each(BACKENDS)('PubSub over $kind', ({ kind, url }) => {
   });
 
   // Only Redis is shared between instances; in memory each instance is its own world.
-  if (kind === 'redis') describe('instances sharing one Redis server', () => {
+  describe.runIf(kind === 'redis')('instances sharing one Redis server', () => {
     test('delivers once across two instances: one publishing, the other subscribed', async () => {
       const publisher = await open();
       const subscriber = await open();

@@ -160,7 +160,7 @@ export function createCollectionService(deps: SandboxDeps, partner: CollectionPa
     },
     close() {
       closing.abort();
-      return (closed ??= Promise.allSettled([...inFlight]).then(() => agent.close()));
+      return (closed ??= Promise.allSettled(inFlight).then(() => agent.close()));
     },
   };
 }

@@ -37,7 +37,7 @@ describe('the sandbox lifecycle', () => {
   it('stops listening when closed', async () => {
     const sandbox = await startSandbox();
     await sandbox.close();
-    await expect(request(`${sandbox.urls.base}/v1/account/NIP/banks`)).rejects.toThrow();
+    await expect(request(`${sandbox.urls.base}/v1/account/NIP/banks`)).rejects.toBeInstanceOf(Error);
   });
 
   it('logs one debug line per request without any credential', async () => {

@@ -133,7 +133,7 @@ function operationMetricsPlugin({ metrics }: Pick<Services, 'metrics'>): ApolloS
           const code = errors?.[0]?.extensions?.code;
           metrics.graphqlOperations.inc({
             operation_type: operation?.operation ?? 'unknown',
-            outcome: errors?.length ? String(code ?? 'UNKNOWN') : 'ok',
+            outcome: errors?.length ? (typeof code === 'string' ? code : 'UNKNOWN') : 'ok',
           });
         },
       };

@@ -19,7 +19,7 @@ describe('the HTTP edge while it drains', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    onCleanup(async () => void server.closeAllConnections());
+    onCleanup(async () =>  server.closeAllConnections());
     const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
     onCleanup(async () => void socket.destroy());
     let received = '';

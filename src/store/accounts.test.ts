@@ -10,7 +10,7 @@ const [A, B, C] = ['0000000001', '0000000002', '0000000003'];
 // A caller's accounts are a filter of the database's own: pages stay full and totals exact, however
 // many rows of other accounts lie between theirs.
 describe.each(storeBackends)('NotificationStore reads limited to accounts on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
+  const test = backend.enabled ? it : it.skip;
 
   /** A store holding, in order, notifications of A, C, B, C, A, C, B (a day apart, from 1 May). */
   async function filledStore() {

@@ -33,8 +33,8 @@ async function stored(store: CollectionStore, ...notifications: ReturnType<typeo
 const before = (position: LogPosition): LogPosition => ({ txid: position.txid, seq: position.seq - 1 });
 
 describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
-  const testShared = it.runIf(backend.enabled && backend.shared);
+  const test = backend.enabled ? it : it.skip;
+  const testShared = backend.enabled && backend.shared ? it : it.skip;
 
   async function setup() {
     const database = await backend.create();

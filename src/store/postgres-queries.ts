@@ -75,6 +75,8 @@ const VARIANT_SUFFIX = { all: '', one: 'OfAccount', several: 'OfAccounts' } as c
 type VariantName<Read extends string> = `${Read}${(typeof VARIANT_SUFFIX)[AccountKind]}`;
 
 /** The statement name of `read`'s variant for `kind`: `newest`, `newestOfAccount`, `newestOfAccounts`. */
+// The compiler widens the template to string without the assertion; the linter's checker does not.
+// oxlint-disable-next-line typescript/no-unnecessary-type-assertion
 const variantName = <Read extends string>(read: Read, kind: AccountKind) => `${read}${VARIANT_SUFFIX[kind]}` as VariantName<Read>;
 
 /** Every read's variants (see accountVariants), by statement name. */

@@ -78,6 +78,8 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
         application_name: `${POOL_SETTINGS.application_name}-${role}`,
         // Per session, not per batch: a batch is one statement, with no transaction to SET LOCAL in.
         // A connection that cannot set it is never used (the pool hands out its error instead).
+        // pg-pool awaits onConnect (its index.js); @types/pg still declares it as returning void.
+        // oxlint-disable-next-line typescript/no-misused-promises
         onConnect: async (client) => void (await client.query(`SET synchronous_commit = ${SYNCHRONOUS_COMMIT[role]}`)),
       });
       // Without a listener, an idle connection dropped by the server would crash the process.

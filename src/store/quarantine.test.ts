@@ -39,8 +39,8 @@ const bytes = (maxBytes: number) => ({ ...MANY, maxBytes });
 const keptCount = (outcomes: readonly string[]) => outcomes.filter((outcome) => outcome === 'kept').length;
 
 describe.each(storeBackends)('the quarantine on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
-  const testShared = it.runIf(backend.enabled && backend.shared);
+  const test = backend.enabled ? it : it.skip;
+  const testShared = backend.enabled && backend.shared ? it : it.skip;
 
   async function setup() {
     const database = await backend.create();

@@ -1,7 +1,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import { withinDeadline } from '../async/deadline.ts';
 import { singleFlight } from '../async/single-flight.ts';
-import type { ConfirmationQueue, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
+import type { ConfirmationQueue, NotificationStore, QuarantineStore } from './types.ts';
 
 /** A scrape reuses a size measured this recently: several scrapers (HA Prometheus) cost one query. */
 const SIZE_TTL_MS = 10_000;

@@ -12,7 +12,7 @@ async function bytesOnDisk(database: TestDatabase, kind: 'sqlite' | 'postgres'):
 }
 
 describe.each(storeBackends)('NotificationStore.size on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
+  const test = backend.enabled ? it : it.skip;
 
   /** PostgreSQL's estimate follows its statistics; ANALYZE brings them up to date, as autovacuum would. */
   async function analyzed(database: TestDatabase, kind: 'sqlite' | 'postgres'): Promise<void> {

@@ -78,7 +78,10 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
       }
     });
   const answer = (results: ReturnType<typeof writeAll>) => {
-    for (const result of results) 'error' in result ? result.rider.reject(result.error) : result.rider.resolve(result.recorded);
+    for (const result of results) {
+      if ('error' in result) result.rider.reject(result.error);
+      else result.rider.resolve(result.recorded);
+    }
   };
 
   /** Outcomes no batch took: a transaction of their own. */

@@ -17,8 +17,8 @@ function positionOf(result: InsertResult): LogPosition {
 }
 
 describe.each(storeBackends)('NotificationStore on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
-  const testShared = it.runIf(backend.enabled && backend.shared);
+  const test = backend.enabled ? it : it.skip;
+  const testShared = backend.enabled && backend.shared ? it : it.skip;
 
   /** A fresh database and a store on it, both removed after the test. */
   async function setup() {

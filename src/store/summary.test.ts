@@ -8,7 +8,7 @@ const WAT = 'Africa/Lagos';
 const at = (iso: string) => new Date(iso);
 
 describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) => {
-  const test = it.runIf(backend.enabled);
+  const test = backend.enabled ? it : it.skip;
 
   async function openStore() {
     return (await backend.create()).open();

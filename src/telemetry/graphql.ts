@@ -2,7 +2,7 @@ import { SpanKind, context, trace, type Span } from '@opentelemetry/api';
 import type { ApolloServerPlugin, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { Kind, type OperationDefinitionNode } from 'graphql';
-import { contextFromHeaders, inSpan, markFailed, tracer, tracingOn } from './tracer.ts';
+import { codeOf, contextFromHeaders, inSpan, markFailed, tracer, tracingOn } from './tracer.ts';
 
 /**
  * Wraps the /graphql route's handler in a SERVER span, a child of the caller's `traceparent` (the
@@ -61,7 +61,7 @@ export function graphqlOperationSpanPlugin<C extends object>(): ApolloServerPlug
           const errors = body.kind === 'single' ? body.singleResult.errors : body.initialResult.errors;
           if (!errors?.length) return;
           span.setAttribute('graphql.errors.count', errors.length);
-          markFailed(span, String(errors[0]?.extensions?.code ?? 'UNKNOWN'));
+          markFailed(span, codeOf(errors[0]?.extensions?.code));
         },
       };
     },

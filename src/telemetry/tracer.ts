@@ -51,6 +51,9 @@ export function activeTraceIds(): { trace_id?: string; span_id?: string } {
   return isSpanContextValid(ids) ? { trace_id: ids.traceId, span_id: ids.spanId } : {};
 }
 
+/** A GraphQL error's `extensions.code` as an error type: the code when it is one, else UNKNOWN. */
+export const codeOf = (code: unknown): string => (typeof code === 'string' ? code : 'UNKNOWN');
+
 /** Marks a span failed with a short, safe description (an error code, never an error's message). */
 export function markFailed(span: Span, errorType: string): void {
   span.setAttribute('error.type', errorType);

@@ -1,7 +1,7 @@
 import { SpanKind, context, trace, type Context } from '@opentelemetry/api';
 import { getOperationAST, type ExecutionArgs } from 'graphql';
 import { CALLER_AUTHENTICATED_ATTRIBUTE } from './graphql.ts';
-import { contextFromHeaders, inSpan, markFailed, tracer, tracingOn, type Headers } from './tracer.ts';
+import { codeOf, contextFromHeaders, inSpan, markFailed, tracer, tracingOn, type Headers } from './tracer.ts';
 
 /**
  * One graphql-ws operation's place in a trace: under the WebSocket upgrade request's `traceparent`
@@ -45,7 +45,7 @@ export async function inOperationSpan<R>(operation: OperationTrace | undefined, 
   return inSpan(span, parent, async () => {
     const result = await run();
     const errors = (result as { errors?: readonly { extensions?: Record<string, unknown> }[] }).errors;
-    if (errors?.length) markFailed(span, String(errors[0]?.extensions?.code ?? 'UNKNOWN'));
+    if (errors?.length) markFailed(span, codeOf(errors[0]?.extensions?.code));
     return result;
   });
 }

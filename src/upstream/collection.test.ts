@@ -167,7 +167,8 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
     expect(bank.calls('verifyBySettlementId')).toBe(2);
     expect(bank.calls('verifyBySessionId')).toBe(2);
     const retried = (await metrics.bankRetries.get()).values.filter((v) => v.labels.area === 'collection' && v.labels.decision === 'retried');
-    expect(retried.map((v) => [v.labels.operation, v.value]).sort()).toEqual([
+    const operations = retried.map((v): [string, number] => [String(v.labels.operation), v.value]);
+    expect(operations.sort(([a], [b]) => a.localeCompare(b))).toEqual([
       ['verifyBySessionId', 1],
       ['verifyBySettlementId', 1],
     ]);
@@ -208,7 +209,7 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
     const bank = await startFakeCollectionBank();
     bank.know(TRANSFER);
     const release = Promise.withResolvers<void>();
-    bank.answer(TRANSFER.settlementId, { after: release.promise, then: 'known' });
+    bank.answer(TRANSFER.settlementId, { after: release.promise, answer: 'known' });
     const { clients, metrics } = createTestClients(urlsAt(bank.url));
     const first = clients.collection.verifyBySettlementId(TRANSFER.settlementId);
     const second = clients.collection.verifyBySettlementId(TRANSFER.settlementId);

@@ -114,14 +114,19 @@ export const signedHeaders = collectionHeaders;
 let settlementCounter = 0;
 
 /** A valid collection notification body, as the bank sends it; fields may be overridden or removed (undefined). */
-export function notificationBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+/** A webhook body: the bank's fields, with the ids every test reads as strings. */
+export type NotificationBody = Record<string, unknown> & { settlementId: string; sessionId: string; transactionAmount: unknown };
+
+export function notificationBody(overrides: Record<string, unknown> = {}): NotificationBody {
   settlementCounter += 1;
+  const settlementId = `2026112214${Date.now()}${settlementCounter}`;
+  const sessionId = `090110221122${String(settlementCounter).padStart(6, '0')}`;
+  const bank = collectionNotification({ settlementId, sessionId, tranRemarks: 'Payment for order 1043' });
   return {
-    ...collectionNotification({
-      settlementId: `2026112214${Date.now()}${settlementCounter}`,
-      sessionId: `090110221122${String(settlementCounter).padStart(6, '0')}`,
-      tranRemarks: 'Payment for order 1043',
-    }),
+    ...bank,
+    settlementId,
+    sessionId,
+    transactionAmount: bank.transactionAmount,
     settledAmount: '1489.25',
     feeAmount: '10.00',
     vatAmount: '0.75',

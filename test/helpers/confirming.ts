@@ -28,7 +28,7 @@ export async function startConfirmingApp(bank: Pick<FakeCollectionBank, 'url'>, 
 
 /** The transfer the bank holds for a delivered body (`notificationBody()`), amounts as JSON numbers: exactly what was delivered. */
 export function transferOf(body: Record<string, unknown>, overrides: Partial<FakeTransfer> = {}): FakeTransfer {
-  const text = (field: string) => (typeof body[field] === 'string' ? (body[field] as string) : undefined);
+  const text = (field: string) => (typeof body[field] === 'string' ? (body[field]) : undefined);
   return {
     settlementId: text('settlementId')!,
     sessionId: text('sessionId')!,

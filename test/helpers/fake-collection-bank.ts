@@ -49,7 +49,7 @@ export interface FakeTransfer {
  * - `queued` / `{ declined }`: op 17's answers (queued: `00`, and delivered when `deliverTo` is set);
  * - `reset`: the connection dropped; `hang`: no answer, ever;
  * - `{ status, body }`: that status and JSON body (401, 400, 500…); `{ text }`: a body that is not JSON;
- * - `{ after, then }`: `then`, once `after` has settled (a slow bank, released by the test).
+ * - `{ after, answer }`: `answer`, once `after` has settled (a slow bank, released by the test).
  */
 export type FakeCollectionAnswer =
   | 'known'
@@ -60,7 +60,7 @@ export type FakeCollectionAnswer =
   | { declined: string; message?: string }
   | { status: number; body?: unknown }
   | { text: string; contentType?: string }
-  | { after: Promise<unknown>; then: FakeCollectionAnswer };
+  | { after: Promise<unknown>; answer: FakeCollectionAnswer };
 
 export type FakeCollectionOperation = 'verifyBySessionId' | 'verifyBySettlementId' | 'repush' | 'other';
 
@@ -154,7 +154,7 @@ export async function startFakeCollectionBank(options: FakeCollectionOptions = {
     }
     if ('after' in answer) {
       await answer.after.catch(() => undefined);
-      return respond(answer.then, asked, reply);
+      return respond(answer.answer, asked, reply);
     }
     if ('declined' in answer) return reply.json({ requestSuccessful: false, responseCode: answer.declined, responseMessage: answer.message ?? 'Declined' });
     if ('text' in answer) return reply.text(answer.text, answer.contentType);

@@ -18,7 +18,9 @@ const gateway = createGatewayRuntime({
     rejectUnauthenticated: false,
     resolveUserFn: ({ request: { headers } }) => {
       const token = /^Bearer (.+)$/.exec(headers.get('authorization') ?? '')?.[1];
-      return token === undefined ? null : { scope: String(decodeJwt(token).scope ?? '') };
+      if (token === undefined) return null;
+      const { scope } = decodeJwt(token);
+      return { scope: typeof scope === 'string' ? scope : '' };
     },
     extractScopes: (user: Record<string, any> | null) => String(user?.scope ?? '').split(' ').filter((scope) => scope !== ''),
   },
@@ -26,5 +28,5 @@ const gateway = createGatewayRuntime({
     fromClientToSubgraphs: ({ request: { headers } }) => ({ authorization: headers.get('authorization') ?? '' }),
   },
 });
-const server = createServer(gateway);
+const server = createServer((request, response) => void gateway(request, response));
 server.listen(0, '127.0.0.1', () => console.log(`listening at http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`));

@@ -44,7 +44,7 @@ export async function startSubgraphProcess(
   const logs = new Inbox<Record<string, unknown>>();
   const output: string[] = [];
   const listening = Promise.withResolvers<string>();
-  for (const stream of [child.stdout!, child.stderr!]) {
+  for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
       output.push(line);
       try {
@@ -73,8 +73,8 @@ export async function runSubgraphToFailure(env: Record<string, string>): Promise
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const [code] = (await once(child, 'exit')) as [number | null];
   return { code, output };
 }

@@ -7,7 +7,7 @@
  *   // point the client at proxy.url instead of bankOrigin; proxy.received lists what it sent
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent } from 'undici';
 import { onCleanup } from './cleanup.ts';
 import { listenOnLoopback } from './loopback.ts';
 import { createRequestLog, type ReceivedRequest, type RequestLog } from './request-log.ts';
@@ -55,7 +55,7 @@ async function forward(log: RequestLog, agent: Agent, target: string, request: I
   const answer = await agent.request({
     origin: target,
     path,
-    method: method as Dispatcher.HttpMethod,
+    method: method,
     headers: endToEnd(request.headers, ['host', 'content-length']),
     body: body.length > 0 ? body : null,
   });

@@ -71,7 +71,7 @@ export async function startHiveGateway(subgraphs: { name: string; url: string; s
     await once(child, 'exit');
   });
   let url: string | undefined;
-  for await (const line of createInterface({ input: child.stdout! })) {
+  for await (const line of createInterface({ input: child.stdout })) {
     url = /^listening at (\S+)$/.exec(line)?.[1];
     if (url !== undefined) break;
     // Its own log lines (HIVE_LOGGING=debug), passed on for whoever debugs a test.
@@ -87,5 +87,5 @@ async function postGraphQL<T>(url: string, query: string, variables?: Record<str
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ query, variables }),
   });
-  return { status: response.statusCode, ...((await response.body.json()) as object) } as GraphQLResponse<T>;
+  return { status: response.statusCode, ...((await response.body.json()) as object) };
 }

@@ -2,6 +2,7 @@
  * Waiting in tests: on an event wherever there is one (`Inbox`, `expire`, `nextTurn`); by polling
  * (`waitFor`) only for a condition nothing announces, such as a gauge on /metrics or a port closing.
  */
+import { inspect } from 'node:util';
 import { withinDeadline } from '../../src/async/deadline.ts';
 
 /**
@@ -20,7 +21,7 @@ export async function waitFor<T>(check: () => T | undefined | Promise<T | undefi
       lastError = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`waitFor expired after ${expireMs} ms${lastError ? `: ${String(lastError)}` : ''}`);
+      throw new Error(`waitFor expired after ${expireMs} ms${lastError ? `: ${inspect(lastError)}` : ''}`);
     }
     await new Promise((resolve) => setTimeout(resolve, pause));
   }

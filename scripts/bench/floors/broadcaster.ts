@@ -4,7 +4,7 @@
 // bank's 00 at once and then writes ONE pre-serialised `next` frame to every subscription: the
 // payload is serialised once, only the id is spliced in per subscriber. That is the least any
 // server can do to hand one notification to N sockets, so the ratio shows our execution's cost.
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { hostHttpServer } from '../host.ts';
 
@@ -18,7 +18,7 @@ function onMessage(socket: WebSocket, ids: Set<string>, raw: string): void {
   try {
     message = JSON.parse(raw);
   } catch {
-    return void socket.close(4400, 'Invalid message received');
+    return  socket.close(4400, 'Invalid message received');
   }
   if (message.type === 'connection_init') socket.send('{"type":"connection_ack"}');
   else if (message.type === 'ping') socket.send('{"type":"pong"}');
@@ -37,14 +37,18 @@ function broadcast(notification: { settlementId?: unknown; transactionAmount?: u
   }
 }
 
-const server = createServer(async (request, response) => {
+const server = createServer((request, response) => {
+  receive(request, response).catch((error: unknown) => response.writeHead(500).end(String(error)));
+});
+
+async function receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
   if (request.method !== 'POST' || request.url !== '/webhooks/collection') return void response.writeHead(404).end();
   const notification = JSON.parse(Buffer.concat(await request.toArray()).toString('utf8'));
   const body = JSON.stringify({ requestSuccessful: true, sessionId: notification.sessionId, responseMessage: 'success', responseCode: '00' });
   response.writeHead(200, { 'content-type': 'application/json' }).end(body);
   // After the reply, as a server that answers 00 once stored and then delivers would.
   setImmediate(() => broadcast(notification));
-});
+}
 
 const wss = new WebSocketServer({
   server,
