@@ -1,6 +1,6 @@
 // loadConfig: the contract's variables, validated in one place (the zod schema of schema.ts), every
 // problem reported at once.
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { AuthSettings } from '../auth/authenticator.ts';
 import type { CallbackUrls } from '../callback-urls.ts';
 import type { WebhookCredentials } from '../collection/signature.ts';

@@ -51,6 +51,7 @@ export function variablesOf(env: Env) {
   const live = env.UPSTREAM_MODE === 'live';
   // What we present to the bank: the sandbox's by default, so `npm start` needs no setup; every one given for the live bank.
   const credential = (sandboxValue: string) => (live ? required('when UPSTREAM_MODE=live', text) : text.default(sandboxValue));
+  // The webhook's pair is ours alone wherever the sandbox rules do not apply: a `00` tells the bank we own the transfer.
   const notPublished = text.refine((value) => !PUBLISHED.has(value), `is the sandbox's published value, refused ${whenClosed}: set the one agreed with the bank`);
   const webhookPair = (sandboxValue: string) => (sandbox ? text.default(sandboxValue) : required(whenClosed, notPublished));
   // Only the live bank has URLs (the sandbox serves its own); confirmation asks the collection service about every notification.
