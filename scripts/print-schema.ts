@@ -4,18 +4,11 @@
 // The bank catalogue's cache maxAge is part of that SDL, and PUBLISH_ACCESS_DIRECTIVES decides whether the
 // access directives are, so both are read as the server reads them.
 import { graphql } from 'graphql';
-import { readBankListTtlS } from '../src/config/bank.ts';
-import { readPublishAccessDirectives } from '../src/config/index.ts';
-import { sourceOf } from '../src/config/source.ts';
+import { loadSchemaSettings } from '../src/config/index.ts';
+import { exitOnConfigError } from '../src/lifecycle.ts';
 import { createSubgraphSchema } from '../src/schema.ts';
 
-const source = sourceOf(process.env);
-const catalogueMaxAgeS = readBankListTtlS(source);
-const publishAccessDirectives = readPublishAccessDirectives(source);
-if (source.problems.length > 0) {
-  console.error(source.problems.join('\n'));
-  process.exit(1);
-}
+const { catalogueMaxAgeS, publishAccessDirectives } = exitOnConfigError(() => loadSchemaSettings(process.env));
 const result = await graphql({ schema: createSubgraphSchema({ catalogueMaxAgeS, publishAccessDirectives }), source: '{ _service { sdl } }' });
 if (result.errors?.length) {
   console.error(result.errors.map((error) => error.message).join('\n'));

@@ -1,16 +1,38 @@
-// loadConfig: the contract's variables, validated in one place, every problem reported at once.
+// loadConfig: the contract's variables, validated in one place (the zod schema of schema.ts), every
+// problem reported at once.
+import type { z } from 'zod';
+import type { AuthSettings } from '../auth/authenticator.ts';
+import type { CallbackUrls } from '../callback-urls.ts';
 import type { WebhookCredentials } from '../collection/signature.ts';
-import { LOG_LEVELS, type LogLevel } from '../logger.ts';
+import type { IpRange } from '../ip-ranges.ts';
+import type { LogLevel } from '../logger.ts';
 import { Secret } from '../secret.ts';
-import { readAuth, type AuthConfig } from './auth.ts';
-import { readBank, type UpstreamConfig } from './bank.ts';
-import { readNetwork, type NetworkConfig } from './network.ts';
-import { checkSecrets } from './secrets.ts';
-import { boolean, integer, sandboxRules, sourceOf, type Env, type Source } from './source.ts';
+import type { BankCredentials, BankUrls } from '../upstream/types.ts';
+import { withoutEmpty, type Env } from './fields.ts';
+import { ANY_SOURCE_WARNING, type CorsOrigins, type TrustProxy } from './network.ts';
+import { closedBy, variablesOf } from './schema.ts';
+import { weakSecrets } from './secrets.ts';
 
-export type { UpstreamConfig };
+export { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_BYTES, DEFAULT_QUARANTINE_MAX_ROWS } from './schema.ts';
 
-export interface Config extends NetworkConfig, AuthConfig {
+/** What both modes share: the credentials we present, time-outs and the bank's zone. */
+interface UpstreamSettings {
+  credentials: BankCredentials;
+  timeoutMs: number;
+  bankListTtlMs: number;
+  /** `BANK_LIST_STALE_S`: how long past its freshness a reference list may answer a failed refresh; 0: never. */
+  bankListStaleMs: number;
+  /** IANA zone of the bank's local times (`tranDateTime`). */
+  timezone: string;
+}
+
+/**
+ * The bank we talk to. In sandbox mode the app starts the in-process sandbox and uses its URLs, so
+ * only live mode carries URLs; the union lets the compiler see that.
+ */
+export type UpstreamConfig = (UpstreamSettings & { mode: 'sandbox' }) | (UpstreamSettings & { mode: 'live'; urls: BankUrls });
+
+export interface Config {
   port: number;
   host: string;
   /**
@@ -41,6 +63,21 @@ export interface Config extends NetworkConfig, AuthConfig {
   confirmation: ConfirmationConfig;
   /** What the configuration accepts although it opens a door (`WEBHOOK_ALLOWED_IPS=any`): the app logs each at start. */
   warnings: readonly string[];
+  /**
+   * `WEBHOOK_ALLOWED_IPS`: where collection notifications may come from; `undefined` is anywhere
+   * (unset under the sandbox rules, or `any` given on purpose).
+   */
+  webhookAllowedSources: readonly IpRange[] | undefined;
+  /** `TRUST_PROXY`: whose `X-Forwarded-For` gives the client address (Fastify's `trustProxy`). */
+  trustProxy: TrustProxy;
+  /** `CORS_ORIGINS`: the origins `/graphql` answers cross-origin; `'any'` under the sandbox rules when unset. */
+  corsOrigins: CorsOrigins;
+  /** `AUTH_*`: undefined when authorization is off (no AUTH_JWKS_URL, under the sandbox rules only). */
+  auth: AuthSettings | undefined;
+  /** `SUBSCRIPTION_CALLBACK_URLS`: where the callback protocol may call back. */
+  callbackUrls: CallbackUrls;
+  /** `WEBHOOK_PORT`: the webhook's (and health's) own port, when set. */
+  webhookPort: number | undefined;
 }
 
 /** How stored notifications are confirmed with the bank's collection service (ops 15 to 17). */
@@ -50,19 +87,6 @@ export interface ConfirmationConfig {
   /** `CONFIRMATION_CONCURRENCY`: confirmations in flight with the bank at once, per replica. */
   concurrency: number;
 }
-
-/**
- * Room for the README's first screen (a name enquiry, the bill categories and their bills) and a
- * dozen more name enquiries, while one aliased document that would fan out into hundreds of bank
- * calls is refused; docs/benchmarks.md prices the screens it was chosen against.
- */
-export const DEFAULT_MAX_OPERATION_COST = 25;
-
-/** Quarantined deliveries that may await review: a bad day's refusals many times over, far from what fills a disk. */
-export const DEFAULT_QUARANTINE_MAX_ROWS = 100_000;
-
-/** Bytes of raw bodies the unreviewed quarantine may hold: a thousand of the largest bodies the webhook reads. */
-export const DEFAULT_QUARANTINE_MAX_BYTES = 1024 * 1024 * 1024;
 
 /** Thrown by `loadConfig` with every problem found, one per line; never holds a secret's value. */
 export class ConfigError extends Error {
@@ -80,75 +104,81 @@ export class ConfigError extends Error {
  * never exits.
  */
 export function loadConfig(env: Env): Config {
-  const source = sourceOf(env);
-  const routerSecret = source.read('ROUTER_SECRET');
-  const config: Config = {
-    // The bank first: its problems are the ones a first live deployment most often has.
-    ...readBank(source),
-    ...readStores(source),
-    ...readServer(source),
-    ...readNetwork(source),
-    ...readAuth(source),
-    routerSecret: routerSecret === undefined ? undefined : new Secret(routerSecret),
-    maxOperationCost: integer(source, 'MAX_OPERATION_COST', DEFAULT_MAX_OPERATION_COST, 1, 1_000_000),
-    publishAccessDirectives: readPublishAccessDirectives(source),
-    // graphql-ws's own default; a proxy in front that drops idle sockets sooner needs it shorter.
-    subscriptionKeepAliveMs: integer(source, 'SUBSCRIPTION_KEEPALIVE_MS', 12_000, 100, 600_000),
-    quarantineMaxRows: integer(source, 'QUARANTINE_MAX_ROWS', DEFAULT_QUARANTINE_MAX_ROWS, 0, 100_000_000),
-    quarantineMaxBytes: integer(source, 'QUARANTINE_MAX_BYTES', DEFAULT_QUARANTINE_MAX_BYTES, 0, Number.MAX_SAFE_INTEGER),
-    confirmation: readConfirmation(source),
-    warnings: source.warnings,
+  const given = withoutEmpty(env);
+  const closed = closedBy(given);
+  const schema = variablesOf(given)
+    // Checked even beside a missing variable, so that one report names them all.
+    .superRefine((_, ctx) => weakSecrets(given, closed).forEach(({ name, problem }) => ctx.addIssue({ code: 'custom', path: [name], message: problem })), { when: () => true })
+    .transform((variables) => toConfig(variables, closed === undefined));
+  return parsed(schema, given);
+}
+
+/** What the published SDL depends on, read as the server reads it (`npm run schema:print`). */
+export function loadSchemaSettings(env: Env): { catalogueMaxAgeS: number; publishAccessDirectives: boolean } {
+  const given = withoutEmpty(env);
+  const { BANK_LIST_TTL_S, PUBLISH_ACCESS_DIRECTIVES } = parsed(variablesOf(given).pick({ BANK_LIST_TTL_S: true, PUBLISH_ACCESS_DIRECTIVES: true }), given);
+  return { catalogueMaxAgeS: BANK_LIST_TTL_S, publishAccessDirectives: PUBLISH_ACCESS_DIRECTIVES };
+}
+
+/** `env` through `schema`, or a ConfigError with a line per issue, each starting with its variable. */
+function parsed<T>(schema: z.ZodType<T>, env: Env): T {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map(({ path, message }) => `${String(path[0])}${/^[:=]/.test(message) ? '' : ' '}${message}`));
+}
+
+/** The variables, valid, in the shape the app uses. */
+function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boolean): Config {
+  const secret = (value: string | undefined) => (value === undefined ? undefined : new Secret(value));
+  const settings: UpstreamSettings = {
+    credentials: {
+      apiToken: new Secret(v.BANK_API_TOKEN),
+      username: v.BANK_USERNAME,
+      password: new Secret(v.BANK_PASSWORD),
+      billingUsername: v.BILLING_USERNAME,
+      billingPassword: new Secret(v.BILLING_PASSWORD),
+      postingUsername: v.POSTING_USERNAME,
+      postingPassword: new Secret(v.POSTING_PASSWORD),
+      oauthClientId: v.OAUTH_CLIENT_ID,
+      oauthClientSecret: new Secret(v.OAUTH_CLIENT_SECRET),
+    },
+    timeoutMs: v.BANK_TIMEOUT_MS,
+    bankListTtlMs: v.BANK_LIST_TTL_S * 1000,
+    bankListStaleMs: v.BANK_LIST_STALE_S * 1000,
+    timezone: v.BANK_TIMEZONE,
   };
-  // Read where each belongs above; here, whether any that is given is a placeholder or too short.
-  checkSecrets(source);
-  if (source.problems.length > 0) throw new ConfigError(source.problems);
-  return config;
-}
-
-/**
- * `PUBLISH_ACCESS_DIRECTIVES`: a gateway that refuses `for: SECURITY` features (@apollo/gateway)
- * composes the SDL without them; read by `npm run schema:print` too.
- */
-export function readPublishAccessDirectives(source: Source): boolean {
-  return boolean(source, 'PUBLISH_ACCESS_DIRECTIVES', true);
-}
-
-/** `COLLECTION_CONFIRMATION` (`on` or `off`) and `CONFIRMATION_CONCURRENCY`. */
-export function readConfirmation(source: Source): ConfirmationConfig {
-  const given = (source.read('COLLECTION_CONFIRMATION') ?? 'on').toLowerCase();
-  if (given !== 'on' && given !== 'off') source.problems.push(`COLLECTION_CONFIRMATION must be "on" or "off", got "${given}"`);
-  return { enabled: given !== 'off', concurrency: integer(source, 'CONFIRMATION_CONCURRENCY', 4, 1, 256) };
-}
-
-/** Where to listen, and how to log. */
-function readServer(source: Source): Pick<Config, 'port' | 'host' | 'sandboxRules' | 'logLevel'> {
-  const logLevel = (source.read('LOG_LEVEL') ?? 'info').toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    source.problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  }
+  // Live mode requires every URL but the gateway's (the base by default) and the collection service's.
+  const base = v.BANK_BASE_URL!;
+  const urls = { base, gateway: v.BANK_GATEWAY_URL ?? base, billing: v.BANK_BILLING_URL!, posting: v.BANK_POSTING_URL!, wallet: v.BANK_WALLET_URL!, collection: v.BANK_COLLECTION_URL };
+  const anySource = v.WEBHOOK_ALLOWED_IPS === 'any';
   return {
-    port: integer(source, 'PORT', 4001, 0, 65_535),
-    // The sandbox rules open doors (no authentication, any CORS origin): by default only this machine reaches them.
-    host: source.read('HOST') ?? (sandboxRules(source) ? '127.0.0.1' : '0.0.0.0'),
-    sandboxRules: sandboxRules(source),
-    logLevel: logLevel as LogLevel,
+    port: v.PORT,
+    host: v.HOST,
+    sandboxRules,
+    logLevel: v.LOG_LEVEL,
+    upstream: v.UPSTREAM_MODE === 'live' ? { mode: 'live', urls, ...settings } : { mode: 'sandbox', ...settings },
+    webhook: { clientId: v.WEBHOOK_CLIENT_ID, clientSecret: new Secret(v.WEBHOOK_CLIENT_SECRET), previousSecret: secret(v.WEBHOOK_CLIENT_SECRET_PREVIOUS) },
+    storeUrl: new Secret(v.STORE_URL),
+    pubsubUrl: new Secret(v.PUBSUB_URL),
+    routerSecret: secret(v.ROUTER_SECRET),
+    maxOperationCost: v.MAX_OPERATION_COST,
+    publishAccessDirectives: v.PUBLISH_ACCESS_DIRECTIVES,
+    subscriptionKeepAliveMs: v.SUBSCRIPTION_KEEPALIVE_MS,
+    quarantineMaxRows: v.QUARANTINE_MAX_ROWS,
+    quarantineMaxBytes: v.QUARANTINE_MAX_BYTES,
+    confirmation: { enabled: v.COLLECTION_CONFIRMATION === 'on', concurrency: v.CONFIRMATION_CONCURRENCY },
+    // `any` is accepted on purpose, and said out loud at start wherever it is written.
+    warnings: anySource ? [ANY_SOURCE_WARNING] : [],
+    webhookAllowedSources: v.WEBHOOK_ALLOWED_IPS === 'any' ? undefined : v.WEBHOOK_ALLOWED_IPS,
+    trustProxy: v.TRUST_PROXY,
+    corsOrigins: v.CORS_ORIGINS,
+    auth:
+      v.AUTH_JWKS_URL === undefined
+        ? undefined
+        : { jwksUrl: v.AUTH_JWKS_URL, issuer: v.AUTH_ISSUER ?? '', audience: v.AUTH_AUDIENCE, accountsClaim: v.AUTH_ACCOUNTS_CLAIM, keysMaxAgeMs: v.AUTH_JWKS_MAX_AGE_S * 1000, refuseDevelopmentKey: !sandboxRules },
+    callbackUrls: v.SUBSCRIPTION_CALLBACK_URLS,
+    webhookPort: v.WEBHOOK_PORT,
   };
-}
-
-/** Where notifications are kept and how they fan out. */
-function readStores(source: Source): Pick<Config, 'storeUrl' | 'pubsubUrl'> {
-  const storeUrl = source.read('STORE_URL') ?? 'sqlite:./data/collections.db';
-  if (!/^sqlite:.+/.test(storeUrl) && !/^postgres(ql)?:\/\/.+/.test(storeUrl)) {
-    source.problems.push('STORE_URL must be sqlite:<path>, sqlite::memory: or postgres://…');
-  } else if (storeUrl === 'sqlite::memory:' && source.closedBy !== undefined) {
-    // A `00` tells the bank we own the transfer: a store that forgets on restart would lose it.
-    source.problems.push(`STORE_URL=sqlite::memory: is refused when ${source.closedBy}: every stored notification would be lost on a restart; use sqlite:<path> on a volume or postgres://…`);
-  }
-  const pubsubUrl = source.read('PUBSUB_URL') ?? 'memory:';
-  if (pubsubUrl !== 'memory:' && !/^rediss?:\/\/.+/.test(pubsubUrl)) {
-    source.problems.push('PUBSUB_URL must be memory: or redis://…');
-  }
-  return { storeUrl: new Secret(storeUrl), pubsubUrl: new Secret(pubsubUrl) };
 }
 
 /** A URL with any password replaced, for log lines such as "store: postgres://app@db:5432/bank". */

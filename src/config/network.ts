@@ -1,7 +1,8 @@
 // Where webhook deliveries may come from, which proxies tell us the client's address, and CORS.
 import proxyAddr from '@fastify/proxy-addr';
-import { coversEveryAddress, parseIpRange, parseIpRanges, type IpRange } from '../ip-ranges.ts';
-import { sandboxRules, type Source } from './source.ts';
+import type { z } from 'zod';
+import { coversEveryAddress, parseIpRange, type IpRange } from '../ip-ranges.ts';
+import { entries, text } from './fields.ts';
 
 /** Browser origins allowed to call `/graphql` cross-origin: every one, or exactly these (none when empty). */
 export type CorsOrigins = 'any' | readonly string[];
@@ -13,83 +14,24 @@ export type CorsOrigins = 'any' | readonly string[];
  */
 export type TrustProxy = boolean | number | readonly string[];
 
-/** What the network settings come to. */
-export interface NetworkConfig {
-  /**
-   * `WEBHOOK_ALLOWED_IPS`: where collection notifications may come from; `undefined` is anywhere
-   * (unset under the sandbox rules, or `any` given on purpose).
-   */
-  webhookAllowedSources: readonly IpRange[] | undefined;
-  /** `TRUST_PROXY`: whose `X-Forwarded-For` gives the client address (Fastify's `trustProxy`). */
-  trustProxy: TrustProxy;
-  /** `CORS_ORIGINS`: the origins `/graphql` answers cross-origin; `'any'` under the sandbox rules when unset. */
-  corsOrigins: CorsOrigins;
-}
+/** Logged at start beside `WEBHOOK_ALLOWED_IPS=any`, which is accepted on purpose. */
+export const ANY_SOURCE_WARNING =
+  "WEBHOOK_ALLOWED_IPS=any: the collection webhook accepts deliveries from every address. The bank signs every delivery with the same signature, so anyone who has seen one can sign a forged transfer and be answered 00: set the bank's addresses instead";
 
-/** Where webhook deliveries may come from, which proxies tell us the client's address, and CORS. */
-export function readNetwork(source: Source): NetworkConfig {
-  const webhookAllowedSources = readWebhookAllowedSources(source);
-  const trustProxy = readTrustProxy(source.read('TRUST_PROXY'), source);
-  // Trusting every hop lets the sender write the address that is seen: the left-most
-  // X-Forwarded-For entry is the client's own claim. An allow-list, or production, needs the proxies named.
-  const why = webhookAllowedSources !== undefined ? 'with WEBHOOK_ALLOWED_IPS' : source.closedBy === undefined ? undefined : `when ${source.closedBy}`;
-  if (why !== undefined && trustsEveryHop(trustProxy)) {
-    source.problems.push(
-      `TRUST_PROXY=${source.read('TRUST_PROXY')} trusts every hop, refused ${why}: every sender could pick its own address. Give the number of proxies in front (TRUST_PROXY=1) or their addresses (TRUST_PROXY=10.0.0.0/8)`,
-    );
-  }
-  return { webhookAllowedSources, trustProxy, corsOrigins: readCorsOrigins(source) };
-}
+/** `WEBHOOK_ALLOWED_IPS`: `any` (every source, on purpose, whatever the case), or addresses and CIDR ranges. */
+export const allowedSources = text.transform((value, ctx): 'any' | IpRange[] => {
+  if (value.toLowerCase() === 'any') return 'any';
+  const refused = (entry: string) =>
+    entry.toLowerCase() === 'any' ? ': "any" accepts every source and stands alone, not beside addresses' : `: "${entry}" is not an IP address or CIDR range`;
+  return entries(value, ctx, parseIpRange, refused, 'lists no address');
+});
 
-/**
- * `WEBHOOK_ALLOWED_IPS`: addresses and ranges. The bank's signature is the same on every delivery,
- * so whoever has seen one can sign their own: outside the sandbox rules the source must be named, or
- * every source accepted on purpose with `any` (warned of at start).
- */
-function readWebhookAllowedSources(source: Source): IpRange[] | undefined {
-  const value = source.read('WEBHOOK_ALLOWED_IPS');
-  if (value === undefined) {
-    if (source.closedBy !== undefined) {
-      source.problems.push(
-        `WEBHOOK_ALLOWED_IPS is required when ${source.closedBy}: the bank's addresses or ranges (its signature is the same on every delivery, so whoever has seen one could sign their own), or "any" to accept every source on purpose`,
-      );
-    }
-    return undefined;
-  }
-  if (value.toLowerCase() === 'any') {
-    source.warnings.push(
-      "WEBHOOK_ALLOWED_IPS=any: the collection webhook accepts deliveries from every address. The bank signs every delivery with the same signature, so anyone who has seen one can sign a forged transfer and be answered 00: set the bank's addresses instead",
-    );
-    return undefined;
-  }
-  const { ranges, invalid } = parseIpRanges(value);
-  for (const entry of invalid) {
-    source.problems.push(
-      entry.toLowerCase() === 'any'
-        ? 'WEBHOOK_ALLOWED_IPS: "any" accepts every source and stands alone, not beside addresses'
-        : `WEBHOOK_ALLOWED_IPS: "${entry}" is not an IP address or CIDR range`,
-    );
-  }
-  if (ranges.length === 0 && invalid.length === 0) source.problems.push('WEBHOOK_ALLOWED_IPS lists no address');
-  return ranges;
-}
-
-/**
- * `CORS_ORIGINS`: `*` or comma-separated origins. Unset, any origin under the sandbox rules (Apollo
- * Sandbox and local apps), none elsewhere: behind the router, a page an employee opens must not
- * read name enquiries through their browser.
- */
-function readCorsOrigins(source: Source): CorsOrigins {
-  const value = source.read('CORS_ORIGINS');
-  if (value === undefined) return sandboxRules(source) ? 'any' : [];
+/** `CORS_ORIGINS`: `*` (any origin) or comma-separated origins. */
+export const corsOrigins = text.transform((value, ctx): CorsOrigins => {
   if (value === '*') return 'any';
-  const origins = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-  for (const origin of origins) {
-    if (!isOrigin(origin)) source.problems.push(`CORS_ORIGINS: "${origin}" is not an origin such as https://app.example.com (scheme, host and port only)`);
-  }
-  if (origins.length === 0) source.problems.push('CORS_ORIGINS lists no origin');
-  return origins;
-}
+  const refused = (entry: string) => `: "${entry}" is not an origin such as https://app.example.com (scheme, host and port only)`;
+  return entries(value, ctx, (entry) => (isOrigin(entry) ? entry : undefined), refused, 'lists no origin');
+});
 
 function isOrigin(value: string): boolean {
   try {
@@ -102,31 +44,44 @@ function isOrigin(value: string): boolean {
 
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
-function readTrustProxy(value: string | undefined, source: Source): TrustProxy {
-  if (value === undefined || value === 'false') return false;
+/**
+ * `TRUST_PROXY` as Fastify reads it. Trusting every hop lets the sender write the address that is
+ * seen (the left-most X-Forwarded-For entry is its own claim): refused when `refusedWhy` says why.
+ */
+export function trustProxy(refusedWhy: string | undefined) {
+  return text.transform((value, ctx): TrustProxy => {
+    const trust = readTrustProxy(value, ctx);
+    if (refusedWhy !== undefined && trustsEveryHop(trust)) {
+      ctx.addIssue(
+        `=${value} trusts every hop, refused ${refusedWhy}: every sender could pick its own address. Give the number of proxies in front (TRUST_PROXY=1) or their addresses (TRUST_PROXY=10.0.0.0/8)`,
+      );
+    }
+    return trust;
+  });
+}
+
+function readTrustProxy(value: string, ctx: z.RefinementCtx): TrustProxy {
+  if (value === 'false') return false;
   if (value === 'true') return true;
   if (/^\d+$/.test(value)) return Number(value);
-  const entries = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
-  const invalid = entries.filter((entry) => !PROXY_NAMES.has(entry) && parseIpRange(entry) === undefined);
-  for (const entry of invalid) {
-    source.problems.push(`TRUST_PROXY: "${entry}" is not true, a hop count, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
-  }
-  if (invalid.length > 0) return entries;
+  const list = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const invalid = list.filter((entry) => !PROXY_NAMES.has(entry) && parseIpRange(entry) === undefined);
+  for (const entry of invalid) ctx.addIssue(`: "${entry}" is not true, a hop count, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
+  if (invalid.length > 0) return list;
   // Ranges that hold every address trust every hop, which proxy-addr would refuse to compile (`/0`).
-  if (trustsEveryHop(entries)) return true;
+  if (trustsEveryHop(list)) return true;
   try {
     // What Fastify will compile at start: anything it refuses is reported here, by name, not as a crash.
-    proxyAddr.compile(entries);
+    proxyAddr.compile(list);
   } catch (error) {
-    source.problems.push(`TRUST_PROXY: ${(error as Error).message}`);
+    ctx.addIssue(`: ${(error as Error).message}`);
   }
-  return entries;
+  return list;
 }
 
 /** Whether `trust` lets any hop vouch for the client's address. */
 function trustsEveryHop(trust: TrustProxy): boolean {
   if (typeof trust === 'boolean') return trust;
   if (typeof trust === 'number') return false;
-  const ranges = trust.map((entry) => parseIpRange(entry)).filter((range) => range !== undefined);
-  return coversEveryAddress(ranges);
+  return coversEveryAddress(trust.map((entry) => parseIpRange(entry)).filter((range) => range !== undefined));
 }

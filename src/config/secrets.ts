@@ -1,6 +1,6 @@
 // Secrets as the production rules read them: a value left over from a template, or a webhook secret
 // short enough to guess, is refused like a missing one, by name and never by value.
-import type { Source } from './source.ts';
+import type { Env } from './fields.ts';
 
 /**
  * Every variable holding something that lets its holder act as us or as the bank: the webhook's
@@ -53,19 +53,20 @@ export function readsAsPlaceholder(value: string): boolean {
 }
 
 /**
- * Where the production rules apply, refuses each secret that reads as a placeholder, and a webhook
- * secret shorter than WEBHOOK_SECRET_MIN_LENGTH, naming the variable (never its value).
+ * Where the production rules apply (`closedBy` says why), the problem of each secret that reads as a
+ * placeholder, and of a webhook secret shorter than WEBHOOK_SECRET_MIN_LENGTH: by name, never by value.
  */
-export function checkSecrets(source: Source): void {
-  const { closedBy } = source;
-  if (closedBy === undefined) return;
-  for (const name of SECRET_VARIABLES) {
-    const value = source.read(name);
-    if (value === undefined) continue;
+export function weakSecrets(env: Env, closedBy: string | undefined): { name: string; problem: string }[] {
+  if (closedBy === undefined) return [];
+  return SECRET_VARIABLES.flatMap((name) => {
+    const value = env[name];
+    if (value === undefined) return [];
     if (readsAsPlaceholder(value)) {
-      source.problems.push(`${name} reads as a placeholder (REPLACE-ME…, changeme, example, xxx…, <…>), refused when ${closedBy}: anyone who reads the template has it; set the real value`);
-    } else if (WEBHOOK_SECRETS.has(name) && [...value].length < WEBHOOK_SECRET_MIN_LENGTH) {
-      source.problems.push(`${name} is shorter than ${WEBHOOK_SECRET_MIN_LENGTH} characters, refused when ${closedBy}: whoever guesses it can sign a delivery; agree a longer one with the bank`);
+      return [{ name, problem: `reads as a placeholder (REPLACE-ME…, changeme, example, xxx…, <…>), refused when ${closedBy}: anyone who reads the template has it; set the real value` }];
     }
-  }
+    if (WEBHOOK_SECRETS.has(name) && [...value].length < WEBHOOK_SECRET_MIN_LENGTH) {
+      return [{ name, problem: `is shorter than ${WEBHOOK_SECRET_MIN_LENGTH} characters, refused when ${closedBy}: whoever guesses it can sign a delivery; agree a longer one with the bank` }];
+    }
+    return [];
+  });
 }
