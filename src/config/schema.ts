@@ -15,7 +15,7 @@ import { allowedSources, corsOrigins, trustProxy } from './network.ts';
 /**
  * Room for the README's first screen (a name enquiry, the bill categories and their bills) and a
  * dozen more name enquiries, while one aliased document that would fan out into hundreds of bank
- * calls is refused; docs/benchmarks.md prices the screens it was chosen against.
+ * calls is refused; docs/schema.md prices the fields.
  */
 export const DEFAULT_MAX_OPERATION_COST = 25;
 
