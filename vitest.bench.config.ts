@@ -5,5 +5,10 @@ import suite, { BENCH_RUNS } from './vitest.config.ts';
 // each measures under load and a second run beside it would only slow both.
 export default defineConfig({
   ...suite,
-  test: { ...suite.test, include: BENCH_RUNS, exclude: [...(suite.test?.exclude ?? [])].filter((glob) => !BENCH_RUNS.includes(glob)), maxWorkers: 1 },
+  test: {
+    ...suite.test,
+    include: BENCH_RUNS,
+    exclude: [...(suite.test?.exclude ?? [])].filter((glob) => !BENCH_RUNS.includes(glob)),
+    maxWorkers: 1,
+  },
 });

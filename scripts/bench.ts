@@ -35,7 +35,13 @@ function disk(parentDir: string): string {
   const type = statfsSync(dir).type;
   closeSync(fd);
   rmSync(dir, { recursive: true, force: true });
-  const kinds: Record<number, string> = { 0x01021994: 'tmpfs (fsync is free there)', 0xef53: 'ext4', 0x58465342: 'xfs', 0x9123683e: 'btrfs', 0x794c7630: 'overlayfs' };
+  const kinds: Record<number, string> = {
+    0x01021994: 'tmpfs (fsync is free there)',
+    0xef53: 'ext4',
+    0x58465342: 'xfs',
+    0x9123683e: 'btrfs',
+    0x794c7630: 'overlayfs',
+  };
   return `${kinds[type] ?? `file system 0x${type.toString(16)}`}, one fsync of 4 KiB p50 ${ms(latency.summary().p50)} ms, p99 ${ms(latency.summary().p99)} ms`;
 }
 
@@ -52,7 +58,8 @@ async function main(options: BenchOptions): Promise<number> {
   const started = performance.now();
   const parentDir = options.dir ?? tmpdir();
   const pg = services(options);
-  const mode = process.env.NODE_ENV === 'production' ? 'NODE_ENV=production' : 'NODE_ENV unset (graphql-js and Apollo add their development checks)';
+  const mode =
+    process.env.NODE_ENV === 'production' ? 'NODE_ENV=production' : 'NODE_ENV unset (graphql-js and Apollo add their development checks)';
   console.log(`machine: ${machine()}; ${mode}`);
   console.log(`SQLite files on ${disk(parentDir)}; load average before: ${loadavg()[0]!.toFixed(2)}`);
   if (options.quick) console.log('--quick: a check that every scenario runs; its figures mean nothing.');
@@ -76,9 +83,15 @@ async function main(options: BenchOptions): Promise<number> {
       print(runs.at(-1)!);
     }
   }
-  const failed = [...new Set(runs.flatMap((run) => run.reports.filter((r) => r.errors > 0 || r.failure).map((r) => `${r.scenario} on ${r.target} (${run.name})`)))];
+  const failed = [
+    ...new Set(
+      runs.flatMap((run) => run.reports.filter((r) => r.errors > 0 || r.failure).map((r) => `${r.scenario} on ${r.target} (${run.name})`)),
+    ),
+  ];
   const seconds = (performance.now() - started) / 1000;
-  console.log(`\nload average after: ${loadavg()[0]!.toFixed(2)}; ${seconds.toFixed(0)} s in all. How to read the tables: docs/benchmarks.md`);
+  console.log(
+    `\nload average after: ${loadavg()[0]!.toFixed(2)}; ${seconds.toFixed(0)} s in all. How to read the tables: docs/benchmarks.md`,
+  );
   console.log(failed.length > 0 ? `ERRORS in ${failed.join(', ')}` : 'no errors');
   if (options.json) console.log(JSON.stringify({ machine: machine(), options, runs, seconds }));
   return failed.length > 0 ? 1 : 0;

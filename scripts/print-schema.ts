@@ -9,7 +9,10 @@ import { exitOnConfigError } from '../src/lifecycle.ts';
 import { createSubgraphSchema } from '../src/schema.ts';
 
 const { catalogueMaxAgeS, publishAccessDirectives } = exitOnConfigError(() => loadSchemaSettings(process.env));
-const result = await graphql({ schema: createSubgraphSchema({ catalogueMaxAgeS, publishAccessDirectives }), source: '{ _service { sdl } }' });
+const result = await graphql({
+  schema: createSubgraphSchema({ catalogueMaxAgeS, publishAccessDirectives }),
+  source: '{ _service { sdl } }',
+});
 if (result.errors?.length) {
   console.error(result.errors.map((error) => error.message).join('\n'));
   process.exit(1);

@@ -47,7 +47,8 @@ if (values.help) {
 }
 if (values.file === undefined) fail(`--file is required\n${USAGE}`);
 const recover = values.recover.toUpperCase();
-if (recover !== 'NONE' && recover !== 'REPUSH' && recover !== 'IMPORT') fail(`--recover must be none, repush or import, got "${values.recover}"`);
+if (recover !== 'NONE' && recover !== 'REPUSH' && recover !== 'IMPORT')
+  fail(`--recover must be none, repush or import, got "${values.recover}"`);
 let url: URL;
 try {
   url = new URL(values.url);
@@ -72,7 +73,9 @@ try {
 
 const { ids, kind, column } = exported;
 const terminal = process.stderr.isTTY === true;
-console.error(`Reconciling ${ids.length} ${kind === 'sessionIds' ? 'session' : 'settlement'} id(s)${column ? ` from column ${column}` : ''} of ${values.file} with ${url.href} (recover: ${recover.toLowerCase()})`);
+console.error(
+  `Reconciling ${ids.length} ${kind === 'sessionIds' ? 'session' : 'settlement'} id(s)${column ? ` from column ${column}` : ''} of ${values.file} with ${url.href} (recover: ${recover.toLowerCase()})`,
+);
 let result;
 try {
   result = await reconcileIds(ids, {

@@ -36,7 +36,8 @@ if (existsSync('.env')) process.loadEnvFile('.env');
 const values = readArgs();
 const port = /^\d+$/.test(values.port) ? Number(values.port) : Number.NaN;
 if (!Number.isInteger(port) || port > 65_535) fail(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
-if (values.webhook !== undefined && !/^https?:\/\/[^/]/.test(values.webhook)) fail(`--webhook must be an http(s) URL, got "${values.webhook}"`);
+if (values.webhook !== undefined && !/^https?:\/\/[^/]/.test(values.webhook))
+  fail(`--webhook must be an http(s) URL, got "${values.webhook}"`);
 
 const sandbox = await startBankSandbox({
   host: values.host,
@@ -67,7 +68,7 @@ console.log(
     '# and the sandbox credentials from src/sandbox/credentials.ts (BANK_API_TOKEN, BANK_USERNAME, ...).',
     `# The bank's console makes transfers: POST ${sandbox.collection.consoleUrl}/transfers {"accountNumber":"0123456789","amount":"1500.00"}`,
     values.webhook === undefined
-      ? '# It delivers nowhere until started with --webhook <the subgraph\'s webhook URL>.'
+      ? "# It delivers nowhere until started with --webhook <the subgraph's webhook URL>."
       : `# It delivers them to ${values.webhook}.`,
     '# Ctrl-C stops the sandbox.',
   ].join('\n'),

@@ -76,9 +76,12 @@ if (target.pathname === '/' || target.pathname === '') target.pathname = '/webho
 function refuseCombinations(): void {
   const kinds = (['lost', 'forged', 'tampered', 'invalid'] as const).filter((flag) => values[flag]);
   if (kinds.length > 1) fail(`--${kinds[0]} and --${kinds[1]} do not go together: each says differently what becomes of a transfer`);
-  if (values.invalid && values.conflict) fail('--invalid and --conflict do not go together: an invalid notification is never stored, so nothing can conflict with it');
-  if (values.lost && values.duplicate) fail('--lost and --duplicate do not go together: a lost transfer is never delivered, so not twice either');
-  if (values.lost && values.conflict) fail('--lost and --conflict do not go together: a lost transfer is never delivered, so nothing can conflict with it');
+  if (values.invalid && values.conflict)
+    fail('--invalid and --conflict do not go together: an invalid notification is never stored, so nothing can conflict with it');
+  if (values.lost && values.duplicate)
+    fail('--lost and --duplicate do not go together: a lost transfer is never delivered, so not twice either');
+  if (values.lost && values.conflict)
+    fail('--lost and --conflict do not go together: a lost transfer is never delivered, so nothing can conflict with it');
   if (values.tampered && values.conflict) fail('--tampered and --conflict do not go together: --tampered already sends another amount');
 }
 
@@ -146,7 +149,7 @@ async function sandboxConsole(): Promise<string | undefined> {
   const found = await exchange(new URL('/sandbox/bank', target), 'GET');
   if (found.status !== 200) return undefined;
   const consoleUrl = (found.reply as { collectionConsole?: unknown }).collectionConsole;
-  if (typeof consoleUrl !== 'string') throw new Error('/sandbox/bank did not name the sandbox bank\'s console');
+  if (typeof consoleUrl !== 'string') throw new Error("/sandbox/bank did not name the sandbox bank's console");
   return consoleUrl;
 }
 
@@ -171,7 +174,10 @@ async function bankTransfer(consoleUrl: string, sequence: number, lost: boolean)
   const label = `#${sequence} ${transfer.settlementId} ${values.account} NGN ${values.amount}`;
   if (lost) {
     // A transfer to tamper with is held back too: its one line is the tampered delivery's.
-    if (values.lost) console.log(`${label} → lost: the bank holds it and never delivered it (settlementId ${transfer.settlementId}, sessionId ${transfer.sessionId})`);
+    if (values.lost)
+      console.log(
+        `${label} → lost: the bank holds it and never delivered it (settlementId ${transfer.settlementId}, sessionId ${transfer.sessionId})`,
+      );
     return { ok: true, transfer };
   }
   return { ok: report(label, started, transfer.webhook ?? { error: transfer.error ?? 'not delivered' }), transfer };
@@ -180,7 +186,9 @@ async function bankTransfer(consoleUrl: string, sequence: number, lost: boolean)
 /** Has the sandbox bank deliver a transfer it made once more, and prints the reply. */
 async function deliverAgain(consoleUrl: string, transfer: BankTransfer, label: string): Promise<boolean> {
   const started = performance.now();
-  const again = await exchange(`${consoleUrl}/transfers/${encodeURIComponent(transfer.settlementId)}/deliveries`, 'POST', '{}', { 'content-type': 'application/json' });
+  const again = await exchange(`${consoleUrl}/transfers/${encodeURIComponent(transfer.settlementId)}/deliveries`, 'POST', '{}', {
+    'content-type': 'application/json',
+  });
   const outcome = again.reply as BankTransfer;
   return report(label, started, outcome.webhook ?? { error: outcome.error ?? `HTTP ${again.status}` });
 }
@@ -234,7 +242,9 @@ try {
   process.exit(1);
 }
 if (bankConsole === undefined && (values.lost || values.tampered)) {
-  fail(`--${values.lost ? 'lost' : 'tampered'} needs the in-process sandbox bank (npm start with no UPSTREAM_MODE): only it can be made to record a transfer; ${target.origin} is not running on it`);
+  fail(
+    `--${values.lost ? 'lost' : 'tampered'} needs the in-process sandbox bank (npm start with no UPSTREAM_MODE): only it can be made to record a transfer; ${target.origin} is not running on it`,
+  );
 }
 
 const how = [
@@ -248,7 +258,11 @@ const how = [
   .join('');
 // A forged or invalid notification is one no bank sends: it is posted straight to the webhook.
 const route = bankConsole === undefined || values.forged || values.invalid ? '' : ' through the sandbox bank';
-console.log(values.lost ? `Making ${count} transfer(s) the sandbox bank never delivers` : `Sending ${count} notification(s)${how} to ${target.href}${route}`);
+console.log(
+  values.lost
+    ? `Making ${count} transfer(s) the sandbox bank never delivers`
+    : `Sending ${count} notification(s)${how} to ${target.href}${route}`,
+);
 let ok = true;
 for (let i = 1; i <= count; i += 1) {
   try {

@@ -57,7 +57,11 @@ async function main(cleanup: Cleanup): Promise<void> {
   );
   progress('all three ready');
   const balancer = await startBalancer(REPOSITORY, deployment, await balancerPorts(), cleanup);
-  progress(balancer ? 'the compose balancer (Caddy, deploy/compose/Caddyfile) in front of both PostgreSQL replicas' : 'no caddy on this machine: the compose balancer is not run');
+  progress(
+    balancer
+      ? 'the compose balancer (Caddy, deploy/compose/Caddyfile) in front of both PostgreSQL replicas'
+      : 'no caddy on this machine: the compose balancer is not run',
+  );
   await runChecks({ deployment, balancer, token: await tokens.sign('collections:read:all'), progress });
   progress('passed');
 }
@@ -100,7 +104,9 @@ let code = 0;
 try {
   await main((step) => undo.push(step));
 } catch (error) {
-  console.error(`test:image: FAILED after ${((performance.now() - started) / 1000).toFixed(1)} s: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    `test:image: FAILED after ${((performance.now() - started) / 1000).toFixed(1)} s: ${error instanceof Error ? error.message : String(error)}`,
+  );
   code = 1;
 } finally {
   await cleanUp();

@@ -47,9 +47,19 @@ const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 const expires = /^(\d+)([smhd]?)$/.exec(values.expires);
 if (!expires) fail(`--expires must be seconds or a number with s, m, h or d, got "${values.expires}"`);
 const lifetimeS = Number(expires[1]) * UNITS[(expires[2] || 's') as keyof typeof UNITS];
-const accounts = values.accounts.split(',').map((account) => account.trim()).filter((account) => account !== '');
+const accounts = values.accounts
+  .split(',')
+  .map((account) => account.trim())
+  .filter((account) => account !== '');
 for (const account of accounts) if (!/^\d{10}$/.test(account)) fail(`--accounts: "${account}" is not a 10-digit account number`);
 
 console.log(
-  await signDevelopmentToken({ scope: values.scope, accounts, lifetimeS, issuer: values.issuer, audience: values.audience, subject: values.subject }),
+  await signDevelopmentToken({
+    scope: values.scope,
+    accounts,
+    lifetimeS,
+    issuer: values.issuer,
+    audience: values.audience,
+    subject: values.subject,
+  }),
 );

@@ -71,7 +71,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     for (const warning of config.warnings) logger.warn(warning);
     const authenticator = await createAuthenticator(config.auth);
 
-    const store = overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, batchSizes: metrics.storeBatchSize }));
+    const store =
+      overrides.store ?? (await createNotificationStore(config.storeUrl.reveal(), { logger, batchSizes: metrics.storeBatchSize }));
     if (!overrides.store) started.push(() => store.close());
     exportStoreSize(metrics.registry, store);
     exportQuarantineUnreviewed(metrics.registry, store.quarantine);
@@ -92,8 +93,14 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     started.push(() => quarantineKeeper.drain());
     // Closed after the server (its webhook writes done, its confirmed subscribers ended) and before
     // the store and pub/sub: the confirmer first, so its last answers are still announced.
-    const confirmation = config.confirmation.enabled ? await startConfirmation(config, { store, pubsub, notificationFeed, bank, metrics, logger }) : undefined;
-    if (confirmation) started.push(() => confirmation.confirmedFeed.close(), () => confirmation.confirmer.close());
+    const confirmation = config.confirmation.enabled
+      ? await startConfirmation(config, { store, pubsub, notificationFeed, bank, metrics, logger })
+      : undefined;
+    if (confirmation)
+      started.push(
+        () => confirmation.confirmedFeed.close(),
+        () => confirmation.confirmer.close(),
+      );
     const services: Services = {
       maxOperationCost: config.maxOperationCost,
       bankTimezone: config.upstream.timezone,
@@ -137,7 +144,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         const { graphqlUrl: url, webhookUrl } = await server.listen(config.port, config.host);
         // The sandbox bank started before there was a webhook to deliver to.
         sandbox?.collection.deliverTo(localWebhookUrl(webhookUrl ?? url));
-        if (webhookUrl !== undefined) logger.info({ webhookUrl }, `collection webhook and health listening at ${webhookUrl} (WEBHOOK_PORT)`);
+        if (webhookUrl !== undefined)
+          logger.info({ webhookUrl }, `collection webhook and health listening at ${webhookUrl} (WEBHOOK_PORT)`);
         logger.info({ url }, `bank subgraph listening at ${url}`);
         return url;
       },

@@ -115,7 +115,10 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
     incomingTransfers({ accountNumber, after, confirmed = false }) {
       // Refused before anything starts: with nothing ever confirmed, nothing would arrive on it.
       if (confirmed && services.confirmedFeed === undefined) {
-        throw badUserInput('confirmed', 'confirmation with the bank is off here (COLLECTION_CONFIRMATION=off), so no transfer would ever arrive on a confirmed stream.');
+        throw badUserInput(
+          'confirmed',
+          'confirmation with the bank is off here (COLLECTION_CONFIRMATION=off), so no transfer would ever arrive on a confirmed stream.',
+        );
       }
       return streamIncomingTransfers(services, { ...scope.filter(accountNumber), after, confirmed, connection: transport.connection });
     },

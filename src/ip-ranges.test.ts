@@ -54,13 +54,27 @@ describe('coversEveryAddress', () => {
   const covers = (text: string) => coversEveryAddress(parseIpRanges(text).ranges);
 
   it('holds for /0 of either family, parts that add up to it, and every IPv4-mapped address', () => {
-    for (const text of ['0.0.0.0/0', '::/0', '0.0.0.0/1, 128.0.0.0/1', '128.0.0.0/2, 0.0.0.0/1, 192.0.0.0/2', '::ffff:0:0/96', '::/64', '8000::/1, ::/1']) {
+    for (const text of [
+      '0.0.0.0/0',
+      '::/0',
+      '0.0.0.0/1, 128.0.0.0/1',
+      '128.0.0.0/2, 0.0.0.0/1, 192.0.0.0/2',
+      '::ffff:0:0/96',
+      '::/64',
+      '8000::/1, ::/1',
+    ]) {
       expect(covers(text), text).toBe(true);
     }
   });
 
   it('does not hold for proxies named by address or range, or a gap of one address', () => {
-    for (const text of ['10.0.0.0/8', '10.0.0.0/8, 2001:db8::/32', '0.0.0.0/1, 128.0.0.0/2', '0.0.0.0/1, 128.0.0.0/2, 192.0.0.0/3, 224.0.0.0/4, 240.0.0.0/5, 248.0.0.0/6, 252.0.0.0/7, 254.0.0.0/8, 255.0.0.0/9, 255.128.0.0/10', '::ffff:10.0.0.0/104']) {
+    for (const text of [
+      '10.0.0.0/8',
+      '10.0.0.0/8, 2001:db8::/32',
+      '0.0.0.0/1, 128.0.0.0/2',
+      '0.0.0.0/1, 128.0.0.0/2, 192.0.0.0/3, 224.0.0.0/4, 240.0.0.0/5, 248.0.0.0/6, 252.0.0.0/7, 254.0.0.0/8, 255.0.0.0/9, 255.128.0.0/10',
+      '::ffff:10.0.0.0/104',
+    ]) {
       expect(covers(text), text).toBe(false);
     }
   });

@@ -16,7 +16,10 @@ export interface IpRange {
 export function parseIpRanges(text: string): { ranges: IpRange[]; invalid: string[] } {
   const ranges: IpRange[] = [];
   const invalid: string[] = [];
-  for (const entry of text.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
+  for (const entry of text
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '')) {
     const range = parseIpRange(entry);
     if (range === undefined) invalid.push(entry);
     else ranges.push(range);
@@ -67,7 +70,7 @@ export function coversEveryAddress(ranges: readonly IpRange[]): boolean {
     if (range.family === 'ipv4') continue;
     // proxy-addr matches an IPv4 client against an IPv6 range as its IPv4-mapped address.
     if (range.prefix >= 96 && start >> 32n === 0xffffn) add('ipv4', start & 0xffffffffn, range.prefix - 96);
-    else if (range.prefix < 96 && (MAPPED_IPV4 >> BigInt(128 - range.prefix)) === start >> BigInt(128 - range.prefix)) add('ipv4', 0n, 0);
+    else if (range.prefix < 96 && MAPPED_IPV4 >> BigInt(128 - range.prefix) === start >> BigInt(128 - range.prefix)) add('ipv4', 0n, 0);
   }
   return covers(spans.ipv4, 1n << 32n) || covers(spans.ipv6, 1n << 128n);
 }
@@ -89,7 +92,8 @@ function addressValue(address: string, family: IpRange['family']): bigint {
   if (family === 'ipv4') return address.split('.').reduce((value, part) => (value << 8n) + BigInt(part), 0n);
   // Expand `::` and any dotted IPv4 tail into eight groups of 16 bits.
   const [head = '', tail] = address.split('::');
-  const groups = (text: string) => (text === '' ? [] : text.split(':').flatMap((group) => (group.includes('.') ? dottedGroups(group) : [group])));
+  const groups = (text: string) =>
+    text === '' ? [] : text.split(':').flatMap((group) => (group.includes('.') ? dottedGroups(group) : [group]));
   const left = groups(head);
   const right = tail === undefined ? [] : groups(tail);
   const all = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];

@@ -22,7 +22,11 @@ function runWithLogger(body: string) {
   });
   return {
     child,
-    lines: () => stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string }),
+    lines: () =>
+      stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { msg: string }),
     /** Resolves once `text` has been written to stdout. */
     wrote(text: string): Promise<void> {
       const arrived = Promise.withResolvers<void>();
@@ -45,7 +49,9 @@ describe('the process logger', () => {
   });
 
   it('loses no line when the process dies of an uncaught error right after logging', async () => {
-    const run = runWithLogger(`for (let i = 0; i < 3; i += 1) logger.info('line ' + i);\nlogger.error('last words');\nthrow new Error('crash');`);
+    const run = runWithLogger(
+      `for (let i = 0; i < 3; i += 1) logger.info('line ' + i);\nlogger.error('last words');\nthrow new Error('crash');`,
+    );
     const [code] = await once(run.child, 'exit');
     expect(code).not.toBe(0);
     expect(run.lines().map((line) => line.msg)).toEqual(['line 0', 'line 1', 'line 2', 'last words']);
@@ -58,7 +64,7 @@ describe('the process logger', () => {
     expect(run.lines().map((line) => line.msg)).toEqual(['before exit']);
   });
 
-  it('never writes a caller\'s token, whichever field carries it', async () => {
+  it("never writes a caller's token, whichever field carries it", async () => {
     const token = 'eyJhbGciOiJFUzI1NiJ9.eyJzY29wZSI6ImNvbGxlY3Rpb25zOnJlYWQifQ.c2lnbmF0dXJl';
     const run = runWithLogger(
       `logger.info({ headers: { authorization: 'Bearer ${token}' }, connectionParams: { Authorization: 'Bearer ${token}' }, ` +
@@ -85,7 +91,10 @@ describe('the logger format', () => {
 
   it('writes a readable line, not JSON, when pretty: level, message and fields, secrets still censored', () => {
     const { logger, lines } = capture(true);
-    logger.info({ url: 'http://localhost:4001/graphql', req: { headers: { authorization: 'Bearer s3cret-t0ken' } } }, 'bank subgraph listening');
+    logger.info(
+      { url: 'http://localhost:4001/graphql', req: { headers: { authorization: 'Bearer s3cret-t0ken' } } },
+      'bank subgraph listening',
+    );
     expect(lines).toHaveLength(1);
     expect(() => JSON.parse(lines[0]!)).toThrow(SyntaxError);
     expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: bank subgraph listening /);
@@ -99,6 +108,11 @@ describe('the logger format', () => {
     const { logger, lines } = capture(false);
     logger.warn({ req: { headers: { authorization: 'Bearer s3cret-t0ken' } } }, 'a warning');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 40, service: 'bank-subgraph', msg: 'a warning', req: { headers: { authorization: '[redacted]' } } });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 40,
+      service: 'bank-subgraph',
+      msg: 'a warning',
+      req: { headers: { authorization: '[redacted]' } },
+    });
   });
 });

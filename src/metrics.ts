@@ -228,4 +228,3 @@ function counterFromZero<L extends string>(counter: Counter<L>, values: Record<L
   for (const labels of combinations) counter.inc(labels, 0);
   return counter;
 }
-

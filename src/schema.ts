@@ -54,7 +54,9 @@ function failReferencesOneByOne(schema: GraphQLSchema): void {
     args.representations.map((representation, index) => {
       const typename = (representation as { __typename?: unknown } | null)?.__typename;
       if (typeof typename !== 'string' || !isObjectType(schema.getType(typename))) {
-        return Promise.reject(badUserInput(`representations[${index}]`, 'must be an object with the __typename of an entity of this subgraph.'));
+        return Promise.reject(
+          badUserInput(`representations[${index}]`, 'must be an object with the __typename of an entity of this subgraph.'),
+        );
       }
       try {
         return (resolve(source, { representations: [representation] }, context, info) as unknown[])[0];
@@ -81,12 +83,17 @@ function withCatalogueMaxAge(typeDefs: DocumentNode, maxAgeS: number | undefined
   if (maxAgeS === undefined) return typeDefs;
   const isPublicWithoutMaxAge = (directive: ConstDirectiveNode) =>
     directive.name.value === 'cacheControl' &&
-    directive.arguments?.some((arg) => arg.name.value === 'scope' && arg.value.kind === Kind.ENUM && arg.value.value === 'PUBLIC') === true &&
+    directive.arguments?.some((arg) => arg.name.value === 'scope' && arg.value.kind === Kind.ENUM && arg.value.value === 'PUBLIC') ===
+      true &&
     !directive.arguments.some((arg) => arg.name.value === 'maxAge');
   return visit(typeDefs, {
     Directive(directive) {
       if (!isPublicWithoutMaxAge(directive as ConstDirectiveNode)) return undefined;
-      const maxAge = { kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'maxAge' }, value: { kind: Kind.INT, value: String(maxAgeS) } } as const;
+      const maxAge = {
+        kind: Kind.ARGUMENT,
+        name: { kind: Kind.NAME, value: 'maxAge' },
+        value: { kind: Kind.INT, value: String(maxAgeS) },
+      } as const;
       return { ...directive, arguments: [...(directive.arguments ?? []), maxAge] };
     },
   });
@@ -97,15 +104,22 @@ function withoutAccessDirectives(typeDefs: DocumentNode): DocumentNode {
   return visit(typeDefs, {
     Directive: (directive) => (ACCESS_DIRECTIVES.has(directive.name.value) ? null : undefined),
     ListValue(list, _key, parent) {
-      const isImport = (parent as { kind?: string; name?: { value: string } } | undefined)?.kind === Kind.ARGUMENT && (parent as { name: { value: string } }).name.value === 'import';
+      const isImport =
+        (parent as { kind?: string; name?: { value: string } } | undefined)?.kind === Kind.ARGUMENT &&
+        (parent as { name: { value: string } }).name.value === 'import';
       if (!isImport) return undefined;
-      return { ...list, values: list.values.filter((value) => !(value.kind === Kind.STRING && ACCESS_DIRECTIVES.has(value.value.replace(/^@/, '')))) };
+      return {
+        ...list,
+        values: list.values.filter((value) => !(value.kind === Kind.STRING && ACCESS_DIRECTIVES.has(value.value.replace(/^@/, '')))),
+      };
     },
   });
 }
 
 /** Makes `_service.sdl` answer `typeDefs` as @apollo/subgraph prints them, in place of the full SDL. */
 function publishSdl(schema: GraphQLSchema, typeDefs: DocumentNode): void {
-  const printed = buildSubgraphSchema(typeDefs).getQueryType()!.getFields()._service!.resolve!({}, {}, undefined, undefined as never) as { sdl: string };
+  const printed = buildSubgraphSchema(typeDefs).getQueryType()!.getFields()._service!.resolve!({}, {}, undefined, undefined as never) as {
+    sdl: string;
+  };
   schema.getQueryType()!.getFields()._service!.resolve = () => printed;
 }

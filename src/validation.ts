@@ -22,7 +22,8 @@ export function bankCode(value: unknown, name = 'bankCode'): string {
 
 /** A settlementId as the webhook stores them: a string of at most 64 characters, not empty. */
 export function settlementId(value: unknown, name = 'settlementId'): string {
-  if (typeof value !== 'string' || value === '' || value.length > 64) throw badUserInput(name, 'must be a settlementId: a string of 1 to 64 characters.');
+  if (typeof value !== 'string' || value === '' || value.length > 64)
+    throw badUserInput(name, 'must be a settlementId: a string of 1 to 64 characters.');
   return value;
 }
 
@@ -116,7 +117,8 @@ export function pageRange(from: string | null | undefined, to: string | null | u
 /** Either end of [from, to) may be open; with both, `to` after `from`. No length bound: what it reads is a page. */
 export function openRange(from: string | null | undefined, to: string | null | undefined): { from?: Date; to?: Date } {
   const range = { ...(from == null ? {} : { from: instant(from, 'from') }), ...(to == null ? {} : { to: instant(to, 'to') }) };
-  if (range.from !== undefined && range.to !== undefined && range.to <= range.from) throw badUserInput('to', 'must be after `from`: the range is [from, to).');
+  if (range.from !== undefined && range.to !== undefined && range.to <= range.from)
+    throw badUserInput('to', 'must be after `from`: the range is [from, to).');
   return range;
 }
 
@@ -148,19 +150,24 @@ function transferIdText(value: string, name: string): string {
 /** Exactly one of a transfer's two ids: `bankTransaction`'s arguments. */
 export function transferId(args: { sessionId?: string | null | undefined; settlementId?: string | null | undefined }): TransferId {
   const { sessionId, settlementId } = args;
-  if (sessionId != null && settlementId != null) throw badUserInput('sessionId', 'and settlementId were both given: ask about a transfer by one of the two.');
+  if (sessionId != null && settlementId != null)
+    throw badUserInput('sessionId', 'and settlementId were both given: ask about a transfer by one of the two.');
   if (sessionId != null) return { kind: 'sessionId', id: transferIdText(sessionId, 'sessionId') };
   if (settlementId != null) return { kind: 'settlementId', id: transferIdText(settlementId, 'settlementId') };
   throw badUserInput('settlementId', 'or sessionId is needed: ask about a transfer by one of the two.');
 }
 
 /** Exactly one list of a transfer's ids, 1 to MAX_RECONCILE_IDS of them: `reconcileCollections`' arguments. */
-export function transferIds(args: { sessionIds?: readonly string[] | null | undefined; settlementIds?: readonly string[] | null | undefined }): {
+export function transferIds(args: {
+  sessionIds?: readonly string[] | null | undefined;
+  settlementIds?: readonly string[] | null | undefined;
+}): {
   kind: TransferIdKind;
   ids: string[];
 } {
   const { sessionIds, settlementIds } = args;
-  if (sessionIds != null && settlementIds != null) throw badUserInput('sessionIds', 'and settlementIds were both given: send the ids of one kind per call.');
+  if (sessionIds != null && settlementIds != null)
+    throw badUserInput('sessionIds', 'and settlementIds were both given: send the ids of one kind per call.');
   const [kind, given] = sessionIds != null ? (['sessionId', sessionIds] as const) : (['settlementId', settlementIds] as const);
   if (given == null) throw badUserInput('settlementIds', 'or sessionIds is needed: the ids to check with the bank.');
   const name = `${kind}s`;

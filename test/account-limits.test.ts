@@ -48,10 +48,13 @@ async function countedSeries(app: TestApp): Promise<Map<string, number>> {
 
 /** The series that changed from `before` to `after`, and by how much. */
 function changes(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
-  return Object.fromEntries([...after].filter(([name, value]) => value !== (before.get(name) ?? 0)).map(([name, value]) => [name, value - (before.get(name) ?? 0)]));
+  return Object.fromEntries(
+    [...after].filter(([name, value]) => value !== (before.get(name) ?? 0)).map(([name, value]) => [name, value - (before.get(name) ?? 0)]),
+  );
 }
 
-const PAGE = 'query($account: String, $first: Int) { collectionNotifications(accountNumber: $account, first: $first) { nodes { settlementId accountNumber } pageInfo { hasNextPage } } }';
+const PAGE =
+  'query($account: String, $first: Int) { collectionNotifications(accountNumber: $account, first: $first) { nodes { settlementId accountNumber } pageInfo { hasNextPage } } }';
 const SUMMARY = `query($account: String) { collectionSummary(accountNumber: $account, from: "${RANGE.from}", to: "${RANGE.to}") { count transactionAmount } }`;
 
 describe("money records limited to the token's accounts", () => {
@@ -60,7 +63,10 @@ describe("money records limited to the token's accounts", () => {
     const headers = await caller([OWN, ALSO_OWN]);
     const page = await app.query(PAGE, { first: 2 }, headers);
     expect(page.errors).toBeUndefined();
-    expect(page.data!.collectionNotifications.nodes.map((n: { settlementId: string }) => n.settlementId)).toEqual([stored[OWN]![1], stored[ALSO_OWN]![0]]);
+    expect(page.data!.collectionNotifications.nodes.map((n: { settlementId: string }) => n.settlementId)).toEqual([
+      stored[OWN]![1],
+      stored[ALSO_OWN]![0],
+    ]);
     expect(page.data!.collectionNotifications.pageInfo.hasNextPage).toBe(true);
 
     const own = await app.query(PAGE, { account: ALSO_OWN }, headers);
@@ -113,7 +119,10 @@ describe("money records limited to the token's accounts", () => {
     const beforeEntity = await countedSeries(app);
     const probedEntity = await entities(stored[OTHER]![0]!);
     const afterEntity = await countedSeries(app);
-    expect(probedEntity).toEqual({ status: 200, data: { _entities: [null, { settlementId: stored[OWN]![0], transactionAmount: '10.00' }] } });
+    expect(probedEntity).toEqual({
+      status: 200,
+      data: { _entities: [null, { settlementId: stored[OWN]![0], transactionAmount: '10.00' }] },
+    });
     expect(await entities('2026112299999999')).toEqual(probedEntity);
     expect(changes(beforeEntity, afterEntity)).toEqual(changes(afterEntity, await countedSeries(app)));
   });
@@ -122,7 +131,9 @@ describe("money records limited to the token's accounts", () => {
     const { app, caller } = await storedForThreeAccounts();
     const all = await app.query(SUMMARY, {}, await caller([], 'collections:read:all'));
     expect(all.data!.collectionSummary).toEqual({ count: 7, transactionAmount: '70.00' });
-    expect((await app.query(PAGE, { account: OTHER }, await caller([], 'collections:read:all'))).data!.collectionNotifications.nodes).toHaveLength(4);
+    expect(
+      (await app.query(PAGE, { account: OTHER }, await caller([], 'collections:read:all'))).data!.collectionNotifications.nodes,
+    ).toHaveLength(4);
     const none = await caller([]);
     expect((await app.query(SUMMARY, {}, none)).data!.collectionSummary).toEqual({ count: 0, transactionAmount: '0.00' });
     expect((await app.query(PAGE, {}, none)).data!.collectionNotifications.nodes).toEqual([]);
@@ -131,7 +142,11 @@ describe("money records limited to the token's accounts", () => {
   it('replays and delivers live only its accounts’ notifications, and refuses a subscription to another account', async () => {
     const { app, caller, stored } = await storedForThreeAccounts();
     const headers = await caller([OWN, ALSO_OWN]);
-    const first = await app.query('query($id: ID!) { collectionNotification(settlementId: $id) { cursor } }', { id: stored[OWN]![0] }, headers);
+    const first = await app.query(
+      'query($id: ID!) { collectionNotification(settlementId: $id) { cursor } }',
+      { id: stored[OWN]![0] },
+      headers,
+    );
     const client = app.wsClient({ headers });
     const events = client.iterate({
       query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId accountNumber } }',

@@ -38,7 +38,14 @@ const LIVE_CREDENTIALS = {
 describe('bank_circuit_open', () => {
   it('is 1 for the area whose breaker opened, 0 while it is closed', async () => {
     const bank = await startFakeBank((_request, reply) => reply.status(502).text('Bad Gateway'));
-    const urls = { BANK_BASE_URL: bank.url, BANK_GATEWAY_URL: bank.url, BANK_BILLING_URL: bank.url, BANK_POSTING_URL: bank.url, BANK_WALLET_URL: bank.url, COLLECTION_CONFIRMATION: 'off' };
+    const urls = {
+      BANK_BASE_URL: bank.url,
+      BANK_GATEWAY_URL: bank.url,
+      BANK_BILLING_URL: bank.url,
+      BANK_POSTING_URL: bank.url,
+      BANK_WALLET_URL: bank.url,
+      COLLECTION_CONFIRMATION: 'off',
+    };
     const app = await startApp({ UPSTREAM_MODE: 'live', ...urls, ...LIVE_CREDENTIALS, ...LOOPBACK_SOURCES, ...TEST_AUTH });
 
     await app.query('{ banks { code } }');
@@ -49,33 +56,37 @@ describe('bank_circuit_open', () => {
     expect(await scrape(app, 'bank_circuit_open{area="billing"}')).toBeUndefined();
   });
 
-  it('is 0.5 while half-open and 0 once a trial call succeeds', async () => {
-    let failing = true;
-    const bank = await startFakeBank((_request, reply) => {
-      if (failing) reply.status(503).text('');
-      else reply.json([{ category_id: 1, list_order: '1', name: 'Airtime' }]);
-    });
-    const metrics = createMetrics();
-    const clients = createBankClients({
-      urls: { base: bank.url, gateway: bank.url, billing: bank.url, posting: bank.url, wallet: bank.url },
-      credentials: loadConfig({}).upstream.credentials,
-      collectionCredentials: loadConfig({}).webhook,
-      timezone: 'Africa/Lagos',
-      timeoutMs: 2_000,
-      logger,
-      metrics,
-    });
-    onCleanup(() => clients.close());
-    const state = async () => (await metrics.bankCircuitOpen.get()).values.find((v) => v.labels.area === 'billing')?.value;
+  it(
+    'is 0.5 while half-open and 0 once a trial call succeeds',
+    async () => {
+      let failing = true;
+      const bank = await startFakeBank((_request, reply) => {
+        if (failing) reply.status(503).text('');
+        else reply.json([{ category_id: 1, list_order: '1', name: 'Airtime' }]);
+      });
+      const metrics = createMetrics();
+      const clients = createBankClients({
+        urls: { base: bank.url, gateway: bank.url, billing: bank.url, posting: bank.url, wallet: bank.url },
+        credentials: loadConfig({}).upstream.credentials,
+        collectionCredentials: loadConfig({}).webhook,
+        timezone: 'Africa/Lagos',
+        timeoutMs: 2_000,
+        logger,
+        metrics,
+      });
+      onCleanup(() => clients.close());
+      const state = async () => (await metrics.bankCircuitOpen.get()).values.find((v) => v.labels.area === 'billing')?.value;
 
-    // The production breaker: it opens on a window of failed calls, and tries one again after its reset time.
-    for (let i = 0; i < defaultBreakerOptions.volumeThreshold; i += 1) await clients.billing.listCategories().catch(() => undefined);
-    expect(await state()).toBe(1);
-    await waitFor(async () => ((await state()) === 0.5 ? true : undefined), defaultBreakerOptions.resetTimeout + 15_000);
-    failing = false;
-    await expect(clients.billing.listCategories()).resolves.toHaveLength(1);
-    expect(await state()).toBe(0);
-  }, defaultBreakerOptions.resetTimeout + 30_000);
+      // The production breaker: it opens on a window of failed calls, and tries one again after its reset time.
+      for (let i = 0; i < defaultBreakerOptions.volumeThreshold; i += 1) await clients.billing.listCategories().catch(() => undefined);
+      expect(await state()).toBe(1);
+      await waitFor(async () => ((await state()) === 0.5 ? true : undefined), defaultBreakerOptions.resetTimeout + 15_000);
+      failing = false;
+      await expect(clients.billing.listCategories()).resolves.toHaveLength(1);
+      expect(await state()).toBe(0);
+    },
+    defaultBreakerOptions.resetTimeout + 30_000,
+  );
 });
 
 describe('bank_subgraph_ready', () => {
@@ -120,7 +131,11 @@ describe('graphql_subscriptions_ended_early_total', () => {
     let completed = false;
     app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
       { query: 'subscription { incomingTransfer { settlementId } }' },
-      { next: (r) => r.data && received.push(r.data.incomingTransfer.settlementId), error: () => undefined, complete: () => (completed = true) },
+      {
+        next: (r) => r.data && received.push(r.data.incomingTransfer.settlementId),
+        error: () => undefined,
+        complete: () => (completed = true),
+      },
     );
     await subscribersLive(app, 1);
     for (const listener of listeners) listener();

@@ -14,7 +14,8 @@ import { nextTurn } from './helpers/wait.ts';
 const DOC = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
 const DOC_CUTOFF = '2025-06-01T00:00:00.000Z';
 
-const POSTGRES_ARCHIVE_TABLE = 'CREATE TABLE IF NOT EXISTS collection_notifications_archive (LIKE collection_notifications INCLUDING INDEXES);';
+const POSTGRES_ARCHIVE_TABLE =
+  'CREATE TABLE IF NOT EXISTS collection_notifications_archive (LIKE collection_notifications INCLUDING INDEXES);';
 const POSTGRES_MOVE = `WITH first_kept AS (
   SELECT seq FROM collection_notifications
   WHERE received_at >= '${DOC_CUTOFF}' ORDER BY seq LIMIT 1
@@ -29,7 +30,8 @@ const SQLITE_DELETE = `DELETE FROM collection_notifications WHERE seq IN (
   WHERE seq < (SELECT seq FROM collection_notifications WHERE received_at >= '${DOC_CUTOFF}' ORDER BY seq LIMIT 1)
   ORDER BY seq LIMIT 10000);`;
 
-const POSTGRES_QUARANTINE_ARCHIVE_TABLE = 'CREATE TABLE IF NOT EXISTS collection_quarantine_archive (LIKE collection_quarantine INCLUDING INDEXES);';
+const POSTGRES_QUARANTINE_ARCHIVE_TABLE =
+  'CREATE TABLE IF NOT EXISTS collection_quarantine_archive (LIKE collection_quarantine INCLUDING INDEXES);';
 const POSTGRES_QUARANTINE_MOVE = `WITH moved AS (
   DELETE FROM collection_quarantine
   WHERE id IN (SELECT id FROM collection_quarantine WHERE reviewed_at < '${DOC_CUTOFF}' ORDER BY id LIMIT 10000)
@@ -53,7 +55,9 @@ async function archiveQuarantine(database: UrlTestDatabase, cutoff: string): Pro
   await database.query(at(SQLITE_QUARANTINE_DELETE));
   await database.query(at(SQLITE_QUARANTINE_DELETE));
   const kept = new Set((await database.query('SELECT id FROM collection_quarantine')).map((row) => row.id));
-  return queryFile(copy, 'SELECT id, session_id FROM collection_quarantine ORDER BY id').filter((row) => !kept.has(row.id)).map((row) => row.session_id);
+  return queryFile(copy, 'SELECT id, session_id FROM collection_quarantine ORDER BY id')
+    .filter((row) => !kept.has(row.id))
+    .map((row) => row.session_id);
 }
 
 /** Runs the document's procedure for `cutoff` beside the running app; returns the archived rows. */
@@ -113,13 +117,21 @@ async function sixAroundACutoff(app: TestApp) {
   await untilListed(app, bodies.at(-1)!.settlementId);
   const ids = bodies.map((body) => String(body.settlementId));
   const cursors: string[] = [];
-  for (const id of ids) cursors.push((await app.query(`{ collectionNotification(settlementId: "${id}") { cursor } }`)).data!.collectionNotification.cursor);
+  for (const id of ids)
+    cursors.push((await app.query(`{ collectionNotification(settlementId: "${id}") { cursor } }`)).data!.collectionNotification.cursor);
   return { ids, cursors, cutoff };
 }
 
 describe('the archiving procedure of docs/operations.md', () => {
-  it('is the document\'s, word for word', () => {
-    for (const statement of [POSTGRES_ARCHIVE_TABLE, POSTGRES_MOVE, SQLITE_DELETE, POSTGRES_QUARANTINE_ARCHIVE_TABLE, POSTGRES_QUARANTINE_MOVE, SQLITE_QUARANTINE_DELETE]) {
+  it("is the document's, word for word", () => {
+    for (const statement of [
+      POSTGRES_ARCHIVE_TABLE,
+      POSTGRES_MOVE,
+      SQLITE_DELETE,
+      POSTGRES_QUARANTINE_ARCHIVE_TABLE,
+      POSTGRES_QUARANTINE_MOVE,
+      SQLITE_QUARANTINE_DELETE,
+    ]) {
       expect(DOC).toContain(statement);
     }
   });
@@ -135,7 +147,10 @@ describe('the archiving procedure of docs/operations.md', () => {
       const archived = await archive(database, cutoff);
       expect(archived.map((row) => row.settlement_id)).toEqual(ids.slice(0, 3));
       const page = async (after?: string) => {
-        const reply = await app.query(`query($after: String) { collectionNotifications(first: 20, after: $after) { nodes { settlementId } pageInfo { hasNextPage } } }`, { after });
+        const reply = await app.query(
+          `query($after: String) { collectionNotifications(first: 20, after: $after) { nodes { settlementId } pageInfo { hasNextPage } } }`,
+          { after },
+        );
         expect(reply.errors).toBeUndefined();
         return reply.data!.collectionNotifications;
       };
@@ -143,7 +158,9 @@ describe('the archiving procedure of docs/operations.md', () => {
       // After a kept notification: the older ones still stored. After an archived one: nothing older is left.
       expect((await page(cursors[4])).nodes.map((n: { settlementId: string }) => n.settlementId)).toEqual([ids[3]]);
       expect(await page(cursors[1])).toEqual({ nodes: [], pageInfo: { hasNextPage: false } });
-      expect((await app.query(`{ collectionNotification(settlementId: "${ids[0]}") { settlementId } }`)).data).toEqual({ collectionNotification: null });
+      expect((await app.query(`{ collectionNotification(settlementId: "${ids[0]}") { settlementId } }`)).data).toEqual({
+        collectionNotification: null,
+      });
 
       // Resuming after an archived notification replays every stored one after it, then goes on live.
       const resumed = subscribe(app.wsClient(), cursors[1]!);
@@ -165,7 +182,10 @@ describe('the archiving procedure of docs/operations.md', () => {
       };
       for (const sessionId of ['S-1', 'S-2', 'S-3']) await refuse(sessionId);
       const listed = async () =>
-        ((await app.query('{ quarantinedDeliveries { nodes { id sessionId reviewedAt } } }')).data!.quarantinedDeliveries.nodes as { id: string; sessionId: string }[]);
+        (await app.query('{ quarantinedDeliveries { nodes { id sessionId reviewedAt } } }')).data!.quarantinedDeliveries.nodes as {
+          id: string;
+          sessionId: string;
+        }[];
       const [third, second, first] = await listed();
       for (const delivery of [first!, second!]) {
         await app.query('mutation($id: ID!) { reviewQuarantinedDelivery(id: $id, note: "Credited by hand.") { id } }', { id: delivery.id });

@@ -13,7 +13,11 @@ import { bearer, serveJwks, TEST_AUDIENCE, TEST_ISSUER, TestIssuer, unsignedToke
 /** Every guarded field of the contract's table, with an operation that reaches it and the scope it needs. */
 const GUARDED = [
   { field: 'account', scope: 'accounts:read', query: '{ account(accountNumber: "0123456789", bankCode: "000023") { accountName } }' },
-  { field: 'postingAccount', scope: 'accounts:read', query: '{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "000023") { accountName } }' },
+  {
+    field: 'postingAccount',
+    scope: 'accounts:read',
+    query: '{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "000023") { accountName } }',
+  },
   {
     field: '_entities',
     what: 'the Account entity',
@@ -22,7 +26,11 @@ const GUARDED = [
     variables: { r: [{ __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' }] },
   },
   { field: 'bvn', scope: 'kyc:read', query: '{ bvn(number: "22212345678") { firstName } }' },
-  { field: 'collectionNotification', scope: 'collections:read', query: '{ collectionNotification(settlementId: "none") { settlementId } }' },
+  {
+    field: 'collectionNotification',
+    scope: 'collections:read',
+    query: '{ collectionNotification(settlementId: "none") { settlementId } }',
+  },
   { field: 'collectionNotifications', scope: 'collections:read', query: '{ collectionNotifications { nodes { settlementId } } }' },
   {
     field: 'collectionSummary',
@@ -36,13 +44,37 @@ const GUARDED = [
     query: 'query($r: [_Any!]!) { _entities(representations: $r) { ... on CollectionNotification { settlementId } } }',
     variables: { r: [{ __typename: 'CollectionNotification', settlementId: 'none' }] },
   },
-  { field: 'merchantLogin', scope: 'merchant:auth', query: 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken } }' },
+  {
+    field: 'merchantLogin',
+    scope: 'merchant:auth',
+    query: 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken } }',
+  },
   { field: 'merchantLogout', scope: 'merchant:auth', query: 'mutation { merchantLogout(accessToken: "a", refreshToken: "r") }' },
-  { field: 'merchantForgotPassword', scope: 'merchant:auth', query: 'mutation { merchantForgotPassword(email: "merchant@sandbox.ng") { status } }' },
-  { field: 'merchantResetPassword', scope: 'merchant:auth', query: 'mutation { merchantResetPassword(resetCode: "000000", password: "New#Pass2026") { status } }' },
-  { field: 'merchantRefreshSession', scope: 'merchant:auth', query: 'mutation { merchantRefreshSession(refreshToken: "r") { accessToken } }' },
-  { field: 'transactionAuthorize', scope: 'transactions:authorize', query: 'mutation { transactionAuthorize(redirectUri: "https://app.example.com/cb") { code } }' },
-  { field: 'transactionToken', scope: 'transactions:authorize', query: 'mutation { transactionToken(code: "c", redirectUri: "https://app.example.com/cb") { accessToken } }' },
+  {
+    field: 'merchantForgotPassword',
+    scope: 'merchant:auth',
+    query: 'mutation { merchantForgotPassword(email: "merchant@sandbox.ng") { status } }',
+  },
+  {
+    field: 'merchantResetPassword',
+    scope: 'merchant:auth',
+    query: 'mutation { merchantResetPassword(resetCode: "000000", password: "New#Pass2026") { status } }',
+  },
+  {
+    field: 'merchantRefreshSession',
+    scope: 'merchant:auth',
+    query: 'mutation { merchantRefreshSession(refreshToken: "r") { accessToken } }',
+  },
+  {
+    field: 'transactionAuthorize',
+    scope: 'transactions:authorize',
+    query: 'mutation { transactionAuthorize(redirectUri: "https://app.example.com/cb") { code } }',
+  },
+  {
+    field: 'transactionToken',
+    scope: 'transactions:authorize',
+    query: 'mutation { transactionToken(code: "c", redirectUri: "https://app.example.com/cb") { accessToken } }',
+  },
 ];
 
 const AUTH_CODES = ['UNAUTHENTICATED', 'UNAUTHORIZED_FIELD_OR_TYPE', 'FORBIDDEN'];
@@ -73,7 +105,11 @@ describe('who may read what', () => {
       expect(unscoped.errors?.map((e) => e.extensions?.code)).toEqual(['UNAUTHORIZED_FIELD_OR_TYPE']);
       expect(unscoped.errors![0]!.message).toContain(scope.replace(':all', ''));
 
-      const scoped = await app.query(query, variables, bearer(await issuer.sign({ scope, accounts: ['0123456789'], audience: TEST_AUDIENCE })));
+      const scoped = await app.query(
+        query,
+        variables,
+        bearer(await issuer.sign({ scope, accounts: ['0123456789'], audience: TEST_AUDIENCE })),
+      );
       // Answered, or refused by the bank for made-up arguments: never by authorization.
       expect((scoped.errors ?? []).filter((e) => AUTH_CODES.includes(e.extensions?.code))).toEqual([]);
       expect(await refusals(app, 'no_token')).toBe(1);
@@ -100,7 +136,12 @@ describe('who may read what', () => {
     const app = await startGuarded(issuer);
     const { data, errors } = await app.query(
       'query($r: [_Any!]!) { _entities(representations: $r) { ... on Bank { name } ... on Account { accountName } } }',
-      { r: [{ __typename: 'Bank', code: '000015' }, { __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' }] },
+      {
+        r: [
+          { __typename: 'Bank', code: '000015' },
+          { __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' },
+        ],
+      },
       bearer(await issuer.sign({ scope: 'collections:read', audience: TEST_AUDIENCE })),
     );
     expect(data!._entities).toEqual([{ name: 'Zenith Bank' }, null]);
@@ -112,16 +153,44 @@ describe('tokens that are not accepted', () => {
   const BVN = '{ bvn(number: "22212345678") { firstName } }';
 
   it.each([
-    ['signed by a key the issuer never published', 'bad_signature', (issuer: TestIssuer) => issuer.signWithUnknownKey({ scope: 'kyc:read', audience: TEST_AUDIENCE })],
-    ['expired beyond the 30 s of clock skew', 'expired', (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, expiresIn: -45 })],
-    ['not valid yet (nbf beyond the skew)', 'not_yet_valid', (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, notBefore: 120 })],
+    [
+      'signed by a key the issuer never published',
+      'bad_signature',
+      (issuer: TestIssuer) => issuer.signWithUnknownKey({ scope: 'kyc:read', audience: TEST_AUDIENCE }),
+    ],
+    [
+      'expired beyond the 30 s of clock skew',
+      'expired',
+      (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, expiresIn: -45 }),
+    ],
+    [
+      'not valid yet (nbf beyond the skew)',
+      'not_yet_valid',
+      (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, notBefore: 120 }),
+    ],
     ['for another audience', 'wrong_audience', (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: 'another-api' })],
     ['without an audience', 'wrong_audience', (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read' })],
-    ['from another issuer', 'wrong_issuer', (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, issuer: 'https://evil.test' })],
+    [
+      'from another issuer',
+      'wrong_issuer',
+      (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, issuer: 'https://evil.test' }),
+    ],
     ['unsigned (alg: none)', 'algorithm_not_allowed', async () => unsignedToken({ scope: 'kyc:read', aud: TEST_AUDIENCE })],
-    ['signed with HS256 (a shared secret)', 'algorithm_not_allowed', async () => hs256({ scope: 'kyc:read', aud: TEST_AUDIENCE, iss: TEST_ISSUER })],
-    ['with a non-string scope', 'invalid_claims', (issuer: TestIssuer) => issuer.sign({ audience: TEST_AUDIENCE, extra: { scope: ['kyc:read'] } })],
-    ['with an accounts claim that is not a list', 'invalid_claims', (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, extra: { accounts: '0123456789' } })],
+    [
+      'signed with HS256 (a shared secret)',
+      'algorithm_not_allowed',
+      async () => hs256({ scope: 'kyc:read', aud: TEST_AUDIENCE, iss: TEST_ISSUER }),
+    ],
+    [
+      'with a non-string scope',
+      'invalid_claims',
+      (issuer: TestIssuer) => issuer.sign({ audience: TEST_AUDIENCE, extra: { scope: ['kyc:read'] } }),
+    ],
+    [
+      'with an accounts claim that is not a list',
+      'invalid_claims',
+      (issuer: TestIssuer) => issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, extra: { accounts: '0123456789' } }),
+    ],
     ['that is no JWT at all', 'malformed_token', async () => 'not-a-jwt'],
   ])('refuses a token %s with UNAUTHENTICATED, counted as %s', async (_what, reason, token) => {
     const issuer = await TestIssuer.create();
@@ -136,7 +205,11 @@ describe('tokens that are not accepted', () => {
   it('accepts a token expired within the 30 s of clock skew', async () => {
     const issuer = await TestIssuer.create();
     const app = await startGuarded(issuer);
-    const { errors } = await app.query(BVN, undefined, bearer(await issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, expiresIn: -10 })));
+    const { errors } = await app.query(
+      BVN,
+      undefined,
+      bearer(await issuer.sign({ scope: 'kyc:read', audience: TEST_AUDIENCE, expiresIn: -10 })),
+    );
     expect(errors).toBeUndefined();
   });
 
@@ -243,21 +316,24 @@ describe('the BVN of an account', () => {
     },
   ];
 
-  it.each(PATHS)('needs kyc:read beside accounts:read through $path.0, the name answered either way', async ({ path, query, variables }) => {
-    const issuer = await TestIssuer.create();
-    const app = await startGuarded(issuer);
-    const sign = (scope: string) => issuer.sign({ scope, audience: TEST_AUDIENCE });
-    const readAt = (data: unknown) => path.reduce<any>((value, key) => value?.[key], data);
+  it.each(PATHS)(
+    'needs kyc:read beside accounts:read through $path.0, the name answered either way',
+    async ({ path, query, variables }) => {
+      const issuer = await TestIssuer.create();
+      const app = await startGuarded(issuer);
+      const sign = (scope: string) => issuer.sign({ scope, audience: TEST_AUDIENCE });
+      const readAt = (data: unknown) => path.reduce<any>((value, key) => value?.[key], data);
 
-    const names = await app.query(query, variables, bearer(await sign('accounts:read')));
-    expect(readAt(names.data)).toEqual({ accountName: 'ADAEZE CHIOMA OKONKWO', bvn: null });
-    expect(names.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([[[...path, 'bvn'], 'UNAUTHORIZED_FIELD_OR_TYPE']]);
-    expect(names.errors?.[0]?.message).toContain('kyc:read');
+      const names = await app.query(query, variables, bearer(await sign('accounts:read')));
+      expect(readAt(names.data)).toEqual({ accountName: 'ADAEZE CHIOMA OKONKWO', bvn: null });
+      expect(names.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([[[...path, 'bvn'], 'UNAUTHORIZED_FIELD_OR_TYPE']]);
+      expect(names.errors?.[0]?.message).toContain('kyc:read');
 
-    const kyc = await app.query(query, variables, bearer(await sign('accounts:read kyc:read')));
-    expect(kyc.errors).toBeUndefined();
-    expect(readAt(kyc.data).bvn).toMatch(/^\d{11}$/);
-  });
+      const kyc = await app.query(query, variables, bearer(await sign('accounts:read kyc:read')));
+      expect(kyc.errors).toBeUndefined();
+      expect(readAt(kyc.data).bvn).toMatch(/^\d{11}$/);
+    },
+  );
 });
 
 describe('the development key', () => {
@@ -273,16 +349,24 @@ describe('the development key', () => {
   it('signs the tokens of npm run token, which a local subgraph on AUTH_JWKS_URL=file:dev/auth-jwks.json accepts', async () => {
     const app = await startApp({ AUTH_JWKS_URL: 'file:dev/auth-jwks.json', AUTH_ISSUER: DEVELOPMENT_ISSUER });
     const script = join(import.meta.dirname, '..', 'scripts', 'token.ts');
-    const minted = execFileSync(process.execPath, [script, '--scope', 'kyc:read collections:read', '--accounts', '0123456789', '--expires', '5m'], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH },
-    }).trim();
+    const minted = execFileSync(
+      process.execPath,
+      [script, '--scope', 'kyc:read collections:read', '--accounts', '0123456789', '--expires', '5m'],
+      {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH },
+      },
+    ).trim();
     const { data, errors } = await app.query('{ bvn(number: "22212345678") { firstName } }', undefined, bearer(minted));
     expect(errors).toBeUndefined();
     expect(data!.bvn.firstName).toBeTruthy();
     // Its accounts claim holds: another account is refused.
     const summary = (account: string) =>
-      app.query(`{ collectionSummary(accountNumber: "${account}", from: "2026-11-01T00:00:00Z", to: "2026-11-02T00:00:00Z") { count } }`, undefined, bearer(minted));
+      app.query(
+        `{ collectionSummary(accountNumber: "${account}", from: "2026-11-01T00:00:00Z", to: "2026-11-02T00:00:00Z") { count } }`,
+        undefined,
+        bearer(minted),
+      );
     expect((await summary('0123456789')).data).toEqual({ collectionSummary: { count: 0 } });
     expect((await summary('1234567890')).errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
   });
@@ -300,5 +384,8 @@ describe('the development key', () => {
 
 /** An HS256 token, signed with a secret: an attacker's try at a symmetric algorithm. */
 async function hs256(claims: Record<string, unknown>): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setExpirationTime('5m').sign(new TextEncoder().encode('a-secret-of-32-bytes-at-least-!!'));
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setExpirationTime('5m')
+    .sign(new TextEncoder().encode('a-secret-of-32-bytes-at-least-!!'));
 }

@@ -75,6 +75,8 @@ describe('the circuit breaker of a bank area', () => {
     expect(bank.calls('lookupAccount')).toBe(seen);
     // The retrier never saw them: no retry, and no retry refused for want of budget, time or attempts.
     expect(await scrapeSum(app, 'bank_upstream_retries_total', { area: 'account' })).toBe(retryDecisions);
-    expect(await scrapeSum(app, 'bank_upstream_request_duration_seconds_count', { area: 'account', outcome: 'UPSTREAM_UNAVAILABLE' })).toBe(30);
+    expect(await scrapeSum(app, 'bank_upstream_request_duration_seconds_count', { area: 'account', outcome: 'UPSTREAM_UNAVAILABLE' })).toBe(
+      30,
+    );
   });
 });

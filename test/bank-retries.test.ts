@@ -41,13 +41,33 @@ describe('retries', () => {
   });
 
   const STATE_CHANGING: { name: string; operation: BankOperation; mutation: string }[] = [
-    { name: 'a wallet login', operation: 'wallet', mutation: 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken } }' },
+    {
+      name: 'a wallet login',
+      operation: 'wallet',
+      mutation: 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken } }',
+    },
     { name: 'a wallet logout', operation: 'wallet', mutation: 'mutation { merchantLogout(accessToken: "a", refreshToken: "r") }' },
     { name: 'a session refresh', operation: 'wallet', mutation: 'mutation { merchantRefreshSession(refreshToken: "r") { accessToken } }' },
-    { name: 'a forgotten password', operation: 'wallet', mutation: 'mutation { merchantForgotPassword(email: "merchant@sandbox.ng") { status } }' },
-    { name: 'a password reset', operation: 'wallet', mutation: 'mutation { merchantResetPassword(resetCode: "482913", password: "NewPass#2026") { status } }' },
-    { name: 'an OAuth authorize', operation: 'oauthAuthorize', mutation: 'mutation { transactionAuthorize(redirectUri: "https://app.example.com/cb") { code } }' },
-    { name: 'an OAuth token exchange', operation: 'oauthToken', mutation: 'mutation { transactionToken(code: "c", redirectUri: "https://app.example.com/cb") { accessToken } }' },
+    {
+      name: 'a forgotten password',
+      operation: 'wallet',
+      mutation: 'mutation { merchantForgotPassword(email: "merchant@sandbox.ng") { status } }',
+    },
+    {
+      name: 'a password reset',
+      operation: 'wallet',
+      mutation: 'mutation { merchantResetPassword(resetCode: "482913", password: "NewPass#2026") { status } }',
+    },
+    {
+      name: 'an OAuth authorize',
+      operation: 'oauthAuthorize',
+      mutation: 'mutation { transactionAuthorize(redirectUri: "https://app.example.com/cb") { code } }',
+    },
+    {
+      name: 'an OAuth token exchange',
+      operation: 'oauthToken',
+      mutation: 'mutation { transactionToken(code: "c", redirectUri: "https://app.example.com/cb") { accessToken } }',
+    },
   ];
 
   it.each(STATE_CHANGING)('sends $name that meets a 503 once', async ({ operation, mutation }) => {

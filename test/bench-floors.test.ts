@@ -70,7 +70,19 @@ async function startFloor(floor: Floor) {
  * stores the row PENDING, as ours does, and confirms nothing).
  */
 function comparable(row: Record<string, unknown>): Record<string, unknown> {
-  const { seq, txid, received_at, confirmation_status, confirmation_checked_at, confirmation_differences, acknowledged_by_bank, confirmation_attempts, confirmation_due_ms, confirmation_due_at, ...rest } = row;
+  const {
+    seq,
+    txid,
+    received_at,
+    confirmation_status,
+    confirmation_checked_at,
+    confirmation_differences,
+    acknowledged_by_bank,
+    confirmation_attempts,
+    confirmation_due_ms,
+    confirmation_due_at,
+    ...rest
+  } = row;
   if (rest.transaction_time === null) for (const column of ['event_ms', 'event_time']) delete rest[column];
   return rest;
 }
@@ -83,13 +95,18 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
     const next = createNotificationBodies();
     const [repeated, other] = [next(), next()];
     // Sent at once: most arrive in one turn and share a batch (two deliveries of one id in one statement).
-    const together = await Promise.all([...Array.from({ length: 8 }, () => deliver(target.baseUrl, repeated.body)), deliver(target.baseUrl, other.body)]);
+    const together = await Promise.all([
+      ...Array.from({ length: 8 }, () => deliver(target.baseUrl, repeated.body)),
+      deliver(target.baseUrl, other.body),
+    ]);
     expect(together.filter((code) => code === '00')).toHaveLength(2);
     expect(together.filter((code) => code === '01')).toHaveLength(7);
     expect(await deliver(target.baseUrl, repeated.body)).toBe('01');
     // Every 00 is in the table by the time it is answered.
     const byText = (a: string, b: string) => a.localeCompare(b);
-    expect((await rows()).map((row) => String(row.settlement_id)).sort(byText)).toEqual([repeated.settlementId, other.settlementId].sort(byText));
+    expect((await rows()).map((row) => String(row.settlement_id)).sort(byText)).toEqual(
+      [repeated.settlementId, other.settlementId].sort(byText),
+    );
   });
 
   test("replies in the bank's shape, and 02 to a bad signature or a body the contract refuses, storing nothing of it", async () => {
@@ -104,8 +121,17 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
       status: 200,
       reply: { requestSuccessful: true, sessionId, responseMessage: 'rejected transaction', responseCode: '02' },
     });
-    for (const change of [{ settlementId: '' }, { settlementId: '9'.repeat(65) }, { accountNumber: '12345' }, { transactionAmount: '1e3' }, { transactionAmount: `${'9'.repeat(19)}.00` }]) {
-      expect((await post(JSON.stringify({ ...JSON.parse(body), ...change }))).reply, JSON.stringify(change)).toMatchObject({ sessionId, responseCode: '02' });
+    for (const change of [
+      { settlementId: '' },
+      { settlementId: '9'.repeat(65) },
+      { accountNumber: '12345' },
+      { transactionAmount: '1e3' },
+      { transactionAmount: `${'9'.repeat(19)}.00` },
+    ]) {
+      expect((await post(JSON.stringify({ ...JSON.parse(body), ...change }))).reply, JSON.stringify(change)).toMatchObject({
+        sessionId,
+        responseCode: '02',
+      });
     }
     expect((await post('{not json')).reply).toMatchObject({ sessionId: '', responseCode: '02' });
     expect((await post('null')).reply).toMatchObject({ responseCode: '02' });
@@ -113,7 +139,11 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
     expect(await rows()).toHaveLength(1);
     // Each refused for its content was in the quarantine, as ours keeps it, before its 02 was sent.
     const kept = await rows('SELECT kind, response_code, session_id, raw_body FROM collection_quarantine ORDER BY id');
-    expect(kept.map((row) => [row.kind, row.response_code, row.session_id])).toEqual([...Array(5).fill(['REJECTED', '02', sessionId]), ['REJECTED', '02', null], ['REJECTED', '02', null]]);
+    expect(kept.map((row) => [row.kind, row.response_code, row.session_id])).toEqual([
+      ...Array(5).fill(['REJECTED', '02', sessionId]),
+      ['REJECTED', '02', null],
+      ['REJECTED', '02', null],
+    ]);
     expect(Buffer.from(kept[5]!.raw_body as Uint8Array).toString()).toBe('{not json');
   });
 
@@ -125,8 +155,23 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
     const bodies = [
       base('70000000000000000001'),
       // Blank, "null" and unreadable optional fields; bank time with milliseconds; amounts of every kind.
-      { ...base('70000000000000000002'), currency: ' ', tranRemarks: 'null', channelId: '  7 ', settledAmount: '1,000', feeAmount: '10.5', vatAmount: '0.001', tranDateTime: '2026-03-01 00:00:01.250' },
-      { ...base('70000000000000000003'), accountNumber: ' 2233445566 ', transactionAmount: '123456789012.50', settledAmount: '99999999999999999.99', tranDateTime: 'yesterday' },
+      {
+        ...base('70000000000000000002'),
+        currency: ' ',
+        tranRemarks: 'null',
+        channelId: '  7 ',
+        settledAmount: '1,000',
+        feeAmount: '10.5',
+        vatAmount: '0.001',
+        tranDateTime: '2026-03-01 00:00:01.250',
+      },
+      {
+        ...base('70000000000000000003'),
+        accountNumber: ' 2233445566 ',
+        transactionAmount: '123456789012.50',
+        settledAmount: '99999999999999999.99',
+        tranDateTime: 'yesterday',
+      },
     ].map((body) => JSON.stringify(body));
     for (const body of bodies) {
       expect(await deliver(target.baseUrl, body)).toBe('00');

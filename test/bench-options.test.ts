@@ -18,11 +18,20 @@ describe('the bench options', () => {
 
   it('selects scenarios with --only, the read storm among them, and names an unknown one', () => {
     expect(readOptions(['--only', 'read-storm,webhook-00']).selected).toEqual(['webhook-00', 'read-storm']);
-    expect(() => readOptions(['--only', 'cold-start'])).toThrow(/--only must name scenarios among .*read-storm, confirmation; got "cold-start"/);
+    expect(() => readOptions(['--only', 'cold-start'])).toThrow(
+      /--only must name scenarios among .*read-storm, confirmation; got "cold-start"/,
+    );
   });
 
   it('makes --quick short, and lets the options given win over it', () => {
-    expect(readOptions(['--quick'])).toMatchObject({ durationS: 0.5, warmupS: 0, connections: 10, rounds: 1, subscribers: [50], events: 5 });
+    expect(readOptions(['--quick'])).toMatchObject({
+      durationS: 0.5,
+      warmupS: 0,
+      connections: 10,
+      rounds: 1,
+      subscribers: [50],
+      events: 5,
+    });
     expect(readOptions(['--quick', '--subscribers', '100,200']).subscribers).toEqual([100, 200]);
   });
 });

@@ -32,7 +32,10 @@ interface BenchJson {
 
 /** Runs `npm run bench -- --quick --json …`; resolves with its exit code and output. */
 async function runQuickBench(env: Record<string, string>, args: string[] = []) {
-  const child = spawn(process.execPath, [BENCH, '--quick', '--json', ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BENCH, '--quick', '--json', ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   onCleanup(() => void (child.exitCode === null && child.signalCode === null && child.kill('SIGINT')));
   let [stdout, stderr] = ['', ''];
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -105,7 +108,8 @@ function expectMeasured(rows: Row[], figures: string[], withFloor: string[]): vo
 
 function expectNoErrors(reports: Report[]): void {
   for (const report of reports) expect(report.errors, `${report.scenario} on ${report.target}`).toBe(0);
-  for (const report of reports.filter((r) => r.scenario !== 'storm-reads')) expect(report.count, `${report.scenario} on ${report.target}`).toBeGreaterThan(0);
+  for (const report of reports.filter((r) => r.scenario !== 'storm-reads'))
+    expect(report.count, `${report.scenario} on ${report.target}`).toBeGreaterThan(0);
 }
 
 const databaseUrl = serviceUrl('DATABASE_URL');
@@ -117,7 +121,9 @@ describe('npm run bench', () => {
   it('runs every scenario against ours and its floor on each store, and the webhook under a read storm', async () => {
     const { code, stdout, stderr, json } = await runQuickBench(services);
     expect(code, stderr).toBe(0);
-    expect(stdout).toMatch(/\|\s*figure\s*\|\s*against\s*\|\s*ours\s*(\|\s*ours ×2\s*)?\|\s*floor\s*\|\s*ours\/floor\s*\|\s*target\s*\|\s*met\s*\|/);
+    expect(stdout).toMatch(
+      /\|\s*figure\s*\|\s*against\s*\|\s*ours\s*(\|\s*ours ×2\s*)?\|\s*floor\s*\|\s*ours\/floor\s*\|\s*target\s*\|\s*met\s*\|/,
+    );
     const [sqlite, postgres] = json().runs;
     const banks = [...BANKS, BANKS_CPU, ...BANKS_WITH_TOKEN, HITS_BOTH, ...LONG_LIST, LONG_LIST_HITS];
     const banksWithFloor = [BANKS_CPU, ...BANKS_WITH_TOKEN, ...LONG_LIST];
@@ -133,28 +139,51 @@ describe('npm run bench', () => {
     expect(figure(sqlite!.rows, CONFIRMATION[0]!)).toMatchObject({ floor: 'confirmation off', target: '≥ 0.95× off' });
     for (const hits of [HITS_BOTH, LONG_LIST_HITS]) expect(figure(sqlite!.rows, hits)!.ours).toMatch(/^\d+\.\d\d% \/ \d+\.\d\d%$/);
     expect(new Set(sqlite!.reports.filter((r) => r.side === 'token').map((r) => `${r.scenario} on ${r.target}`))).toEqual(
-      new Set(['query-banks on ours with a token', 'query-banks-600 on ours with a token (600 banks)', 'query-account on ours with a token']),
+      new Set([
+        'query-banks on ours with a token',
+        'query-banks-600 on ours with a token (600 banks)',
+        'query-account on ours with a token',
+      ]),
     );
     const floors = new Set(sqlite!.reports.filter((r) => r.side === 'floor').map((r) => r.target));
     expect(floors).toEqual(new Set(['bare receiver', 'bare Apollo', 'bare Apollo (600 banks)', 'broadcaster']));
     expectNoErrors(sqlite!.reports);
-    if (!services.DATABASE_URL) return  expect(postgres).toBeUndefined();
+    if (!services.DATABASE_URL) return expect(postgres).toBeUndefined();
     // The webhook against the PostgreSQL floor, the rest against the first run's; each on one replica and on two.
-    expectMeasured(postgres!.rows, [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM, ...CONFIRMATION], [...FIGURES, BANKS_CPU, ...CONFIRMATION.slice(0, 2)]);
-    expect(figure(postgres!.rows, HITS)).toMatchObject({ ours: expect.stringMatching(/^\d+\.\d\d%$/), two: expect.stringMatching(/^\d+\.\d\d%$/) });
-    expect(postgres!.rows.find((row) => row.figure === FIGURES[0])).toMatchObject({ floor: 'bare receiver (PostgreSQL)', target: '≥ 0.85× floor' });
+    expectMeasured(
+      postgres!.rows,
+      [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM, ...CONFIRMATION],
+      [...FIGURES, BANKS_CPU, ...CONFIRMATION.slice(0, 2)],
+    );
+    expect(figure(postgres!.rows, HITS)).toMatchObject({
+      ours: expect.stringMatching(/^\d+\.\d\d%$/),
+      two: expect.stringMatching(/^\d+\.\d\d%$/),
+    });
+    expect(postgres!.rows.find((row) => row.figure === FIGURES[0])).toMatchObject({
+      floor: 'bare receiver (PostgreSQL)',
+      target: '≥ 0.85× floor',
+    });
     for (const row of postgres!.rows.filter((r) => FIGURES.includes(r.figure))) expect(row.two, row.figure).toMatch(/^-?\d/);
     expectNoErrors(postgres!.reports);
   }, 600_000);
 
-  it.runIf(databaseUrl)('runs --store postgres alone', async () => {
-    const { code, stderr, json } = await runQuickBench({ DATABASE_URL: databaseUrl! }, ['--store', 'postgres', '--only', 'webhook-00,webhook-01']);
-    expect(code, stderr).toBe(0);
-    const [postgres, more] = json().runs;
-    expect([postgres!.name, more]).toEqual(['postgres', undefined]);
-    expectMeasured(postgres!.rows, FIGURES.slice(0, 5), FIGURES.slice(0, 5));
-    expectNoErrors(postgres!.reports);
-  }, 120_000);
+  it.runIf(databaseUrl)(
+    'runs --store postgres alone',
+    async () => {
+      const { code, stderr, json } = await runQuickBench({ DATABASE_URL: databaseUrl! }, [
+        '--store',
+        'postgres',
+        '--only',
+        'webhook-00,webhook-01',
+      ]);
+      expect(code, stderr).toBe(0);
+      const [postgres, more] = json().runs;
+      expect([postgres!.name, more]).toEqual(['postgres', undefined]);
+      expectMeasured(postgres!.rows, FIGURES.slice(0, 5), FIGURES.slice(0, 5));
+      expectNoErrors(postgres!.reports);
+    },
+    120_000,
+  );
 
   it('refuses --store postgres without DATABASE_URL, naming it', async () => {
     const { code, stderr } = await runQuickBench({}, ['--store', 'postgres']);
@@ -171,7 +200,11 @@ describe('npm run bench', () => {
     for (const run of runs) {
       const summaries = ['summary of a day of one busy account, alone: p50 ms', 'summary of a month of every account, alone: p50 ms'];
       const grown = run.rows.filter((row) => !summaries.includes(row.figure));
-      expectMeasured(run.rows, [...GROWTH, ...summaries], grown.map((row) => row.figure));
+      expectMeasured(
+        run.rows,
+        [...GROWTH, ...summaries],
+        grown.map((row) => row.figure),
+      );
       expect(Number(run.rows[0]!.ours.replace(/,/g, ''))).toBeGreaterThanOrEqual(2_000);
       expectNoErrors(run.reports);
     }

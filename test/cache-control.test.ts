@@ -13,7 +13,8 @@ async function cacheControlOf(app: TestApp, query: string, variables?: Record<st
   return { cacheControl: response.headers['cache-control'], body };
 }
 
-const ENTITIES = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Bank { name } ... on BillCategory { name } ... on Account { accountName } } }';
+const ENTITIES =
+  'query($r: [_Any!]!) { _entities(representations: $r) { ... on Bank { name } ... on BillCategory { name } ... on Account { accountName } } }';
 const bank = { __typename: 'Bank', code: '000023' };
 
 describe('Cache-Control for the router and CDNs', () => {
@@ -48,7 +49,10 @@ describe('Cache-Control for the router and CDNs', () => {
   it.each([
     ['a name enquiry', '{ account(accountNumber: "0123456789") { accountName } }'],
     ['a name enquiry with its bank', '{ account(accountNumber: "0123456789") { accountName bank { name } } }'],
-    ['the bank list next to a name enquiry', '{ banks { code name } account(accountNumber: "0123456789", bankCode: "000023") { accountName } }'],
+    [
+      'the bank list next to a name enquiry',
+      '{ banks { code name } account(accountNumber: "0123456789", bankCode: "000023") { accountName } }',
+    ],
     ['a BVN', '{ bvn(number: "22212345678") { firstName } }'],
     ['stored notifications', '{ collectionNotifications { edges { node { settlementId } } } }'],
     ['a wallet mutation', 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken } }'],
@@ -60,7 +64,9 @@ describe('Cache-Control for the router and CDNs', () => {
 
   it('answers no-store to an entity fetch mixing a Bank with an Account', async () => {
     const app = await startApp();
-    const mixed = await cacheControlOf(app, ENTITIES, { r: [bank, { __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' }] });
+    const mixed = await cacheControlOf(app, ENTITIES, {
+      r: [bank, { __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' }],
+    });
     expect(mixed.body.errors).toBeUndefined();
     expect(mixed.cacheControl).toBe('no-store');
   });

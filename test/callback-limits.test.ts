@@ -35,8 +35,11 @@ describe('callback subscriptions per caller', () => {
     const ada = await tokenOf('ada');
     // Her last one ends with its token (accepted within the clock skew, ending 10 s from now: room for
     // what follows on a busy machine; the test waits for the end itself, not a time).
-    for (let i = 0; i < 99; i += 1) expect((await subscribeViaCallback(app, `${router.callbackUrl}/${i}`, SUBSCRIPTION, {}, ada)).status).toBe(200);
-    expect((await subscribeViaCallback(app, `${router.callbackUrl}/99`, SUBSCRIPTION, {}, await tokenOf('ada', { expiresIn: -20 }))).status).toBe(200);
+    for (let i = 0; i < 99; i += 1)
+      expect((await subscribeViaCallback(app, `${router.callbackUrl}/${i}`, SUBSCRIPTION, {}, ada)).status).toBe(200);
+    expect(
+      (await subscribeViaCallback(app, `${router.callbackUrl}/99`, SUBSCRIPTION, {}, await tokenOf('ada', { expiresIn: -20 }))).status,
+    ).toBe(200);
     await router.nth('check', 100);
 
     const refused = await subscribeViaCallback(app, `${router.callbackUrl}/100`, SUBSCRIPTION, {}, ada);
@@ -82,7 +85,9 @@ describe('callback subscriptions per caller', () => {
     const forgetting = await startCallbackRouter((message) => (message.action === 'next' ? 404 : message.action === 'check' ? 200 : 204));
     expect((await subscribeViaCallback(app, forgetting.callbackUrl, SUBSCRIPTION, {}, token)).status).toBe(200);
     const expiring = await startCallbackRouter();
-    expect((await subscribeViaCallback(app, expiring.callbackUrl, SUBSCRIPTION, {}, await tokenOf('ada', { expiresIn: -20 }))).status).toBe(200);
+    expect((await subscribeViaCallback(app, expiring.callbackUrl, SUBSCRIPTION, {}, await tokenOf('ada', { expiresIn: -20 }))).status).toBe(
+      200,
+    );
     await held(app, 2);
     await subscribersLive(app, 2);
     await app.deliver(notificationBody({ accountNumber: OWN }));

@@ -11,7 +11,11 @@ import { captureLogs } from './helpers/logs.ts';
 const SUBSCRIPTION = 'subscription { incomingTransfer { settlementId } }';
 
 /** An app whose log lines are kept, and what it answers to a raw POST /graphql body. */
-async function startLogged(): Promise<{ app: TestApp; logs: ReturnType<typeof captureLogs>; post: (body: unknown) => Promise<{ status: number; body: any }> }> {
+async function startLogged(): Promise<{
+  app: TestApp;
+  logs: ReturnType<typeof captureLogs>;
+  post: (body: unknown) => Promise<{ status: number; body: any }>;
+}> {
   const logs = captureLogs('debug');
   const app = await startApp({}, { logger: logs.logger });
   const post = async (body: unknown) => {
@@ -74,11 +78,15 @@ describe('client mistakes at /graphql', () => {
     const wrong = createHash('sha256').update('{ bank(code: "000023") { name } }').digest('hex');
     const mismatch = await post({ query, extensions: { persistedQuery: { version: 1, sha256Hash: wrong } } });
     expect(mismatch.status).toBe(400);
-    expect(mismatch.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'PERSISTED_QUERY_HASH_MISMATCH' }) })]);
+    expect(mismatch.body.errors).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'PERSISTED_QUERY_HASH_MISMATCH' }) }),
+    ]);
 
     const version = await post({ query, extensions: { persistedQuery: { version: 2, sha256Hash: wrong } } });
     expect(version.status).toBe(400);
-    expect(version.body.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'PERSISTED_QUERY_NOT_SUPPORTED' }) })]);
+    expect(version.body.errors).toEqual([
+      expect.objectContaining({ extensions: expect.objectContaining({ code: 'PERSISTED_QUERY_NOT_SUPPORTED' }) }),
+    ]);
 
     // The protocol itself still works: a hash alone is unknown until registered with its query.
     const hash = createHash('sha256').update(query).digest('hex');

@@ -8,7 +8,7 @@ const PARTNER_7_SIGNATURE =
 
 // Our webhook accepting what this sends is tested from the other side: src/collection/signature.test.ts
 // and test/webhook.test.ts, which posts these bodies and headers over HTTP and expects 00.
-describe('the collection notifier (the bank\'s collection service, for the simulator, the bench and the tests)', () => {
+describe("the collection notifier (the bank's collection service, for the simulator, the bench and the tests)", () => {
   it('shapes a notification as the bank writes it: amounts as decimal text, local time without offset', () => {
     const body = collectionNotification({ settlementId: 'STL-1', sessionId: 'S-1', transactionAmount: '2500.50' });
     expect(body).toMatchObject({

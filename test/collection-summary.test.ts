@@ -33,7 +33,13 @@ describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend
     // The bank's tranDateTime is WAT wall-clock time; 00:30 on the 22nd is 23:30 UTC on the 21st.
     const first = AWKWARD_AMOUNTS.map((amount) => notificationBody({ transactionAmount: amount, tranDateTime: '2026-11-21 23:59:59' }));
     const second = AWKWARD_AMOUNTS.map((amount) =>
-      notificationBody({ transactionAmount: amount, settledAmount: amount, feeAmount: '0.10', vatAmount: '0.20', tranDateTime: '2026-11-22 00:30:00' }),
+      notificationBody({
+        transactionAmount: amount,
+        settledAmount: amount,
+        feeAmount: '0.10',
+        vatAmount: '0.20',
+        tranDateTime: '2026-11-22 00:30:00',
+      }),
     );
     await deliverAll(app, [...first, ...second]);
 
@@ -68,9 +74,16 @@ describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend
       if (!data!.collectionNotifications.pageInfo.hasNextPage) break;
       after = data!.collectionNotifications.pageInfo.endCursor;
     }
-    expect(seen).toEqual(bodies.slice(1, 5).map((b) => b.settlementId).reverse());
+    expect(seen).toEqual(
+      bodies
+        .slice(1, 5)
+        .map((b) => b.settlementId)
+        .reverse(),
+    );
     const since = await app.query(PAGE, { from: range.to });
-    expect(since.data!.collectionNotifications.nodes.map((n: { settlementId: string }) => n.settlementId)).toEqual([bodies[5]!.settlementId]);
+    expect(since.data!.collectionNotifications.nodes.map((n: { settlementId: string }) => n.settlementId)).toEqual([
+      bodies[5]!.settlementId,
+    ]);
     const ofAccount = await app.query(PAGE, { ...range, account: '2233445566' });
     expect(ofAccount.data!.collectionNotifications.nodes.map((n: { transactionTime: string }) => n.transactionTime)).toEqual([
       '2026-11-22T09:40:00+01:00',
@@ -96,7 +109,12 @@ describe('collectionSummary: bad input, price and cache hints', () => {
     ['`to` before `from`', { from: '2026-11-22T09:00:00+01:00', to: '2026-11-21T09:00:00+01:00' }, 'to', /after `from`/],
     ['a range over 366 days', { from: '2025-01-01T00:00:00+01:00', to: '2026-01-02T00:00:00.001+01:00' }, 'to', /366 days/],
     ['a day that does not exist', { from: '2026-02-30T00:00:00+01:00', to: '2026-03-02T00:00:00+01:00' }, 'from', /real date/],
-    ['an account number that is not 10 digits', { account: '123', from: '2026-11-22T00:00:00+01:00', to: '2026-11-23T00:00:00+01:00' }, 'accountNumber', /10-digit/],
+    [
+      'an account number that is not 10 digits',
+      { account: '123', from: '2026-11-22T00:00:00+01:00', to: '2026-11-23T00:00:00+01:00' },
+      'accountNumber',
+      /10-digit/,
+    ],
   ])('refuses %s with BAD_USER_INPUT naming it, before any store query', async (_name, variables, argumentName, message) => {
     const { store, summaries } = await countingStore();
     const app = await startApp({}, { store });
@@ -126,7 +144,9 @@ describe('collectionSummary: bad input, price and cache hints', () => {
     const summary = (alias: string, days: number) =>
       `${alias}: collectionSummary(from: "2026-11-01T00:00:00+01:00", to: "2026-11-${String(1 + days).padStart(2, '0')}T00:00:00+01:00") { count days { date } }`;
     // A name enquiry (1) and a fortnight (1) and a day (1).
-    const { errors, data } = await app.query(`{ account(accountNumber: "0123456789") { accountName } ${summary('a', 14)} ${summary('b', 1)} }`);
+    const { errors, data } = await app.query(
+      `{ account(accountNumber: "0123456789") { accountName } ${summary('a', 14)} ${summary('b', 1)} }`,
+    );
     expect(errors).toBeUndefined();
     expect(data!.a.days).toHaveLength(14);
     // Four weeks touch 29 days: two units, one more than is left.
@@ -139,7 +159,9 @@ describe('collectionSummary: bad input, price and cache hints', () => {
     const response = await fetch(app.graphqlUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ collectionSummary(from: "2026-11-22T00:00:00+01:00", to: "2026-11-23T00:00:00+01:00") { count days { count } } }' }),
+      body: JSON.stringify({
+        query: '{ collectionSummary(from: "2026-11-22T00:00:00+01:00", to: "2026-11-23T00:00:00+01:00") { count days { count } } }',
+      }),
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');

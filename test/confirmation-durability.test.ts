@@ -54,7 +54,11 @@ describe('pending confirmations across a SIGTERM', () => {
     });
     const body = notificationBody();
     bank.know(transferOf(body));
-    const response = await request(`${subgraph.baseUrl}/webhooks/collection`, { method: 'POST', headers: collectionHeaders(pair.clientId, pair.clientSecret), body: JSON.stringify(body) });
+    const response = await request(`${subgraph.baseUrl}/webhooks/collection`, {
+      method: 'POST',
+      headers: collectionHeaders(pair.clientId, pair.clientSecret),
+      body: JSON.stringify(body),
+    });
     expect(((await response.body.json()) as { responseCode: string }).responseCode).toBe('00');
     await bank.received.first((r) => r.operation === 'verifyBySettlementId');
 
@@ -67,7 +71,9 @@ describe('pending confirmations across a SIGTERM', () => {
     expect(bank.calls('verifyBySettlementId')).toBe(1);
 
     bank.answerEvery();
-    const { clients } = createTestClients(urlsAt(bank.url), { collectionCredentials: { clientId: pair.clientId, clientSecret: new Secret(pair.clientSecret) } });
+    const { clients } = createTestClients(urlsAt(bank.url), {
+      collectionCredentials: { clientId: pair.clientId, clientSecret: new Secret(pair.clientSecret) },
+    });
     const next = await startApp({ STORE_URL: `sqlite:${path}` }, { bank: clients });
     await confirmationOf(next, body.settlementId, 'CONFIRMED', 20_000);
   }, 40_000);
@@ -104,7 +110,9 @@ describe('pending confirmations across a kill -9', () => {
     expect((await first.exited).signal).toBe('SIGKILL');
 
     bank.answerEvery();
-    const { clients } = createTestClients(urlsAt(bank.url), { collectionCredentials: { clientId: pair.clientId, clientSecret: new Secret(pair.clientSecret) } });
+    const { clients } = createTestClients(urlsAt(bank.url), {
+      collectionCredentials: { clientId: pair.clientId, clientSecret: new Secret(pair.clientSecret) },
+    });
     const next = await startApp({ STORE_URL: `sqlite:${path}` }, { bank: clients });
     for (const body of bodies) await confirmationOf(next, body.settlementId, 'CONFIRMED', 20_000);
   }, 40_000);

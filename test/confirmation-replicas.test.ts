@@ -16,7 +16,8 @@ import { waitFor } from './helpers/wait.ts';
 const redisUrl = serviceUrl('REDIS_URL');
 
 /** What the replica's /health/ready says of its pub/sub: `ok` or `down`. */
-const pubsubHealth = async (app: TestApp) => ((await (await request(`${app.baseUrl}/health/ready`)).body.json()) as { pubsub: string }).pubsub;
+const pubsubHealth = async (app: TestApp) =>
+  ((await (await request(`${app.baseUrl}/health/ready`)).body.json()) as { pubsub: string }).pubsub;
 
 describe.skipIf(!databaseUrl || !redisUrl)('confirmation on two replicas on PostgreSQL and Redis', () => {
   it('asks the bank about each notification once, whichever replica stored it', async () => {

@@ -14,7 +14,8 @@ import { queryFile, tempSqlitePath } from './helpers/stores.ts';
 import { sandboxSecrets } from './helpers/bank-clients.ts';
 import { waitFor } from './helpers/wait.ts';
 
-const verifies = (bank: Awaited<ReturnType<typeof startFakeCollectionBank>>) => bank.received.filter((r) => r.operation === 'verifyBySettlementId');
+const verifies = (bank: Awaited<ReturnType<typeof startFakeCollectionBank>>) =>
+  bank.received.filter((r) => r.operation === 'verifyBySettlementId');
 
 describe('confirmation with the bank', () => {
   it('asks the bank in the background once the 00 is sent, and keeps CONFIRMED with its acknowledgement', async () => {
@@ -30,12 +31,24 @@ describe('confirmation with the bank', () => {
     expect((await app.deliver(body)).reply.responseCode).toBe('00');
     const asked = await bank.received.first((r) => r.operation === 'verifyBySettlementId');
     expect(asked).toMatchObject({ id: body.settlementId, signed: true });
-    expect(await confirmationOf(app, body.settlementId, 'PENDING')).toEqual({ source: 'WEBHOOK', status: 'PENDING', checkedAt: null, differences: [], acknowledgedByBank: null });
+    expect(await confirmationOf(app, body.settlementId, 'PENDING')).toEqual({
+      source: 'WEBHOOK',
+      status: 'PENDING',
+      checkedAt: null,
+      differences: [],
+      acknowledgedByBank: null,
+    });
     expect(await scrape(app, 'collection_confirmations_pending')).toBe(1);
 
     answer.resolve();
     const confirmed = await confirmationOf(app, body.settlementId, 'CONFIRMED');
-    expect(confirmed).toEqual({ source: 'WEBHOOK', status: 'CONFIRMED', checkedAt: expect.any(String), differences: [], acknowledgedByBank: true });
+    expect(confirmed).toEqual({
+      source: 'WEBHOOK',
+      status: 'CONFIRMED',
+      checkedAt: expect.any(String),
+      differences: [],
+      acknowledgedByBank: true,
+    });
     expect(Date.parse(confirmed.checkedAt!)).toBeGreaterThan(Date.now() - 60_000);
     expect(await scrape(app, 'collection_confirmations_total{outcome="CONFIRMED"}')).toBe(1);
     expect(await scrape(app, 'collection_confirmations_total{outcome="MISMATCHED"}')).toBe(0);
@@ -59,7 +72,13 @@ describe('confirmation with the bank', () => {
     expect((await app.deliver(forged)).reply.responseCode).toBe('00');
     expect((await app.deliver(genuine)).reply.responseCode).toBe('00');
     await confirmed.first((event) => event.settlementId === genuine.settlementId);
-    expect(await confirmationOf(app, forged.settlementId, 'NOT_AT_BANK')).toEqual({ source: 'WEBHOOK', status: 'NOT_AT_BANK', checkedAt: expect.any(String), differences: [], acknowledgedByBank: null });
+    expect(await confirmationOf(app, forged.settlementId, 'NOT_AT_BANK')).toEqual({
+      source: 'WEBHOOK',
+      status: 'NOT_AT_BANK',
+      checkedAt: expect.any(String),
+      differences: [],
+      acknowledgedByBank: null,
+    });
     expect(confirmed).toEqual([expect.objectContaining({ settlementId: genuine.settlementId, status: 'CONFIRMED' })]);
     // Without `confirmed`, both, as they were stored.
     await everything.atLeast(2);
@@ -94,7 +113,12 @@ describe('confirmation with the bank', () => {
       acknowledgedByBank: true,
     });
     const line = await logged((entry) => entry.settlementId === tampered.settlementId && entry.outcome !== undefined);
-    expect(line).toMatchObject({ level: 50, outcome: 'MISMATCHED', differences: ['transactionAmount'], msg: expect.stringContaining('transactionAmount') });
+    expect(line).toMatchObject({
+      level: 50,
+      outcome: 'MISMATCHED',
+      differences: ['transactionAmount'],
+      msg: expect.stringContaining('transactionAmount'),
+    });
     expect(await scrape(app, 'collection_confirmations_total{outcome="MISMATCHED"}')).toBe(1);
   });
 
@@ -112,7 +136,11 @@ describe('confirmation with the bank', () => {
 
     await waitFor(() => (verifies(bank).length >= 2 ? true : undefined));
     // It has claimed more than it asks about (what waits for a free slot): two asks, no more.
-    await waitFor(() => (Number(queryFile(path, 'SELECT count(*) AS n FROM collection_notifications WHERE confirmation_attempts > 0')[0]!.n) >= 3 ? true : undefined));
+    await waitFor(() =>
+      Number(queryFile(path, 'SELECT count(*) AS n FROM collection_notifications WHERE confirmation_attempts > 0')[0]!.n) >= 3
+        ? true
+        : undefined,
+    );
     expect(verifies(bank)).toHaveLength(2);
     for (let released = 0; released < bodies.length; released += 1) {
       const asked = verifies(bank);
@@ -177,7 +205,12 @@ describe('confirmation with the bank', () => {
     expect(idsOf(confirmed)).toEqual([head, second, fourth].map((body) => body!.settlementId));
     // The same cursors as everywhere else.
     const { data } = await app.query(`{ collectionNotifications(first: 10) { edges { cursor node { settlementId } } } }`);
-    const cursors = new Map((data!.collectionNotifications.edges as { cursor: string; node: { settlementId: string } }[]).map((edge) => [edge.node.settlementId, edge.cursor]));
+    const cursors = new Map(
+      (data!.collectionNotifications.edges as { cursor: string; node: { settlementId: string } }[]).map((edge) => [
+        edge.node.settlementId,
+        edge.cursor,
+      ]),
+    );
     expect(confirmed.map((event) => event.cursor)).toEqual(idsOf(confirmed).map((id) => cursors.get(id)));
   });
 
@@ -209,7 +242,11 @@ describe('confirmation with the bank', () => {
     const bank = await startFakeCollectionBank();
     const router = await startCallbackRouter();
     const app = await startConfirmingApp(bank);
-    const { body } = await subscribeViaCallback(app, router.callbackUrl, 'subscription { incomingTransfer(confirmed: true) { settlementId confirmation { status } } }');
+    const { body } = await subscribeViaCallback(
+      app,
+      router.callbackUrl,
+      'subscription { incomingTransfer(confirmed: true) { settlementId confirmation { status } } }',
+    );
     expect(body).toEqual({ data: null });
     await subscribersLive(app, 1);
     const forged = notificationBody();
@@ -218,7 +255,9 @@ describe('confirmation with the bank', () => {
     await app.deliver(forged);
     await app.deliver(genuine);
     const next = await router.nth('next');
-    expect(next.payload).toEqual({ data: { incomingTransfer: { settlementId: genuine.settlementId, confirmation: { status: 'CONFIRMED' } } } });
+    expect(next.payload).toEqual({
+      data: { incomingTransfer: { settlementId: genuine.settlementId, confirmation: { status: 'CONFIRMED' } } },
+    });
     await confirmationOf(app, forged.settlementId, 'NOT_AT_BANK');
     expect(router.messages.filter((message) => message.action === 'next')).toHaveLength(1);
   });
@@ -248,7 +287,12 @@ describe('with COLLECTION_CONFIRMATION=off', () => {
     const app = await startConfirmingApp(bank, { COLLECTION_CONFIRMATION: 'off' });
     const refused = await subscribe(app, { confirmed: true });
     await waitFor(() => refused.ended);
-    expect(refused.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/^confirmed: .*COLLECTION_CONFIRMATION=off/), extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }) })]);
+    expect(refused.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^confirmed: .*COLLECTION_CONFIRMATION=off/),
+        extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }),
+      }),
+    ]);
 
     const everything = await subscribe(app, {}, 1);
     const body = notificationBody();

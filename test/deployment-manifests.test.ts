@@ -30,7 +30,11 @@ import {
 const HEALTH = HEALTH_PATHS;
 const DRAIN_SECONDS = SHUTDOWN_BUDGET_MS / 1000;
 const DEFAULTS = loadConfig({});
-const packageJson = JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string>; engines: { node: string }; devDependencies: Record<string, string> };
+const packageJson = JSON.parse(readRepoFile('package.json')) as {
+  scripts: Record<string, string>;
+  engines: { node: string };
+  devDependencies: Record<string, string>;
+};
 
 const dockerfile = dockerfileInstructions(readRepoFile('Dockerfile'));
 const instructions = (keyword: string) => dockerfile.filter((each) => each.keyword === keyword).map((each) => each.args);
@@ -80,12 +84,17 @@ describe('Dockerfile', () => {
   });
 
   it('lets into the build only what the image copies, never .env, dev/ or tests', () => {
-    const patterns = readRepoFile('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+    const patterns = readRepoFile('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
     expect(patterns[0]).toBe('*');
     const allowed = patterns.filter((pattern) => pattern.startsWith('!')).map((pattern) => pattern.slice(1).replace(/\/$/, ''));
     expect(allowed.sort()).toEqual(['package-lock.json', 'package.json', 'schema', 'src']);
     expect(patterns).toContain('src/**/*.test.ts');
-    const copied = instructions('COPY').filter((copy) => !copy.startsWith('--')).flatMap((copy) => copy.split(' ').slice(0, -1));
+    const copied = instructions('COPY')
+      .filter((copy) => !copy.startsWith('--'))
+      .flatMap((copy) => copy.split(' ').slice(0, -1));
     expect([...new Set(copied)].sort()).toEqual(allowed.sort());
   });
 });
@@ -157,7 +166,9 @@ describe('compose.yaml', () => {
     // Only during a rotation, or when chosen: empty is unset, never a value.
     const optional = new Set(['WEBHOOK_CLIENT_SECRET_PREVIOUS', 'ROUTER_SECRET']);
     for (const name of SECRET_VARIABLES) {
-      expect(written[name], name).toMatch(optional.has(name) ? new RegExp(`^\\$\\{${name}:-\\}$`) : new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`));
+      expect(written[name], name).toMatch(
+        optional.has(name) ? new RegExp(`^\\$\\{${name}:-\\}$`) : new RegExp(`^\\$\\{${name}:\\?[^}]+\\}$`),
+      );
     }
     expect(written.STORE_URL).toContain('${POSTGRES_PASSWORD:?');
     expect(composeAsWritten.services.postgres!.environment!.POSTGRES_PASSWORD).toMatch(/^\$\{POSTGRES_PASSWORD:\?[^}]+\}$/);
@@ -166,12 +177,18 @@ describe('compose.yaml', () => {
       if ((SECRET_VARIABLES as readonly string[]).includes(name!) || /PASSWORD|SECRET|TOKEN/.test(name!)) expect(fallback, name).toBe('');
       expect(readsAsPlaceholder(fallback!) && fallback !== '', `${name}'s default`).toBe(false);
     }
-    for (const file of ['compose.yaml', 'deploy/compose/Caddyfile', ...kubernetesObjects().map(({ file: name }) => `deploy/kubernetes/${name}`)]) {
+    for (const file of [
+      'compose.yaml',
+      'deploy/compose/Caddyfile',
+      ...kubernetesObjects().map(({ file: name }) => `deploy/kubernetes/${name}`),
+    ]) {
       expect(readRepoFile(file), file).not.toMatch(/replace[-_ ]?me/i);
     }
     expect(() => composeFile({})).toThrow(ComposeVariablesMissing);
     const { POSTGRES_PASSWORD: _p, WEBHOOK_CLIENT_SECRET: _s, WEBHOOK_ALLOWED_IPS: _a, ...partial } = OPERATOR_ENV;
-    expect(() => composeFile(partial)).toThrow(expect.objectContaining({ names: ['POSTGRES_PASSWORD', 'WEBHOOK_CLIENT_SECRET', 'WEBHOOK_ALLOWED_IPS'] }));
+    expect(() => composeFile(partial)).toThrow(
+      expect.objectContaining({ names: ['POSTGRES_PASSWORD', 'WEBHOOK_CLIENT_SECRET', 'WEBHOOK_ALLOWED_IPS'] }),
+    );
   });
 
   it('publishes only the balancer, on addresses the operator chooses (loopback until then), and each replica to this host alone', () => {
@@ -183,13 +200,16 @@ describe('compose.yaml', () => {
     const chosen = composeAsWritten.services.balancer!.ports!.map((mapping) => /^\$\{([A-Z_]+_ADDRESS):-([^}]*)\}:/.exec(mapping));
     expect(chosen.map((match) => match?.[2])).toEqual(['127.0.0.1', '127.0.0.1']);
     expect(balancer!.ports!.map((mapping) => published(mapping).address)).toEqual(['127.0.0.1', '127.0.0.1']);
-    expect(composeFile({ ...OPERATOR_ENV, WEBHOOK_PUBLISHED_ADDRESS: '198.51.100.7' }).services.balancer!.ports!.map((mapping) => published(mapping).address)).toEqual([
-      '127.0.0.1',
-      '198.51.100.7',
-    ]);
+    expect(
+      composeFile({ ...OPERATOR_ENV, WEBHOOK_PUBLISHED_ADDRESS: '198.51.100.7' }).services.balancer!.ports!.map(
+        (mapping) => published(mapping).address,
+      ),
+    ).toEqual(['127.0.0.1', '198.51.100.7']);
     // Each replica's PORT (/graphql and /metrics) on loopback, for a Prometheus on this host.
     for (const [name, service] of replicas) {
-      expect(service.ports!.map(published), name).toEqual([{ address: '127.0.0.1', port: expect.stringMatching(/^\d+$/), container: replicaEnv.PORT }]);
+      expect(service.ports!.map(published), name).toEqual([
+        { address: '127.0.0.1', port: expect.stringMatching(/^\d+$/), container: replicaEnv.PORT },
+      ]);
     }
     expect(new Set(replicas.map(([, service]) => published(service.ports![0]!).port)).size).toBe(replicas.length);
   });
@@ -210,7 +230,11 @@ describe('compose.yaml', () => {
     const { postgres, redis } = compose.services;
     const store = new URL(replicaEnv.STORE_URL!);
     expect(store.hostname).toBe('postgres');
-    expect([store.username, store.password, store.pathname]).toEqual([postgres!.environment!.POSTGRES_USER, postgres!.environment!.POSTGRES_PASSWORD, `/${postgres!.environment!.POSTGRES_DB}`]);
+    expect([store.username, store.password, store.pathname]).toEqual([
+      postgres!.environment!.POSTGRES_USER,
+      postgres!.environment!.POSTGRES_PASSWORD,
+      `/${postgres!.environment!.POSTGRES_DB}`,
+    ]);
     expect(new URL(replicaEnv.PUBSUB_URL!).hostname).toBe('redis');
     expect(postgres!.healthcheck).toBeDefined();
     expect(redis!.healthcheck).toBeDefined();
@@ -222,7 +246,10 @@ describe('compose.yaml', () => {
     expect(balancer.ports!.map((mapping) => published(mapping).container)).toEqual([port, webhookPort]);
     const mounted = balancer.volumes!.find((volume) => volume.includes('/etc/caddy/Caddyfile'))!.split(':')[0]!;
     expect(existsSync(join(ROOT, mounted))).toBe(true);
-    const caddyfile = caddyfileAtDefaults().split('\n').filter((line) => !/^\s*#/.test(line)).join('\n');
+    const caddyfile = caddyfileAtDefaults()
+      .split('\n')
+      .filter((line) => !/^\s*#/.test(line))
+      .join('\n');
     const upstreams = (listen: string) => replicas.map(([name]) => `${name}:${listen}`).join(' ');
     expect(caddyfile).toContain(
       `:${port} {\n\thandle /graphql {\n\t\treverse_proxy ${upstreams(port!)} {\n\t\t\timport replicas\n\t\t}\n\t}\n\thandle {\n\t\trespond 404\n\t}\n}`,
@@ -236,12 +263,16 @@ const deployment = kubernetesObject('Deployment');
 const pod = deployment.spec.template.spec;
 const container = pod.containers[0];
 const configMap = kubernetesObject('ConfigMap');
-const containerPort = (name: string | number) => (typeof name === 'number' ? name : container.ports.find((port: { name: string }) => port.name === name).containerPort);
+const containerPort = (name: string | number) =>
+  typeof name === 'number' ? name : container.ports.find((port: { name: string }) => port.name === name).containerPort;
 const probes = { startupProbe: HEALTH.live, livenessProbe: HEALTH.live, readinessProbe: HEALTH.ready };
 
 describe('deploy/kubernetes', () => {
   it('applies every manifest in the directory through its kustomization', () => {
-    const kustomization = parse(readRepoFile('deploy/kubernetes/kustomization.yaml')) as { resources: string[]; images: { name: string }[] };
+    const kustomization = parse(readRepoFile('deploy/kubernetes/kustomization.yaml')) as {
+      resources: string[];
+      images: { name: string }[];
+    };
     expect(kustomization.resources.sort()).toEqual([...new Set(kubernetesObjects().map(({ file }) => file))].sort());
     expect(kustomization.images.map((image) => image.name)).toEqual([container.image]);
   });
@@ -265,7 +296,11 @@ describe('deploy/kubernetes', () => {
   it('runs as the image user, non-root, read-only, with no privilege escalation and every capability dropped', () => {
     expect(pod.securityContext.runAsNonRoot).toBe(true);
     expect(`${pod.securityContext.runAsUser}:${pod.securityContext.runAsGroup}`).toBe(imageUser);
-    expect(container.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(container.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
     const tmp = container.volumeMounts.find((mount: { mountPath: string }) => mount.mountPath === '/tmp');
     expect(pod.volumes.find((volume: { name: string }) => volume.name === tmp.name).emptyDir).toBeDefined();
     for (const kind of ['requests', 'limits']) expect(Object.keys(container.resources[kind]).sort(), kind).toEqual(['cpu', 'memory']);
@@ -274,7 +309,11 @@ describe('deploy/kubernetes', () => {
   it('serves /graphql and the webhook through a Service each, and evicts one replica at a time', () => {
     const labels = deployment.spec.template.metadata.labels as Record<string, string>;
     expect(deployment.spec.selector.matchLabels).toEqual(labels);
-    const targets = Object.fromEntries(kubernetesObjects().filter(({ object }) => object.kind === 'Service').map(({ object }) => [object.metadata.name, object]));
+    const targets = Object.fromEntries(
+      kubernetesObjects()
+        .filter(({ object }) => object.kind === 'Service')
+        .map(({ object }) => [object.metadata.name, object]),
+    );
     expect(Object.keys(targets).sort()).toEqual(['bank-subgraph', 'bank-subgraph-webhook']);
     expect(targets['bank-subgraph']!.spec.ports.map((port: { targetPort: string }) => port.targetPort)).toEqual(['http']);
     expect(targets['bank-subgraph-webhook']!.spec.ports.map((port: { targetPort: string }) => port.targetPort)).toEqual(['webhook']);
@@ -286,7 +325,10 @@ describe('deploy/kubernetes', () => {
   });
 
   it('takes settings from the ConfigMap and secrets from a Secret it names and never ships', () => {
-    expect(container.envFrom).toEqual([{ configMapRef: { name: configMap.metadata.name } }, { secretRef: { name: 'bank-subgraph-secrets' } }]);
+    expect(container.envFrom).toEqual([
+      { configMapRef: { name: configMap.metadata.name } },
+      { secretRef: { name: 'bank-subgraph-secrets' } },
+    ]);
     expect(kubernetesObjects().filter(({ object }) => object.kind === 'Secret')).toEqual([]);
     const secretKeys = documentedSecretKeys();
     expect(secretKeys).toEqual(expect.arrayContaining(['STORE_URL', 'WEBHOOK_CLIENT_SECRET']));
@@ -295,7 +337,16 @@ describe('deploy/kubernetes', () => {
       expect(key).not.toMatch(/SECRET|PASSWORD|TOKEN/);
     }
     // The ConfigMap with the documented Secret, filled in, is a production configuration the subgraph accepts.
-    const secrets = Object.fromEntries(secretKeys.map((key) => [key, key === 'STORE_URL' ? 'postgres://bank:pw@db:5432/bank' : key === 'PUBSUB_URL' ? 'redis://cache:6379' : `${key.toLowerCase()}-7f3a9c2e5b1d`]));
+    const secrets = Object.fromEntries(
+      secretKeys.map((key) => [
+        key,
+        key === 'STORE_URL'
+          ? 'postgres://bank:pw@db:5432/bank'
+          : key === 'PUBSUB_URL'
+            ? 'redis://cache:6379'
+            : `${key.toLowerCase()}-7f3a9c2e5b1d`,
+      ]),
+    );
     expect(problemsOf({ ...configMap.data, ...secrets })).toEqual([]);
     const config = loadConfig({ ...configMap.data, ...secrets });
     expect(config.sandboxRules).toBe(false);
@@ -315,7 +366,10 @@ describe('deploy/kubernetes', () => {
     const policy = kubernetesObject('NetworkPolicy');
     expect(policy.spec.podSelector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
     expect(policy.spec.policyTypes).toEqual(['Ingress']);
-    const rules = policy.spec.ingress as { from?: { namespaceSelector?: { matchLabels?: object }; podSelector?: { matchLabels?: object } }[]; ports?: { port: string | number }[] }[];
+    const rules = policy.spec.ingress as {
+      from?: { namespaceSelector?: { matchLabels?: object }; podSelector?: { matchLabels?: object } }[];
+      ports?: { port: string | number }[];
+    }[];
     for (const rule of rules) {
       // Every rule names who, by namespace and pod: none admits every source, or every port.
       expect(rule.from?.length).toBeGreaterThan(0);
@@ -339,11 +393,25 @@ describe('every probe and health check', () => {
     const { baseUrl } = await startApp({ WEBHOOK_PORT: String(webhookPort) });
     const port = Number(new URL(baseUrl).port);
     // The deployments' ports, as this process serves them.
-    const served = (deployed: number) => ({ [configMap.data.PORT]: port, [configMap.data.WEBHOOK_PORT]: webhookPort, [replicaEnv.PORT!]: port, [replicaEnv.WEBHOOK_PORT!]: webhookPort })[deployed];
+    const served = (deployed: number) =>
+      ({
+        [configMap.data.PORT]: port,
+        [configMap.data.WEBHOOK_PORT]: webhookPort,
+        [replicaEnv.PORT!]: port,
+        [replicaEnv.WEBHOOK_PORT!]: webhookPort,
+      })[deployed];
     const targets = [
-      ...Object.keys(probes).map((probe) => ({ what: `kubernetes ${probe}`, port: containerPort(container[probe].httpGet.port), path: container[probe].httpGet.path as string })),
+      ...Object.keys(probes).map((probe) => ({
+        what: `kubernetes ${probe}`,
+        port: containerPort(container[probe].httpGet.port),
+        path: container[probe].httpGet.path as string,
+      })),
       { what: 'compose health check', ...healthcheckTarget(replicas[0]![1]) },
-      { what: 'the balancer health check', port: Number(/health_port (\d+)/.exec(caddyfileAtDefaults())![1]), path: /health_uri (\S+)/.exec(caddyfileAtDefaults())![1]! },
+      {
+        what: 'the balancer health check',
+        port: Number(/health_port (\d+)/.exec(caddyfileAtDefaults())![1]),
+        path: /health_uri (\S+)/.exec(caddyfileAtDefaults())![1]!,
+      },
     ];
     for (const target of targets) {
       const response = await fetch(`http://127.0.0.1:${served(target.port)}${target.path}`);

@@ -7,7 +7,12 @@ import { describe, expect, it } from 'vitest';
 // around it.
 
 const ROOT = resolve(import.meta.dirname, '..');
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 interface Link {
   line: number;

@@ -5,7 +5,11 @@ import { startSubgraphProcess, type SubgraphProcess } from './helpers/process.ts
 import { urlStoreBackends } from './helpers/stores.ts';
 
 async function deliver(process: SubgraphProcess, body: Record<string, unknown>): Promise<string> {
-  const response = await request(`${process.baseUrl}/webhooks/collection`, { method: 'POST', headers: signedHeaders(), body: JSON.stringify(body) });
+  const response = await request(`${process.baseUrl}/webhooks/collection`, {
+    method: 'POST',
+    headers: signedHeaders(),
+    body: JSON.stringify(body),
+  });
   return ((await response.body.json()) as { responseCode: string }).responseCode;
 }
 
@@ -44,7 +48,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('durability
     const response = await request(`${second.baseUrl}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: `{ collectionNotification(settlementId: "${last.settlementId as string}") { settlementId transactionAmount } }` }),
+      body: JSON.stringify({
+        query: `{ collectionNotification(settlementId: "${last.settlementId as string}") { settlementId transactionAmount } }`,
+      }),
     });
     expect(((await response.body.json()) as { data: unknown }).data).toEqual({
       collectionNotification: { settlementId: last.settlementId, transactionAmount: last.transactionAmount },

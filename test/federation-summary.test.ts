@@ -24,7 +24,9 @@ describe('collectionSummary through a router composing the supergraph', () => {
     const result = composeServices([{ name: 'bank', typeDefs: parse(sdl), url: 'http://bank' }]);
     expect(result.errors ?? []).toEqual([]);
     const supergraph = result.supergraphSdl!;
-    expect(supergraph).toContain('collectionSummary(accountNumber: String, from: DateTime!, to: DateTime!): CollectionSummary @authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]]) @cost(weight: 0)');
+    expect(supergraph).toContain(
+      'collectionSummary(accountNumber: String, from: DateTime!, to: DateTime!): CollectionSummary @authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]]) @cost(weight: 0)',
+    );
     expect(supergraph).toContain('days: [CollectionDaySummary!]! @listSize(assumedSize: 31)');
     expect(supergraph).toMatch(/type CollectionSummary\n\s+@join__type\(graph: BANK\)\n\{/);
     expect(supergraph).toMatch(/type CollectionDaySummary\n\s+@join__type\(graph: BANK\)\n\{/);
@@ -47,7 +49,15 @@ describe('collectionSummary through a router composing the supergraph', () => {
       count: 2,
       transactionAmount: '0.30',
       feeAmount: '0.30',
-      days: [{ date: '2026-11-22', from: '2026-11-22T00:00:00.000+01:00', to: '2026-11-23T00:00:00.000+01:00', count: 2, transactionAmount: '0.30' }],
+      days: [
+        {
+          date: '2026-11-22',
+          from: '2026-11-22T00:00:00.000+01:00',
+          to: '2026-11-23T00:00:00.000+01:00',
+          count: 2,
+          transactionAmount: '0.30',
+        },
+      ],
     });
     expect(routed.data!.collectionNotifications.nodes.map((n: { settlementId: string }) => n.settlementId)).toEqual([
       bodies[1]!.settlementId,

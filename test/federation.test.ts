@@ -36,7 +36,9 @@ describe('federation', () => {
   it('carries the bank-call prices (@cost, @listSize) through schema:print into the supergraph', async () => {
     const printed = execFileSync(process.execPath, [join(import.meta.dirname, '..', 'scripts', 'print-schema.ts')], { encoding: 'utf8' });
     expect(printed).toContain('import: ["@key", "@shareable", "@cost", "@listSize", "@authenticated", "@requiresScopes"]');
-    expect(printed).toContain('account(accountNumber: String!, bankCode: String): Account @cost(weight: 1) @authenticated @requiresScopes(scopes: [["accounts:read"]])');
+    expect(printed).toContain(
+      'account(accountNumber: String!, bankCode: String): Account @cost(weight: 1) @authenticated @requiresScopes(scopes: [["accounts:read"]])',
+    );
     expect(printed).toContain('billCategories: [BillCategory!]! @cost(weight: 1) @listSize(assumedSize: 10)');
     expect(printed).toContain('type Bank @key(fields: "code") @cost(weight: 0)');
 
@@ -44,7 +46,9 @@ describe('federation', () => {
     expect(result.errors ?? []).toEqual([]);
     // What Apollo Router's demand control reads: the directives, kept under their imported names.
     const supergraph = result.supergraphSdl!;
-    expect(supergraph).toContain('account(accountNumber: String!, bankCode: String): Account @authenticated @requiresScopes(scopes: [["accounts:read"]]) @cost(weight: 1)');
+    expect(supergraph).toContain(
+      'account(accountNumber: String!, bankCode: String): Account @authenticated @requiresScopes(scopes: [["accounts:read"]]) @cost(weight: 1)',
+    );
     expect(supergraph).toContain('billCategories: [BillCategory!]! @cost(weight: 1) @listSize(assumedSize: 10)');
     expect(supergraph).toContain('@link(url: "https://specs.apollo.dev/cost/v0.1", import: ["@listSize"])');
     expect(supergraph).toMatch(/directive @cost\(weight: Int!\)/);
@@ -59,14 +63,24 @@ describe('federation', () => {
     expect(supergraph).toContain('@link(url: "https://specs.apollo.dev/requiresScopes/v0.1", for: SECURITY)');
     const collections = '@authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]])';
     expect(supergraph).toContain(`bvn(number: String!): BvnDetails @authenticated @requiresScopes(scopes: [["kyc:read"]])`);
-    expect(supergraph).toContain(`incomingTransfer(accountNumber: String, after: String, confirmed: Boolean = false): CollectionNotification! ${collections}`);
+    expect(supergraph).toContain(
+      `incomingTransfer(accountNumber: String, after: String, confirmed: Boolean = false): CollectionNotification! ${collections}`,
+    );
     expect(supergraph).toContain('): BankTransactionCheck @authenticated @requiresScopes(scopes: [["collections:reconcile"]])');
     expect(supergraph).toContain('): ReconcileReport @authenticated @requiresScopes(scopes: [["collections:reconcile"]])');
     // A check's stored record and quarantined deliveries are read under its scope too.
-    expect(supergraph).toMatch(/type CollectionNotification[^{]*@requiresScopes\(scopes: \[\["collections:read"\], \["collections:read:all"\], \["collections:reconcile"\]\]\)/);
-    expect(supergraph).toMatch(/type QuarantinedDelivery[^{]*@requiresScopes\(scopes: \[\["collections:review"\], \["collections:reconcile"\]\]\)/);
-    expect(supergraph).toContain('merchantLogin(email: String!, password: String!): MerchantSession @authenticated @requiresScopes(scopes: [["merchant:auth"]])');
-    expect(supergraph).toContain('transactionToken(code: String!, redirectUri: String!): TransactionToken @authenticated @requiresScopes(scopes: [["transactions:authorize"]])');
+    expect(supergraph).toMatch(
+      /type CollectionNotification[^{]*@requiresScopes\(scopes: \[\["collections:read"\], \["collections:read:all"\], \["collections:reconcile"\]\]\)/,
+    );
+    expect(supergraph).toMatch(
+      /type QuarantinedDelivery[^{]*@requiresScopes\(scopes: \[\["collections:review"\], \["collections:reconcile"\]\]\)/,
+    );
+    expect(supergraph).toContain(
+      'merchantLogin(email: String!, password: String!): MerchantSession @authenticated @requiresScopes(scopes: [["merchant:auth"]])',
+    );
+    expect(supergraph).toContain(
+      'transactionToken(code: String!, redirectUri: String!): TransactionToken @authenticated @requiresScopes(scopes: [["transactions:authorize"]])',
+    );
     expect(supergraph).toMatch(/\n  banks: \[Bank!\]!\n/);
   });
 
@@ -142,7 +156,12 @@ describe('federation', () => {
     expect((await deliver(body)).reply.responseCode).toBe('00');
     const { data } = await query(
       'query($r: [_Any!]!) { _entities(representations: $r) { ... on CollectionNotification { settlementId transactionAmount } } }',
-      { r: [{ __typename: 'CollectionNotification', settlementId: body.settlementId }, { __typename: 'CollectionNotification', settlementId: 'none' }] },
+      {
+        r: [
+          { __typename: 'CollectionNotification', settlementId: body.settlementId },
+          { __typename: 'CollectionNotification', settlementId: 'none' },
+        ],
+      },
     );
     expect(data!._entities).toEqual([{ settlementId: body.settlementId, transactionAmount: '1500.00' }, null]);
   });

@@ -33,7 +33,10 @@ describe('PUBLISH_ACCESS_DIRECTIVES', () => {
     const sdl = await publishedSdl(app);
     expect(sdl).not.toMatch(/@authenticated|@requiresScopes/);
     expect(sdl).toMatch(/import: \["@key", "@shareable", "@cost", "@listSize"\]/);
-    const printed = execFileSync(process.execPath, [PRINT_SCHEMA], { encoding: 'utf8', env: { ...process.env, PUBLISH_ACCESS_DIRECTIVES: 'false' } });
+    const printed = execFileSync(process.execPath, [PRINT_SCHEMA], {
+      encoding: 'utf8',
+      env: { ...process.env, PUBLISH_ACCESS_DIRECTIVES: 'false' },
+    });
     expect(printed).toBe(`${sdl.trim()}\n`);
 
     const { data, errors } = await app.query(SCREEN, undefined, bearer(await issuer.sign({ scope: 'accounts:read' })));
@@ -46,7 +49,11 @@ describe('PUBLISH_ACCESS_DIRECTIVES', () => {
     expect(await publishedSdl(app)).toContain('bvn: String @authenticated @requiresScopes(scopes: [["kyc:read"]])');
     const refused = (() => {
       try {
-        execFileSync(process.execPath, [PRINT_SCHEMA], { encoding: 'utf8', stdio: 'pipe', env: { ...process.env, PUBLISH_ACCESS_DIRECTIVES: 'no' } });
+        execFileSync(process.execPath, [PRINT_SCHEMA], {
+          encoding: 'utf8',
+          stdio: 'pipe',
+          env: { ...process.env, PUBLISH_ACCESS_DIRECTIVES: 'no' },
+        });
         return '';
       } catch (error) {
         return String((error as { stderr: string }).stderr);
@@ -69,7 +76,10 @@ describe('@apollo/gateway', () => {
     const gateway = await startApolloGateway([{ name: 'bank', url: app.graphqlUrl }]);
     const accounts = bearer(await issuer.sign({ scope: 'accounts:read' }));
     const routed = await gateway.query(SCREEN, undefined, accounts);
-    expect(routed.data).toEqual({ banks: expect.arrayContaining([{ code: '000023' }]), account: { accountName: 'ADAEZE CHIOMA OKONKWO', bvn: null } });
+    expect(routed.data).toEqual({
+      banks: expect.arrayContaining([{ code: '000023' }]),
+      account: { accountName: 'ADAEZE CHIOMA OKONKWO', bvn: null },
+    });
     expect(routed.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([[['account', 'bvn'], 'UNAUTHORIZED_FIELD_OR_TYPE']]);
 
     const kyc = await gateway.query(SCREEN, undefined, bearer(await issuer.sign({ scope: 'accounts:read kyc:read' })));

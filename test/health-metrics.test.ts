@@ -18,7 +18,7 @@ async function get(url: string): Promise<{ status: number; headers: Record<strin
 
 /** `target` with its `ping` rejecting, everything else the real thing: one part down, the rest up. */
 function withFailingPing<T extends { ping(): Promise<void> }>(target: T): T {
-  return withMethod(target, 'ping', (async () => Promise.reject(new Error('connection lost'))));
+  return withMethod(target, 'ping', async () => Promise.reject(new Error('connection lost')));
 }
 
 /** A real in-memory pub/sub that says its link is down, as Redis pub/sub does while Redis is gone. */

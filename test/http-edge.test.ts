@@ -10,7 +10,9 @@ import { unusedUrl } from './helpers/fake-bank.ts';
 /** One request of every kind the server answers, as raw HTTP/1.1 (keep-alive, the default). */
 function requests(): Record<string, string> {
   const delivery = JSON.stringify(notificationBody());
-  const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const headers = Object.entries(signedHeaders())
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   const query = JSON.stringify({ query: '{ __typename }' });
   return {
     'POST /graphql': `POST /graphql HTTP/1.1\r\nhost: t\r\ncontent-type: application/json\r\ncontent-length: ${query.length}\r\n\r\n${query}`,

@@ -10,7 +10,11 @@ describe('input validation', () => {
     ['an account number with letters', '{ account(accountNumber: "01234567AB") { accountName } }', 'accountNumber'],
     ['a bank code that is not all digits', '{ account(accountNumber: "0123456789", bankCode: "GTB") { accountName } }', 'bankCode'],
     ['a BVN of 10 digits', '{ bvn(number: "2221234567") { bvn } }', 'number'],
-    ['a posting bank code with letters', '{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "00001x") { accountName } }', 'beneficiaryBank'],
+    [
+      'a posting bank code with letters',
+      '{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "00001x") { accountName } }',
+      'beneficiaryBank',
+    ],
     ['a bank code with letters', '{ bank(code: "ABC") { name } }', 'code'],
     ['a bill category of 0', '{ bills(categoryId: 0) { name } }', 'categoryId'],
     ['a redirect URI that is not absolute', 'mutation { transactionAuthorize(redirectUri: "/callback") { code } }', 'redirectUri'],

@@ -24,18 +24,22 @@ const CREDENTIALS = {
 
 async function startLive() {
   const bank = await startRecordedSandbox();
-  const app = await startApp({
-    UPSTREAM_MODE: 'live',
-    BANK_BASE_URL: bank.urls.base,
-    BANK_GATEWAY_URL: bank.urls.gateway,
-    BANK_BILLING_URL: bank.urls.billing,
-    BANK_POSTING_URL: bank.urls.posting,
-    BANK_WALLET_URL: bank.urls.wallet,
-    COLLECTION_CONFIRMATION: 'off',
-    ...CREDENTIALS,
-    ...TEST_AUTH,
-    ...LOOPBACK_SOURCES,
-  }, {}, { headers: await productionHeaders() });
+  const app = await startApp(
+    {
+      UPSTREAM_MODE: 'live',
+      BANK_BASE_URL: bank.urls.base,
+      BANK_GATEWAY_URL: bank.urls.gateway,
+      BANK_BILLING_URL: bank.urls.billing,
+      BANK_POSTING_URL: bank.urls.posting,
+      BANK_WALLET_URL: bank.urls.wallet,
+      COLLECTION_CONFIRMATION: 'off',
+      ...CREDENTIALS,
+      ...TEST_AUTH,
+      ...LOOPBACK_SOURCES,
+    },
+    {},
+    { headers: await productionHeaders() },
+  );
   /** The one request the bank received on this path since the last call. */
   let seen = 0;
   const lastTo = (path: string): ReceivedRequest => {
@@ -58,7 +62,11 @@ describe('live mode against a separately started bank', () => {
     const lookup = lastTo('/bank/account/NIP');
     expect(lookup.method).toBe('GET');
     expect(lookup.query).toEqual({ account_number: '0123456789', bank_code: '000023' });
-    expect(lookup.headers).toMatchObject({ authorization: fingerprint('sandbox-api-token'), username: 'sandbox-user', password: fingerprint('sandbox-password') });
+    expect(lookup.headers).toMatchObject({
+      authorization: fingerprint('sandbox-api-token'),
+      username: 'sandbox-user',
+      password: fingerprint('sandbox-password'),
+    });
 
     await query('{ banks { code } }');
     expect(lastTo('/bank/v1/account/NIP/banks').headers.authorization).toBe(fingerprint('sandbox-api-token'));
@@ -69,7 +77,9 @@ describe('live mode against a separately started bank', () => {
   it('sends bill-payment calls with Basic credentials', async () => {
     const { query, lastTo, fingerprint } = await startLive();
     await query('{ billCategory(id: 3) { name } }');
-    expect(lastTo('/billing/provipay/webapi/categories').headers.authorization).toBe(fingerprint(basic('sandbox-billing', 'sandbox-billing-password')));
+    expect(lastTo('/billing/provipay/webapi/categories').headers.authorization).toBe(
+      fingerprint(basic('sandbox-billing', 'sandbox-billing-password')),
+    );
     await query('{ bills(categoryId: 3) { name } }');
     expect(lastTo('/billing/provipay/webapi/bill/assigned/byCategoryId/3').method).toBe('GET');
   });
@@ -111,7 +121,10 @@ describe('live mode against a separately started bank', () => {
     expect(asked.query).toEqual({ response_type: 'code', client_id: 'sandbox-oauth-client', redirect_uri: redirectUri });
 
     const code = authorize.data!.transactionAuthorize.code;
-    const token = await query('mutation($c: String!, $u: String!) { transactionToken(code: $c, redirectUri: $u) { accessToken } }', { c: code, u: redirectUri });
+    const token = await query('mutation($c: String!, $u: String!) { transactionToken(code: $c, redirectUri: $u) { accessToken } }', {
+      c: code,
+      u: redirectUri,
+    });
     expect(token.errors).toBeUndefined();
     const exchange = lastTo('/gateway/transaction/oauth/authorize/');
     expect(exchange.method).toBe('POST');

@@ -18,7 +18,10 @@ const SCREEN = `query FirstLook {
 
 /** `count` aliased name enquiries of distinct accounts. */
 function aliasedEnquiries(count: number): string {
-  const fields = Array.from({ length: count }, (_, i) => `a${i}: account(accountNumber: "${String(i).padStart(10, '0')}", bankCode: "000023") { accountName }`);
+  const fields = Array.from(
+    { length: count },
+    (_, i) => `a${i}: account(accountNumber: "${String(i).padStart(10, '0')}", bankCode: "000023") { accountName }`,
+  );
   return `{ ${fields.join(' ')} }`;
 }
 
@@ -165,7 +168,11 @@ describe('hostile documents', () => {
 
   const LOGIN = 'merchantLogin(email: "merchant@sandbox.ng", password: "guess") { accessToken }';
   const credentialCases = [
-    { name: '25 aliased merchantLogins', query: `mutation { ${Array.from({ length: 25 }, (_, i) => `p${i}: ${LOGIN}`).join(' ')} }`, named: /merchantLogin ×25/ },
+    {
+      name: '25 aliased merchantLogins',
+      query: `mutation { ${Array.from({ length: 25 }, (_, i) => `p${i}: ${LOGIN}`).join(' ')} }`,
+      named: /merchantLogin ×25/,
+    },
     {
       name: 'a merchantLogin and a transactionToken through a fragment',
       query: `mutation { ${LOGIN} ...Exchange } fragment Exchange on Mutation { transactionToken(code: "c", redirectUri: "https://app.example.com/cb") { accessToken } }`,
@@ -182,7 +189,9 @@ describe('hostile documents', () => {
     expect(http.status).toBe(400);
     for (const response of [http, ws]) {
       expect(response.data ?? undefined).toBeUndefined();
-      expect(response.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) })]);
+      expect(response.errors).toEqual([
+        expect.objectContaining({ extensions: expect.objectContaining({ code: 'GRAPHQL_VALIDATION_FAILED' }) }),
+      ]);
       expect(response.errors![0]!.message).toMatch(/at most one/);
       expect(response.errors![0]!.message).toMatch(named);
     }
@@ -202,7 +211,12 @@ describe('hostile documents', () => {
   it("accepts Apollo Sandbox's introspection query, where introspection is on (the sandbox rules)", async () => {
     const { getIntrospectionQuery } = await import('graphql');
     const app = await startApp();
-    const query = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, inputValueDeprecation: true });
+    const query = getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      inputValueDeprecation: true,
+    });
     const http = await app.query(query);
     expect(http.errors).toBeUndefined();
     const ws = await overWebSocket(app.wsClient(), query);
@@ -249,7 +263,10 @@ describe('store reads in the budget (MAX_OPERATION_COST)', () => {
     const hundred = await app.query(summaries(100), YEAR);
     expect(hundred.status).toBe(400);
     expect(hundred.data).toBeUndefined();
-    expect(hundred.errors![0]!.extensions).toEqual({ code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { estimated: 2_300, max: DEFAULT_MAX_OPERATION_COST } });
+    expect(hundred.errors![0]!.extensions).toEqual({
+      code: 'COST_ESTIMATED_TOO_EXPENSIVE',
+      cost: { estimated: 2_300, max: DEFAULT_MAX_OPERATION_COST },
+    });
     const ws = await overWebSocket(app.wsClient(), summaries(100), YEAR);
     expect(ws.errors![0]!.extensions).toEqual(hundred.errors![0]!.extensions);
     // Two years' worth in one document is already past the default budget.

@@ -59,7 +59,9 @@ describe('operations on the embedded default', () => {
 
   it("reads a BVN's details and keeps the bank's whole answer", async () => {
     const { query } = await startApp();
-    const { data, errors } = await query('{ bvn(number: "22212345678") { bvn firstName lastName middleName dateOfBirth phoneNumber raw } }');
+    const { data, errors } = await query(
+      '{ bvn(number: "22212345678") { bvn firstName lastName middleName dateOfBirth phoneNumber raw } }',
+    );
     expect(errors).toBeUndefined();
     expect(data!.bvn).toMatchObject({ bvn: '22212345678', firstName: 'Adaeze', lastName: 'Okonkwo', dateOfBirth: '1990-04-12' });
     expect(data!.bvn.raw).toMatchObject({ responseCode: '00', bvn: '22212345678' });
@@ -134,12 +136,15 @@ describe('operations on the embedded default', () => {
   it('runs the OAuth authorize-then-token pair, and refuses the code a second time', async () => {
     const { query } = await startApp();
     const redirectUri = 'https://app.example.com/oauth/callback?from=test';
-    const authorize = await query('mutation($u: String!) { transactionAuthorize(redirectUri: $u) { code redirectUri } }', { u: redirectUri });
+    const authorize = await query('mutation($u: String!) { transactionAuthorize(redirectUri: $u) { code redirectUri } }', {
+      u: redirectUri,
+    });
     expect(authorize.errors).toBeUndefined();
     const { code } = authorize.data!.transactionAuthorize;
     expect(authorize.data!.transactionAuthorize.redirectUri).toBe(redirectUri);
 
-    const exchange = 'mutation($c: String!, $u: String!) { transactionToken(code: $c, redirectUri: $u) { accessToken tokenType expiresIn scope } }';
+    const exchange =
+      'mutation($c: String!, $u: String!) { transactionToken(code: $c, redirectUri: $u) { accessToken tokenType expiresIn scope } }';
     const token = await query(exchange, { c: code, u: redirectUri });
     expect(token.errors).toBeUndefined();
     expect(token.data!.transactionToken.accessToken).toEqual(expect.any(String));

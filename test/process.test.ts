@@ -92,7 +92,11 @@ describe('start-up', () => {
     const storeUrl = new URL(postgresUrl);
     storeUrl.password = 'pg-log-s3cret';
     const subgraph = await startSubgraphProcess({ STORE_URL: storeUrl.toString(), PUBSUB_URL: redisUrl });
-    expect(subgraph.logs[0]).toMatchObject({ bank: 'sandbox', store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/), pubsub: expect.stringMatching(/^redis:\/\//) });
+    expect(subgraph.logs[0]).toMatchObject({
+      bank: 'sandbox',
+      store: expect.stringMatching(/^postgres:\/\/postgres:\*\*\*@/),
+      pubsub: expect.stringMatching(/^redis:\/\//),
+    });
     expect(subgraph.output.join('\n')).not.toContain('pg-log-s3cret');
   });
 });
@@ -145,7 +149,13 @@ describe('configuration errors', () => {
   );
 
   it('exits 1 in production without AUTH_JWKS_URL and AUTH_ISSUER, naming both beside every other problem', async () => {
-    const { code, output } = await runSubgraphToFailure({ NODE_ENV: 'production', UPSTREAM_MODE: 'sandbox', WEBHOOK_CLIENT_ID: 'c', WEBHOOK_CLIENT_SECRET: 's-1', PORT: 'x' });
+    const { code, output } = await runSubgraphToFailure({
+      NODE_ENV: 'production',
+      UPSTREAM_MODE: 'sandbox',
+      WEBHOOK_CLIENT_ID: 'c',
+      WEBHOOK_CLIENT_SECRET: 's-1',
+      PORT: 'x',
+    });
     expect(code).toBe(1);
     expect(output).not.toContain('listening');
     expect(output.match(/Invalid configuration/g)).toHaveLength(1);
@@ -162,7 +172,11 @@ describe('configuration errors', () => {
   });
 
   it('exits 1 on placeholder secrets, as a template ships them, naming each and printing none', async () => {
-    const placeholders = { WEBHOOK_CLIENT_SECRET: 'REPLACE-ME-webhook-client-secret', BANK_PASSWORD: 'ChangeMe-bank-password', ROUTER_SECRET: '<the router secret>' };
+    const placeholders = {
+      WEBHOOK_CLIENT_SECRET: 'REPLACE-ME-webhook-client-secret',
+      BANK_PASSWORD: 'ChangeMe-bank-password',
+      ROUTER_SECRET: '<the router secret>',
+    };
     const bank = await startCountingBank();
     const { code, output } = await runSubgraphToFailure({ ...liveBankEnv(bank.url), ...placeholders });
     expect(code).toBe(1);
@@ -201,7 +215,10 @@ describe('SIGTERM', () => {
     onCleanup(async () => client.dispose());
     const closed = Promise.withResolvers<number>();
     client.on('closed', (event) => closed.resolve((event as { code: number }).code));
-    client.subscribe({ query: 'subscription { incomingTransfer { settlementId } }' }, { next: () => undefined, error: () => undefined, complete: () => undefined });
+    client.subscribe(
+      { query: 'subscription { incomingTransfer { settlementId } }' },
+      { next: () => undefined, error: () => undefined, complete: () => undefined },
+    );
     await subscribersLive(subgraph, 1);
 
     // A delivery the server has routed (it answered 100 Continue) whose body is not sent yet.
@@ -318,8 +335,12 @@ describe('the drain, in process', () => {
     const ended = once(socket, 'close');
     const body = notificationBody();
     const payload = JSON.stringify(body);
-    const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-    socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`);
+    const headers = Object.entries(signedHeaders())
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    socket.write(
+      `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+    );
     await insert.reached;
 
     const closing = app.app.close();
@@ -335,7 +356,10 @@ describe('the drain, in process', () => {
 
     const responses = received.split(/(?=HTTP\/1\.1 \d{3} )/);
     expect(responses.map((r) => r.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 503']);
-    expect(JSON.parse(responses[0]!.slice(responses[0]!.indexOf('\r\n\r\n') + 4))).toMatchObject({ responseCode: '00', sessionId: body.sessionId });
+    expect(JSON.parse(responses[0]!.slice(responses[0]!.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      responseCode: '00',
+      sessionId: body.sessionId,
+    });
     expect((await store.getMany([body.settlementId]))[0]?.settlementId).toBe(body.settlementId);
   });
 });

@@ -21,13 +21,18 @@ describe('a production start fails closed', () => {
     const forged = notificationBody();
     const genuine = notificationBody();
 
-    const refused = await app.deliver(forged, collectionHeaders(sandboxCredentials.webhookClientId, sandboxCredentials.webhookClientSecret));
+    const refused = await app.deliver(
+      forged,
+      collectionHeaders(sandboxCredentials.webhookClientId, sandboxCredentials.webhookClientSecret),
+    );
     expect(refused.reply).toMatchObject({ responseCode: '02', responseMessage: 'rejected transaction' });
     expect((await app.deliver(genuine, ownHeaders())).reply.responseCode).toBe('00');
     // The next event is the genuine one: the forged notification was never published.
     expect((await next).value?.data?.incomingTransfer?.settlementId).toBe(genuine.settlementId);
 
-    const stored = await app.query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', { id: forged.settlementId });
+    const stored = await app.query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', {
+      id: forged.settlementId,
+    });
     expect(stored.data).toEqual({ collectionNotification: null });
     await subscription.return?.();
   });

@@ -73,8 +73,19 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
     ]);
     expect(Buffer.from(nodes[0]!.rawBodyBase64 as string, 'base64')).toEqual(notUtf8);
     expect(nodes[1]).toMatchObject({ rawBody: JSON.stringify(poison), settlementId: poison.settlementId, accountNumber: '0123456789' });
-    expect(nodes[2]).toMatchObject({ rawBody: conflict, settlementId: first.settlementId, detail: 'transactionAmount 950000.00 (stored 1500.00)' });
-    expect(nodes[3]).toMatchObject({ rawBody: oddWhitespace, settlementId: 'STL-9', accountNumber: '012345678', reviewedAt: null, reviewNote: null, reviewedBy: null });
+    expect(nodes[2]).toMatchObject({
+      rawBody: conflict,
+      settlementId: first.settlementId,
+      detail: 'transactionAmount 950000.00 (stored 1500.00)',
+    });
+    expect(nodes[3]).toMatchObject({
+      rawBody: oddWhitespace,
+      settlementId: 'STL-9',
+      accountNumber: '012345678',
+      reviewedAt: null,
+      reviewNote: null,
+      reviewedBy: null,
+    });
     for (const node of nodes) expect(node.receivedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
@@ -83,7 +94,10 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
     await refuse('S-hidden', JSON.stringify(notificationBody({ sessionId: 'S-hidden', accountNumber: '12' })));
     const kept = (await list({ first: 1 })).data!.quarantinedDeliveries.nodes[0].id as string;
 
-    for (const [headers, code] of [[reader, 'UNAUTHORIZED_FIELD_OR_TYPE'], [{}, 'UNAUTHENTICATED']] as const) {
+    for (const [headers, code] of [
+      [reader, 'UNAUTHORIZED_FIELD_OR_TYPE'],
+      [{}, 'UNAUTHENTICATED'],
+    ] as const) {
       const read = await list({}, headers);
       expect(read.data).toEqual({ quarantinedDeliveries: null });
       expect(read.errors?.map((error) => error.extensions?.code)).toEqual([code]);
@@ -101,17 +115,28 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
     const before = new Date().toISOString();
     const note = 'Called the bank with session S-a: a wrong account; they will resend it.';
     const { data } = await app.query(REVIEW, { id: oldest!.id, note: `  ${note}\n` }, operator);
-    expect(data!.reviewQuarantinedDelivery).toMatchObject({ id: oldest!.id, sessionId: 'S-a', reviewNote: note, reviewedBy: 'test-caller' });
+    expect(data!.reviewQuarantinedDelivery).toMatchObject({
+      id: oldest!.id,
+      sessionId: 'S-a',
+      reviewNote: note,
+      reviewedBy: 'test-caller',
+    });
     expect(data!.reviewQuarantinedDelivery.reviewedAt >= before).toBe(true);
 
     const again = await app.query(REVIEW, { id: oldest!.id, note: 'a second thought' }, operator);
     expect(again.data).toEqual({ reviewQuarantinedDelivery: null });
-    expect(again.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([['BAD_USER_INPUT', expect.stringMatching(/^id: was reviewed at .*; a review is recorded once\.$/)]]);
+    expect(again.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([
+      ['BAD_USER_INPUT', expect.stringMatching(/^id: was reviewed at .*; a review is recorded once\.$/)],
+    ]);
 
-    const ids = async (variables: Record<string, unknown>) => ((await list(variables)).data!.quarantinedDeliveries.nodes as { id: string }[]).map((node) => node.id);
+    const ids = async (variables: Record<string, unknown>) =>
+      ((await list(variables)).data!.quarantinedDeliveries.nodes as { id: string }[]).map((node) => node.id);
     expect(await ids({ reviewed: true })).toEqual([oldest!.id]);
     expect(await ids({ reviewed: false })).toEqual([newest!.id]);
-    expect((await list({ reviewed: true })).data!.quarantinedDeliveries.nodes[0]).toMatchObject({ reviewNote: note, reviewedBy: 'test-caller' });
+    expect((await list({ reviewed: true })).data!.quarantinedDeliveries.nodes[0]).toMatchObject({
+      reviewNote: note,
+      reviewedBy: 'test-caller',
+    });
   });
 
   it('refuses a blank or overlong note and answers null for an unknown id, changing nothing', async () => {
@@ -124,18 +149,23 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
       expect(errors?.map((error) => [error.extensions?.code, error.extensions?.argumentName])).toEqual([['BAD_USER_INPUT', 'note']]);
     }
     for (const unknown of ['999999999', 'abc']) {
-      expect(await app.query(REVIEW, { id: unknown, note: 'nothing to review' }, operator)).toEqual({ status: 200, data: { reviewQuarantinedDelivery: null } });
+      expect(await app.query(REVIEW, { id: unknown, note: 'nothing to review' }, operator)).toEqual({
+        status: 200,
+        data: { reviewQuarantinedDelivery: null },
+      });
     }
     expect((await list({ reviewed: false })).data!.quarantinedDeliveries.nodes).toHaveLength(1);
   });
 
   it('pages newest first with opaque cursors, by kind and by the time received', async () => {
     const { app, refuse, list } = await start();
-    for (const sessionId of ['S-1', 'S-2', 'S-3']) await refuse(sessionId, JSON.stringify(notificationBody({ sessionId, accountNumber: '12' })));
+    for (const sessionId of ['S-1', 'S-2', 'S-3'])
+      await refuse(sessionId, JSON.stringify(notificationBody({ sessionId, accountNumber: '12' })));
     const first = notificationBody();
     await app.deliver(first);
     await refuse('S-4', JSON.stringify({ ...first, sessionId: 'S-4', currency: 'USD' }));
-    const sessions = (response: Awaited<ReturnType<typeof list>>) => (response.data!.quarantinedDeliveries.nodes as { sessionId: string }[]).map((node) => node.sessionId);
+    const sessions = (response: Awaited<ReturnType<typeof list>>) =>
+      (response.data!.quarantinedDeliveries.nodes as { sessionId: string }[]).map((node) => node.sessionId);
 
     const page = await list({ first: 2 });
     expect(sessions(page)).toEqual(['S-4', 'S-3']);
@@ -156,14 +186,19 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
       [{ from: '2026-11-22T10:00:00Z', to: '2026-11-22T09:00:00Z' }, 'to'],
     ] as const) {
       const refused = await list(variables);
-      expect(refused.errors?.map((error) => [error.extensions?.code, error.extensions?.argumentName])).toEqual([['BAD_USER_INPUT', argument]]);
+      expect(refused.errors?.map((error) => [error.extensions?.code, error.extensions?.argumentName])).toEqual([
+        ['BAD_USER_INPUT', argument],
+      ]);
     }
   });
 
   it('gauges what awaits review from the store: the same on every replica, less once reviewed', async () => {
     const { app, issuer, database, refuse, list, operator } = await start();
     const replica = await startApp(guardedEnv(issuer, database));
-    const gauges = async () => [await scrape(app, 'collection_quarantine_unreviewed'), await scrape(replica, 'collection_quarantine_unreviewed')];
+    const gauges = async () => [
+      await scrape(app, 'collection_quarantine_unreviewed'),
+      await scrape(replica, 'collection_quarantine_unreviewed'),
+    ];
     expect(await gauges()).toEqual([0, 0]);
     for (const sessionId of ['S-g1', 'S-g2']) await refuse(sessionId, JSON.stringify(notificationBody({ sessionId, accountNumber: '12' })));
     // Each scrape reads the store, reusing a count for up to a second.
@@ -192,7 +227,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the quaran
       headers: { 'content-type': 'application/json', ...bearer(token) },
       body: JSON.stringify({ query: '{ quarantinedDeliveries { nodes { kind sessionId rawBody } } }' }),
     });
-    expect(((await read.body.json()) as { data: unknown }).data).toEqual({ quarantinedDeliveries: { nodes: [{ kind: 'REJECTED', sessionId: 'S-survivor', rawBody: body }] } });
+    expect(((await read.body.json()) as { data: unknown }).data).toEqual({
+      quarantinedDeliveries: { nodes: [{ kind: 'REJECTED', sessionId: 'S-survivor', rawBody: body }] },
+    });
     expect(await scrape(second, 'collection_quarantine_unreviewed')).toBe(1);
     // Two process starts on a loaded machine: more than the default allowance, never a timing check.
   }, 60_000);

@@ -23,7 +23,8 @@ const MOST_OF_THE_STORM_A_DELIVERY_WAITS = 1 / 3;
 const STORM_CLIENTS = 16;
 const STORM_MS = 3_000;
 
-const YEAR = 'query($from: DateTime!, $to: DateTime!) { collectionSummary(from: $from, to: $to) { count transactionAmount days { date count } } }';
+const YEAR =
+  'query($from: DateTime!, $to: DateTime!) { collectionSummary(from: $from, to: $to) { count transactionAmount days { date count } } }';
 
 /** STORED notifications spread over the year before `now`, written through the store itself. */
 async function fillYear(storeUrl: string, now: number): Promise<void> {
@@ -33,7 +34,9 @@ async function fillYear(storeUrl: string, now: number): Promise<void> {
       await Promise.all(
         Array.from({ length: 2_000 }, (_, i) => {
           const time = new Date(now - ((done + i) / STORED) * YEAR_MS).toISOString();
-          return store.insert(newNotification({ accountNumber: String(1_000_000_000 + ((done + i) % 50)), transactionTime: time, receivedAt: time }));
+          return store.insert(
+            newNotification({ accountNumber: String(1_000_000_000 + ((done + i) % 50)), transactionTime: time, receivedAt: time }),
+          );
         }),
       );
     }
@@ -52,7 +55,10 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('a read sto
 
     // The document of a hundred such summaries is refused by its price before it reads anything.
     const aliases = `query($from: DateTime!, $to: DateTime!) { ${Array.from({ length: 100 }, (_, i) => `s${i}: collectionSummary(from: $from, to: $to) { count }`).join(' ')} }`;
-    expect((await app.query(aliases, range)).errors![0]!.extensions).toMatchObject({ code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { max: DEFAULT_MAX_OPERATION_COST } });
+    expect((await app.query(aliases, range)).errors![0]!.extensions).toMatchObject({
+      code: 'COST_ESTIMATED_TOO_EXPENSIVE',
+      cost: { max: DEFAULT_MAX_OPERATION_COST },
+    });
 
     let storming = true;
     let summaries = 0;
@@ -75,6 +81,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('a read sto
     storming = false;
     await Promise.all(storm);
     const longest = Math.max(...waits);
-    expect(longest, `${waits.length} deliveries and ${summaries} summaries in ${Math.round(stormMs)} ms`).toBeLessThan(stormMs * MOST_OF_THE_STORM_A_DELIVERY_WAITS);
+    expect(longest, `${waits.length} deliveries and ${summaries} summaries in ${Math.round(stormMs)} ms`).toBeLessThan(
+      stormMs * MOST_OF_THE_STORM_A_DELIVERY_WAITS,
+    );
   });
 });

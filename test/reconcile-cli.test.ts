@@ -13,7 +13,8 @@ const SCRIPT = join(import.meta.dirname, '..', 'scripts', 'reconcile.ts');
 
 describe('reading a bank statement export', () => {
   it('reads the settlementId column of a CSV, whatever its delimiter, quotes and BOM', () => {
-    const csv = '\uFEFFDate;"Settlement Id";settlement_id;Amount\n2026-11-01;x;"STL-1";"1,500.00"\n2026-11-01;y;STL-2;10.00\n\n2026-11-02;z;STL-1;10.00\n';
+    const csv =
+      '\uFEFFDate;"Settlement Id";settlement_id;Amount\n2026-11-01;x;"STL-1";"1,500.00"\n2026-11-01;y;STL-2;10.00\n\n2026-11-02;z;STL-1;10.00\n';
     expect(readExportIds(csv, { file: 'export.csv' })).toEqual({ kind: 'settlementIds', column: 'settlement_id', ids: ['STL-1', 'STL-2'] });
   });
 
@@ -36,7 +37,9 @@ describe('reading a bank statement export', () => {
 
   it('refuses an empty file, a CSV without a known column, and an unknown --column, naming the file and the column', () => {
     expect(() => readExportIds('\n \n', { file: 'empty.csv' })).toThrow(new ExportError('empty.csv holds no ids'));
-    expect(() => readExportIds('date,amount\n1,2\n', { file: 'x.csv' })).toThrow(/x\.csv has no sessionId, session_id, settlementId or settlement_id column \(its columns: date, amount\): name one with --column/);
+    expect(() => readExportIds('date,amount\n1,2\n', { file: 'x.csv' })).toThrow(
+      /x\.csv has no sessionId, session_id, settlementId or settlement_id column \(its columns: date, amount\): name one with --column/,
+    );
     expect(() => readExportIds('a,b\n1,2\n', { file: 'x.csv', column: 'ref' })).toThrow('x.csv has no column "ref" (its columns: a, b)');
     expect(() => readExportIds('settlementId,amount\n,1\n', { file: 'x.csv' })).toThrow('x.csv has no ids in its settlementId column');
   });
@@ -44,7 +47,11 @@ describe('reading a bank statement export', () => {
 
 /** Runs the CLI to its end: its exit code and what it printed. */
 function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [SCRIPT, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: tempDirectory() });
+  const child = spawn(process.execPath, [SCRIPT, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: tempDirectory(),
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
@@ -56,7 +63,13 @@ function runCli(args: string[], env: Record<string, string> = {}): Promise<{ cod
 function report(ids: string[], verdicts: Record<string, string | null> = {}) {
   const items = ids.map((id) => {
     const verdict = id in verdicts ? verdicts[id]! : 'MATCHED';
-    return { id, verdict, differences: verdict === 'MISMATCHED' ? ['transactionAmount'] : [], recovered: false, error: verdict === null ? 'UPSTREAM_UNAVAILABLE: the bank did not answer' : null };
+    return {
+      id,
+      verdict,
+      differences: verdict === 'MISMATCHED' ? ['transactionAmount'] : [],
+      recovered: false,
+      error: verdict === null ? 'UPSTREAM_UNAVAILABLE: the bank did not answer' : null,
+    };
   });
   const count = (verdict: string | null) => items.filter((item) => item.verdict === verdict).length;
   return {
@@ -81,7 +94,10 @@ describe('npm run reconcile', () => {
       expect(variables.recover).toBe('REPUSH');
       // The default MAX_OPERATION_COST, 25, at two bank calls an id with REPUSH, as the subgraph prices it.
       const estimated = 2 * variables.settlementIds.length;
-      if (estimated > 25) return reply.json({ errors: [{ message: 'too expensive', extensions: { code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { estimated, max: 25 } } }] });
+      if (estimated > 25)
+        return reply.json({
+          errors: [{ message: 'too expensive', extensions: { code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { estimated, max: 25 } } }],
+        });
       batches.push(variables.settlementIds);
       reply.json({ data: { reconcileCollections: report(variables.settlementIds, { 'T-7': 'MISMATCHED', 'T-40': null }) } });
     });
@@ -90,7 +106,9 @@ describe('npm run reconcile', () => {
     writeFileSync(file, `settlementId,amount\n${Array.from({ length: 60 }, (_, i) => `T-${i},1.00`).join('\n')}\n`);
     const out = join(directory, 'report.csv');
 
-    const { code, stdout, stderr } = await runCli(['--file', file, '--recover', 'repush', '--url', subgraph.url, '--out', out], { TOKEN: 'tok-1' });
+    const { code, stdout, stderr } = await runCli(['--file', file, '--recover', 'repush', '--url', subgraph.url, '--out', out], {
+      TOKEN: 'tok-1',
+    });
 
     expect(stderr).toContain('Reconciling 60 settlement id(s) from column settlementId');
     expect(batches.map((batch) => batch.length)).toEqual([12, 12, 12, 12, 12]);
@@ -108,7 +126,11 @@ describe('npm run reconcile', () => {
   it('exits 0 when every id matched, and 2 with one line naming the problem for a bad file, column or refusal', async () => {
     const subgraph = await startFakeBank((request, reply) => {
       const { variables } = JSON.parse(request.body) as { variables: { sessionIds?: string[] } };
-      if (request.headers.authorization === undefined) return reply.json({ data: { reconcileCollections: null }, errors: [{ message: 'A token is required.', extensions: { code: 'UNAUTHENTICATED' } }] });
+      if (request.headers.authorization === undefined)
+        return reply.json({
+          data: { reconcileCollections: null },
+          errors: [{ message: 'A token is required.', extensions: { code: 'UNAUTHENTICATED' } }],
+        });
       reply.json({ data: { reconcileCollections: report(variables.sessionIds ?? []) } });
     });
     const file = join(tempDirectory(), 'ids.txt');
@@ -117,18 +139,22 @@ describe('npm run reconcile', () => {
     expect(await runCli(['--file', file, '--column', 'sessionId', '--url', subgraph.url, '--token', 't'])).toMatchObject({ code: 0 });
     const refused = await runCli(['--file', file, '--url', subgraph.url]);
     expect(refused.code).toBe(2);
-    expect(refused.stderr.trim().split('\n').at(-1)).toBe('reconcile: the subgraph refused the call: UNAUTHENTICATED: A token is required.');
+    expect(refused.stderr.trim().split('\n').at(-1)).toBe(
+      'reconcile: the subgraph refused the call: UNAUTHENTICATED: A token is required.',
+    );
     const missing = await runCli(['--file', join(tempDirectory(), 'nope.csv')]);
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/^reconcile: cannot read .*nope\.csv: no such file\n$/) });
     const csv = join(tempDirectory(), 'x.csv');
     writeFileSync(csv, 'a,b\n1,2\n');
     expect((await runCli(['--file', csv, '--column', 'ref'])).stderr).toBe(`reconcile: ${csv} has no column "ref" (its columns: a, b)\n`);
-    expect((await runCli(['--file', csv, '--recover', 'all'])).stderr).toBe('reconcile: --recover must be none, repush or import, got "all"\n');
+    expect((await runCli(['--file', csv, '--recover', 'all'])).stderr).toBe(
+      'reconcile: --recover must be none, repush or import, got "all"\n',
+    );
   });
 });
 
 describe('npm run reconcile against the subgraph', () => {
-  it('reconciles a CSV export end to end: imports what never arrived, writes each id\'s line, and exits 1 for a forged one', async () => {
+  it("reconciles a CSV export end to end: imports what never arrived, writes each id's line, and exits 1 for a forged one", async () => {
     const issuer = await TestIssuer.create();
     const auth = { AUTH_JWKS_URL: writeJwksFile(issuer), AUTH_ISSUER: TEST_ISSUER, AUTH_AUDIENCE: TEST_AUDIENCE };
     // A budget of two bank calls: the CLI learns it from the first refusal and sends two ids, then one.
@@ -139,14 +165,35 @@ describe('npm run reconcile against the subgraph', () => {
     expect((await app.deliver(forged)).reply.responseCode).toBe('00');
     const directory = tempDirectory();
     const file = join(directory, 'statement.csv');
-    writeFileSync(file, `Transaction Date,Reference,settlement_id,Amount\n2026-11-22,A,${matched.settlementId},2500.00\n2026-11-22,B,${lost.settlementId},99999999999999.99\n2026-11-22,C,${forged.settlementId},1500.00\n`);
+    writeFileSync(
+      file,
+      `Transaction Date,Reference,settlement_id,Amount\n2026-11-22,A,${matched.settlementId},2500.00\n2026-11-22,B,${lost.settlementId},99999999999999.99\n2026-11-22,C,${forged.settlementId},1500.00\n`,
+    );
     const out = join(directory, 'report.csv');
     const token = (await tokenFor(issuer, 'collections:reconcile')).authorization!.slice('Bearer '.length);
 
-    const { code, stdout, stderr } = await runCli(['--file', file, '--recover', 'import', '--url', app.baseUrl, '--out', out, '--token', token]);
+    const { code, stdout, stderr } = await runCli([
+      '--file',
+      file,
+      '--recover',
+      'import',
+      '--url',
+      app.baseUrl,
+      '--out',
+      out,
+      '--token',
+      token,
+    ]);
 
     expect(stderr).toContain('Reconciling 3 settlement id(s) from column settlement_id');
-    for (const [total, count] of [['checked', 3], ['matched', 1], ['missingHere', 1], ['notAtBank', 1], ['recovered', 1], ['failed', 0]] as const) {
+    for (const [total, count] of [
+      ['checked', 3],
+      ['matched', 1],
+      ['missingHere', 1],
+      ['notAtBank', 1],
+      ['recovered', 1],
+      ['failed', 0],
+    ] as const) {
       expect(stdout).toMatch(new RegExp(`\\| ${total} +\\| ${count} +\\|`));
     }
     expect(readFileSync(out, 'utf8').trim().split('\n')).toEqual([
@@ -157,11 +204,18 @@ describe('npm run reconcile against the subgraph', () => {
     ]);
     expect(code).toBe(1);
     const reader = await tokenFor(issuer, 'collections:read:all');
-    const stored = await app.query('query ($id: ID!) { collectionNotification(settlementId: $id) { transactionAmount source } }', { id: lost.settlementId }, reader);
+    const stored = await app.query(
+      'query ($id: ID!) { collectionNotification(settlementId: $id) { transactionAmount source } }',
+      { id: lost.settlementId },
+      reader,
+    );
     expect(stored.data!.collectionNotification).toEqual({ transactionAmount: '99999999999999.99', source: 'RECONCILED' });
 
     // Once recovered, the export minus the forged one reconciles clean.
     writeFileSync(file, `settlementId\n${matched.settlementId}\n${lost.settlementId}\n`);
-    expect(await runCli(['--file', file, '--url', app.baseUrl, '--token', token])).toMatchObject({ code: 0, stdout: expect.stringMatching(/\| matched +\| 2 +\|/) });
+    expect(await runCli(['--file', file, '--url', app.baseUrl, '--token', token])).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/\| matched +\| 2 +\|/),
+    });
   });
 });

@@ -54,8 +54,16 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       quarantined: [],
       atBank: { settlementId: lost.settlementId, transactionAmount: '99999999999999.99', acknowledged: false },
     });
-    expect(await verdict({ settlementId: forged.settlementId })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
-    expect(await verdict({ settlementId: recorded.settlementId })).toMatchObject({ verdict: 'MISMATCHED', differences: ['transactionAmount', 'settledAmount'], stored: { transactionAmount: '91500.00' } });
+    expect(await verdict({ settlementId: forged.settlementId })).toMatchObject({
+      verdict: 'NOT_AT_BANK',
+      atBank: null,
+      stored: { settlementId: forged.settlementId },
+    });
+    expect(await verdict({ settlementId: recorded.settlementId })).toMatchObject({
+      verdict: 'MISMATCHED',
+      differences: ['transactionAmount', 'settledAmount'],
+      stored: { transactionAmount: '91500.00' },
+    });
     expect(await verdict({ settlementId: 'NOT-A-TRANSFER' })).toMatchObject({ verdict: 'UNKNOWN', atBank: null, stored: null });
   });
 
@@ -68,13 +76,22 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
 
     const { data, errors } = await reconcile(app, NONE, { settlementIds: [lost.settlementId], recover: 'REPUSH' });
     expect(errors).toBeUndefined();
-    expect(data!.reconcileCollections).toMatchObject({ checked: 1, missingHere: 1, recovered: 1, items: [{ id: lost.settlementId, verdict: 'MISSING_HERE', recovered: true, error: null }] });
+    expect(data!.reconcileCollections).toMatchObject({
+      checked: 1,
+      missingHere: 1,
+      recovered: 1,
+      items: [{ id: lost.settlementId, verdict: 'MISSING_HERE', recovered: true, error: null }],
+    });
     expect(await confirmed.first((event) => event.settlementId === lost.settlementId, 15_000)).toMatchObject({ status: 'CONFIRMED' });
     const after = await check(app, NONE, { settlementId: lost.settlementId });
-    expect(after.data!.bankTransaction).toMatchObject({ verdict: 'MATCHED', atBank: { acknowledged: true }, stored: { settlementId: lost.settlementId } });
+    expect(after.data!.bankTransaction).toMatchObject({
+      verdict: 'MATCHED',
+      atBank: { acknowledged: true },
+      stored: { settlementId: lost.settlementId },
+    });
   });
 
-  it('recovers a lost transfer by IMPORT: stored at once from the bank\'s record, on both streams', async () => {
+  it("recovers a lost transfer by IMPORT: stored at once from the bank's record, on both streams", async () => {
     const app = await start();
     const everything = await subscribe(app, {}, 1);
     const confirmed = await subscribe(app, { confirmed: true }, 2);
@@ -85,7 +102,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     for (const stream of [everything, confirmed]) {
       expect(await stream.first((event) => event.settlementId === lost.settlementId, 10_000)).toMatchObject({ status: 'CONFIRMED' });
     }
-    const stored = await app.query('query ($id: ID!) { collectionNotification(settlementId: $id) { transactionAmount source rawBody } }', { id: lost.settlementId });
+    const stored = await app.query('query ($id: ID!) { collectionNotification(settlementId: $id) { transactionAmount source rawBody } }', {
+      id: lost.settlementId,
+    });
     expect(stored.data!.collectionNotification).toMatchObject({ transactionAmount: '99999999999999.99', source: 'RECONCILED' });
     expect(stored.data!.collectionNotification.rawBody).toContain('"notification_acknowledgement":0');
   });

@@ -22,13 +22,18 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     return { bank, database, ...(await startReconcilingApp(bank, { STORE_URL: database.storeUrl, ...env })) };
   }
 
-  it('sets the bank\'s answer beside the stored record, with each verdict, by settlementId and by sessionId', async () => {
+  it("sets the bank's answer beside the stored record, with each verdict, by settlementId and by sessionId", async () => {
     // Off: the bank is asked only what the checks ask.
     const { app, bank, operator } = await start({ COLLECTION_CONFIRMATION: 'off' });
     const matched = notificationBody();
     const tampered = notificationBody();
     const forged = notificationBody();
-    const missing = notificationBody({ transactionAmount: '99999999999999.99', settledAmount: '99999999999999.99', feeAmount: '0.00', vatAmount: '0.00' });
+    const missing = notificationBody({
+      transactionAmount: '99999999999999.99',
+      settledAmount: '99999999999999.99',
+      feeAmount: '0.00',
+      vatAmount: '0.00',
+    });
     bank.know(transferOf(matched, { transactionAmount: '1500.0', feeAmount: '10' }));
     bank.know(transferOf(tampered, { transactionAmount: '150.00' }));
     bank.know(transferOf(missing, { notification_acknowledgement: 0 }));
@@ -42,18 +47,51 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(await verdict({ settlementId: matched.settlementId })).toMatchObject({
       verdict: 'MATCHED',
       differences: [],
-      atBank: { settlementId: matched.settlementId, transactionAmount: '1500.0', feeAmount: '10', acknowledged: true, sourceBankCode: '000013' },
+      atBank: {
+        settlementId: matched.settlementId,
+        transactionAmount: '1500.0',
+        feeAmount: '10',
+        acknowledged: true,
+        sourceBankCode: '000013',
+      },
       stored: { settlementId: matched.settlementId, transactionAmount: '1500.00', source: 'WEBHOOK' },
       quarantined: [],
     });
-    expect(await verdict({ sessionId: tampered.sessionId })).toMatchObject({ verdict: 'MISMATCHED', differences: ['transactionAmount'], stored: { settlementId: tampered.settlementId } });
-    expect(await verdict({ settlementId: forged.settlementId })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
-    expect(await verdict({ sessionId: forged.sessionId })).toMatchObject({ verdict: 'NOT_AT_BANK', atBank: null, stored: { settlementId: forged.settlementId } });
+    expect(await verdict({ sessionId: tampered.sessionId })).toMatchObject({
+      verdict: 'MISMATCHED',
+      differences: ['transactionAmount'],
+      stored: { settlementId: tampered.settlementId },
+    });
+    expect(await verdict({ settlementId: forged.settlementId })).toMatchObject({
+      verdict: 'NOT_AT_BANK',
+      atBank: null,
+      stored: { settlementId: forged.settlementId },
+    });
+    expect(await verdict({ sessionId: forged.sessionId })).toMatchObject({
+      verdict: 'NOT_AT_BANK',
+      atBank: null,
+      stored: { settlementId: forged.settlementId },
+    });
     const lost = await verdict({ settlementId: missing.settlementId });
-    expect(lost).toMatchObject({ verdict: 'MISSING_HERE', stored: null, atBank: { transactionAmount: '99999999999999.99', acknowledged: false } });
+    expect(lost).toMatchObject({
+      verdict: 'MISSING_HERE',
+      stored: null,
+      atBank: { transactionAmount: '99999999999999.99', acknowledged: false },
+    });
     // The bank's own answer, every field, the amounts exactly as its text wrote them.
-    expect(lost.atBank.raw).toMatchObject({ settlementId: missing.settlementId, transactionAmount: '99999999999999.99', notification_acknowledgement: 0, post_flg: 1 });
-    expect(await verdict({ settlementId: 'NEVER-SEEN-1' })).toEqual({ verdict: 'UNKNOWN', differences: [], atBank: null, stored: null, quarantined: [] });
+    expect(lost.atBank.raw).toMatchObject({
+      settlementId: missing.settlementId,
+      transactionAmount: '99999999999999.99',
+      notification_acknowledgement: 0,
+      post_flg: 1,
+    });
+    expect(await verdict({ settlementId: 'NEVER-SEEN-1' })).toEqual({
+      verdict: 'UNKNOWN',
+      differences: [],
+      atBank: null,
+      stored: null,
+      quarantined: [],
+    });
     expect(bank.calls('verifyBySettlementId')).toBe(4);
     expect(bank.calls('verifyBySessionId')).toBe(2);
     expect(await scrape(app, 'collection_reconciliation_checks_total{verdict="NOT_AT_BANK"}')).toBe(2);
@@ -71,7 +109,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       expect(data!.bankTransaction).toMatchObject({
         verdict: 'MISSING_HERE',
         stored: null,
-        quarantined: [{ kind: 'REJECTED', reason: 'invalid_account_number', settlementId: refused.settlementId, sessionId: refused.sessionId }],
+        quarantined: [
+          { kind: 'REJECTED', reason: 'invalid_account_number', settlementId: refused.settlementId, sessionId: refused.sessionId },
+        ],
       });
     }
   });
@@ -88,11 +128,23 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     const { data, errors } = await reconcile(app, operator, { settlementIds: [lost.settlementId], recover: 'IMPORT' });
     expect(errors).toBeUndefined();
     expect(data!.reconcileCollections).toEqual({
-      checked: 1, matched: 0, missingHere: 1, mismatched: 0, notAtBank: 0, unknown: 0, recovered: 1, failed: 0,
+      checked: 1,
+      matched: 0,
+      missingHere: 1,
+      mismatched: 0,
+      notAtBank: 0,
+      unknown: 0,
+      recovered: 1,
+      failed: 0,
       items: [{ id: lost.settlementId, verdict: 'MISSING_HERE', differences: [], recovered: true, error: null }],
     });
     const stored = (await app.query(STORED, { id: lost.settlementId })).data!.collectionNotification;
-    expect(stored).toMatchObject({ ...amounts, sessionId: lost.sessionId, source: 'RECONCILED', confirmation: { status: 'CONFIRMED', differences: [], acknowledgedByBank: false } });
+    expect(stored).toMatchObject({
+      ...amounts,
+      sessionId: lost.sessionId,
+      source: 'RECONCILED',
+      confirmation: { status: 'CONFIRMED', differences: [], acknowledgedByBank: false },
+    });
     // The bank's op 16 answer as it sent it: its amounts JSON numbers, to the last digit.
     expect(stored.rawBody).toContain('"transactionAmount":99999999999999.99');
     expect(stored.rawBody).toContain('"notification_acknowledgement":0');
@@ -126,11 +178,16 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     await bank.received.until((requests) => requests.filter((r) => r.id === lost.settlementId || r.id === lost.sessionId).length === 2);
     gate.resolve();
     const reports = (await Promise.all(imports)).map((answer) => answer.data!.reconcileCollections.items[0]);
-    expect(reports.map((item) => [String(item.verdict), item.recovered]).sort(([a], [b]) => String(a).localeCompare(String(b)))).toEqual([['MATCHED', false], ['MISSING_HERE', true]]);
+    expect(reports.map((item) => [String(item.verdict), item.recovered]).sort(([a], [b]) => String(a).localeCompare(String(b)))).toEqual([
+      ['MATCHED', false],
+      ['MISSING_HERE', true],
+    ]);
 
     expect((await app.deliver(delivered)).reply.responseCode).toBe('00');
     const after = await reconcile(app, operator, { settlementIds: [delivered.settlementId], recover: 'IMPORT' });
-    expect(after.data!.reconcileCollections.items).toEqual([{ id: delivered.settlementId, verdict: 'MATCHED', differences: [], recovered: false, error: null }]);
+    expect(after.data!.reconcileCollections.items).toEqual([
+      { id: delivered.settlementId, verdict: 'MATCHED', differences: [], recovered: false, error: null },
+    ]);
     expect(await database.countRows()).toBe(2);
   });
 
@@ -143,12 +200,17 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(failed.data!.reconcileCollections).toMatchObject({
       missingHere: 1,
       recovered: 0,
-      items: [{ verdict: 'MISSING_HERE', recovered: false, error: 'INTERNAL_SERVER_ERROR: the store could not be written; nothing was stored.' }],
+      items: [
+        { verdict: 'MISSING_HERE', recovered: false, error: 'INTERNAL_SERVER_ERROR: the store could not be written; nothing was stored.' },
+      ],
     });
     expect(await database.countRows()).toBe(0);
     await database.repairInserts();
     const again = await reconcile(app, operator, { settlementIds: [lost.settlementId], recover: 'IMPORT' });
-    expect(again.data!.reconcileCollections).toMatchObject({ recovered: 1, items: [{ verdict: 'MISSING_HERE', recovered: true, error: null }] });
+    expect(again.data!.reconcileCollections).toMatchObject({
+      recovered: 1,
+      items: [{ verdict: 'MISSING_HERE', recovered: true, error: null }],
+    });
     expect(await database.countRows()).toBe(1);
   });
 
@@ -163,11 +225,19 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(data!.reconcileCollections).toMatchObject({ checked: 2, missingHere: 2, recovered: 1, failed: 0 });
     expect(data!.reconcileCollections.items).toEqual([
       { id: lost.settlementId, verdict: 'MISSING_HERE', differences: [], recovered: true, error: null },
-      { id: declined.settlementId, verdict: 'MISSING_HERE', differences: [], recovered: false, error: 'UPSTREAM_REJECTED: the bank did not queue it to be delivered again (responseCode 96: System malfunction).' },
+      {
+        id: declined.settlementId,
+        verdict: 'MISSING_HERE',
+        differences: [],
+        recovered: false,
+        error: 'UPSTREAM_REJECTED: the bank did not queue it to be delivered again (responseCode 96: System malfunction).',
+      },
     ]);
     const delivery = await bank.deliveries.first((one) => one.settlementId === lost.settlementId);
     expect(delivery).toMatchObject({ status: 200, reply: { responseCode: '00' } });
-    const stored = await waitFor(async () => (await app.query(STORED, { id: lost.settlementId })).data?.collectionNotification ?? undefined);
+    const stored = await waitFor(
+      async () => (await app.query(STORED, { id: lost.settlementId })).data?.collectionNotification ?? undefined,
+    );
     expect(stored).toMatchObject({ settlementId: lost.settlementId, source: 'WEBHOOK' });
   });
 
@@ -182,9 +252,17 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(errors).toBeUndefined();
     const report = data!.reconcileCollections;
     expect(report).toMatchObject({ checked: 3, matched: 1, missingHere: 1, failed: 1, recovered: 0 });
-    expect(report.matched + report.missingHere + report.mismatched + report.notAtBank + report.unknown + report.failed).toBe(report.checked);
+    expect(report.matched + report.missingHere + report.mismatched + report.notAtBank + report.unknown + report.failed).toBe(
+      report.checked,
+    );
     expect(report.items.map((item: { id: string }) => item.id)).toEqual(ids);
-    expect(report.items[1]).toEqual({ id: b.settlementId, verdict: null, differences: [], recovered: false, error: expect.stringMatching(/^UPSTREAM_UNAVAILABLE: /) });
+    expect(report.items[1]).toEqual({
+      id: b.settlementId,
+      verdict: null,
+      differences: [],
+      recovered: false,
+      error: expect.stringMatching(/^UPSTREAM_UNAVAILABLE: /),
+    });
     expect(report.items[1].error).not.toMatch(/http|127\.0\.0\.1/);
 
     // The same for one transfer on demand: the usual GraphQL error.
@@ -234,14 +312,24 @@ describe('reconciliation: who may, and what it takes', () => {
       return errors![0]!.message;
     };
     expect(await refusal(check(app, operator, {}))).toBe('settlementId: or sessionId is needed: ask about a transfer by one of the two.');
-    expect(await refusal(check(app, operator, { sessionId: 'N1', settlementId: 'S1' }))).toBe('sessionId: and settlementId were both given: ask about a transfer by one of the two.');
+    expect(await refusal(check(app, operator, { sessionId: 'N1', settlementId: 'S1' }))).toBe(
+      'sessionId: and settlementId were both given: ask about a transfer by one of the two.',
+    );
     expect(await refusal(check(app, operator, { settlementId: '  ' }))).toBe('settlementId: must not be blank.');
     expect(await refusal(reconcile(app, operator, {}))).toBe('settlementIds: or sessionIds is needed: the ids to check with the bank.');
-    expect(await refusal(reconcile(app, operator, { sessionIds: ['N1'], settlementIds: ['S1'] }))).toBe('sessionIds: and settlementIds were both given: send the ids of one kind per call.');
+    expect(await refusal(reconcile(app, operator, { sessionIds: ['N1'], settlementIds: ['S1'] }))).toBe(
+      'sessionIds: and settlementIds were both given: send the ids of one kind per call.',
+    );
     const many = Array.from({ length: 201 }, (_, i) => `S-${i}`);
-    expect(await refusal(reconcile(app, operator, { settlementIds: many }))).toBe('settlementIds: must hold 1 to 200 ids, not 201: send more in several calls.');
-    expect(await refusal(reconcile(app, operator, { sessionIds: [] }))).toBe('sessionIds: must hold 1 to 200 ids, not 0: send more in several calls.');
-    expect(await refusal(reconcile(app, operator, { sessionIds: ['N1', 'x'.repeat(65)] }))).toBe('sessionIds[1]: must be at most 64 characters.');
+    expect(await refusal(reconcile(app, operator, { settlementIds: many }))).toBe(
+      'settlementIds: must hold 1 to 200 ids, not 201: send more in several calls.',
+    );
+    expect(await refusal(reconcile(app, operator, { sessionIds: [] }))).toBe(
+      'sessionIds: must hold 1 to 200 ids, not 0: send more in several calls.',
+    );
+    expect(await refusal(reconcile(app, operator, { sessionIds: ['N1', 'x'.repeat(65)] }))).toBe(
+      'sessionIds[1]: must be at most 64 characters.',
+    );
     expect(bank.calls()).toBe(0);
   });
 
@@ -249,9 +337,13 @@ describe('reconciliation: who may, and what it takes', () => {
     const { app, bank, operator } = await start({ MAX_OPERATION_COST: '5' });
     const ids = Array.from({ length: 6 }, (_, i) => `S-${i}`);
     const dear = await reconcile(app, operator, { settlementIds: ids });
-    expect(dear.errors?.map((error) => [error.extensions?.code, error.extensions?.cost])).toEqual([['COST_ESTIMATED_TOO_EXPENSIVE', { estimated: 6, max: 5 }]]);
+    expect(dear.errors?.map((error) => [error.extensions?.code, error.extensions?.cost])).toEqual([
+      ['COST_ESTIMATED_TOO_EXPENSIVE', { estimated: 6, max: 5 }],
+    ]);
     const repush = await reconcile(app, operator, { settlementIds: ids.slice(0, 3), recover: 'REPUSH' });
-    expect(repush.errors?.map((error) => [error.extensions?.code, error.extensions?.cost])).toEqual([['COST_ESTIMATED_TOO_EXPENSIVE', { estimated: 6, max: 5 }]]);
+    expect(repush.errors?.map((error) => [error.extensions?.code, error.extensions?.cost])).toEqual([
+      ['COST_ESTIMATED_TOO_EXPENSIVE', { estimated: 6, max: 5 }],
+    ]);
     expect(bank.calls()).toBe(0);
 
     // Given twice, checked once and reported where first given.
@@ -265,7 +357,7 @@ describe('reconciliation: who may, and what it takes', () => {
 const redisUrl = serviceUrl('REDIS_URL');
 
 describe.skipIf(!databaseUrl || !redisUrl)('reconciliation on two replicas on PostgreSQL and Redis', () => {
-  it('imports a transfer once whichever replicas ask, and the other replica\'s subscribers get it on both streams', async () => {
+  it("imports a transfer once whichever replicas ask, and the other replica's subscribers get it on both streams", async () => {
     const bank = await startFakeCollectionBank(SANDBOX_PAIR);
     const env = { STORE_URL: await isolatedPostgresUrl(databaseUrl!), PUBSUB_URL: redisUrl! };
     const a = await startReconcilingApp(bank, env);

@@ -48,24 +48,49 @@ describe('the recording proxy in front of the sandbox', () => {
     const { urls, received, fingerprint } = sandbox();
     const billing = basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword);
     await call(`${urls.billing}/categories`, { headers: { authorization: billing } });
-    const posting = { accountNumber: '0123456789', beneficiaryBank: '000023', userName: sandboxCredentials.postingUsername, password: sandboxCredentials.postingPassword };
+    const posting = {
+      accountNumber: '0123456789',
+      beneficiaryBank: '000023',
+      userName: sandboxCredentials.postingUsername,
+      password: sandboxCredentials.postingPassword,
+    };
     await postJson(`${urls.posting}/GetNIPAccount`, posting);
     await postJson(`${urls.wallet}/auth/login`, { email: b64('merchant@sandbox.ng'), password: b64('Sandbox#2026') });
-    await call(`${urls.wallet}/auth/logout`, { method: 'POST', headers: { 'x-access-token': 'access-t0ken', 'x-refresh-token': 'refresh-t0ken' } });
-    await postJson(`${urls.wallet}/auth/password/reset`, { resetCode: '482913', password: 'N3w-Pässword!', nested: [{ client_secret: 'deep-s3cret' }] });
+    await call(`${urls.wallet}/auth/logout`, {
+      method: 'POST',
+      headers: { 'x-access-token': 'access-t0ken', 'x-refresh-token': 'refresh-t0ken' },
+    });
+    await postJson(`${urls.wallet}/auth/password/reset`, {
+      resetCode: '482913',
+      password: 'N3w-Pässword!',
+      nested: [{ client_secret: 'deep-s3cret' }],
+    });
     await call(`${urls.gateway}/transaction/oauth/authorize/?access_token=query-t0ken`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(sandboxCredentials.oauthClientId, sandboxCredentials.oauthClientSecret) },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: basic(sandboxCredentials.oauthClientId, sandboxCredentials.oauthClientSecret),
+      },
       body: 'grant_type=refresh_token&refresh_token=form-t0ken&client_secret=form-s3cret',
     });
     await call(`${urls.wallet}/auth/login`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'password=plain-s3cret' });
 
     const recorded = JSON.stringify(received);
     const secrets = [
-      ...(['apiToken', 'password', 'billingPassword', 'postingPassword', 'oauthClientSecret'] as const).map((name) => sandboxCredentials[name]),
+      ...(['apiToken', 'password', 'billingPassword', 'postingPassword', 'oauthClientSecret'] as const).map(
+        (name) => sandboxCredentials[name],
+      ),
       billing.slice('Basic '.length),
       b64('Sandbox#2026'),
-      'access-t0ken', 'refresh-t0ken', '482913', 'N3w-P', 'deep-s3cret', 'query-t0ken', 'form-t0ken', 'form-s3cret', 'plain-s3cret',
+      'access-t0ken',
+      'refresh-t0ken',
+      '482913',
+      'N3w-P',
+      'deep-s3cret',
+      'query-t0ken',
+      'form-t0ken',
+      'form-s3cret',
+      'plain-s3cret',
     ];
     for (const secret of secrets) expect(recorded, secret).not.toContain(secret);
 
@@ -73,7 +98,10 @@ describe('the recording proxy in front of the sandbox', () => {
     expect(received[0]!.headers.authorization).toBe(fingerprint(billing));
     expect(JSON.parse(received[1]!.body)).toEqual({ ...posting, password: fingerprint(sandboxCredentials.postingPassword) });
     expect(JSON.parse(received[2]!.body)).toEqual({ email: b64('merchant@sandbox.ng'), password: fingerprint(b64('Sandbox#2026')) });
-    expect(received[3]!.headers).toMatchObject({ 'x-access-token': fingerprint('access-t0ken'), 'x-refresh-token': fingerprint('refresh-t0ken') });
+    expect(received[3]!.headers).toMatchObject({
+      'x-access-token': fingerprint('access-t0ken'),
+      'x-refresh-token': fingerprint('refresh-t0ken'),
+    });
     expect(JSON.parse(received[4]!.body)).toEqual({
       resetCode: fingerprint('482913'),
       password: fingerprint('N3w-Pässword!'),
@@ -113,9 +141,13 @@ describe('what the recording proxy relays', () => {
     ['an answer', (urls: { base: string }) => `${urls.base}/v1/account/NIP/banks`, { headers: accountHeaders }],
     ['a refusal', (urls: { base: string }) => `${urls.base}/v1/account/NIP/banks`, {}],
     ['an unknown path', (urls: { base: string }) => `${new URL(urls.base).origin}/nowhere`, {}],
-    ['a failure in the area\'s own body', (urls: { billing: string }) => `${urls.billing}/bill/assigned/byCategoryId/x`, {
-      headers: { authorization: basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword) },
-    }],
+    [
+      "a failure in the area's own body",
+      (urls: { billing: string }) => `${urls.billing}/bill/assigned/byCategoryId/x`,
+      {
+        headers: { authorization: basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword) },
+      },
+    ],
   ])('gives the client the status, content type and body of %s as the sandbox sends them', async (_name, path, init) => {
     const { direct, proxied, recorded } = await bothWays(path, init);
     expect(proxied.status).toBe(direct.status);
@@ -126,7 +158,12 @@ describe('what the recording proxy relays', () => {
 
   it('relays a redirect without following it', async () => {
     const { urls, received } = await startRecordedSandbox();
-    const query = new URLSearchParams({ response_type: 'code', client_id: sandboxCredentials.oauthClientId, redirect_uri: 'https://m.example/cb', state: 's1' });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: sandboxCredentials.oauthClientId,
+      redirect_uri: 'https://m.example/cb',
+      state: 's1',
+    });
     const answer = await call(`${urls.base}/transaction/oauth/authorize/?${query}`, { headers: { accept: 'text/html' } });
     expect(answer.status).toBe(302);
     const location = new URL(String(answer.headers.location));

@@ -15,7 +15,6 @@ async function readiness(app: TestApp): Promise<{ status: number; body: Record<s
   return { status: response.statusCode, body: (await response.body.json()) as Record<string, string> };
 }
 
-
 describe.runIf(redisServerAvailable())('a Redis outage', () => {
   it('keeps every replica ready and delivering, shows in pubsub_connected and logs the loss and the return once', async () => {
     const redis = await startOwnRedis();

@@ -66,7 +66,8 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     Promise.all(subscribers.map((events) => events.first((id) => id === settlementId)));
 
   /** What the replica's /health/ready says of its pub/sub: `ok` or `down`. */
-  const pubsubHealth = async (app: TestApp) => ((await (await request(`${app.baseUrl}/health/ready`)).body.json()) as { pubsub: string }).pubsub;
+  const pubsubHealth = async (app: TestApp) =>
+    ((await (await request(`${app.baseUrl}/health/ready`)).body.json()) as { pubsub: string }).pubsub;
 
   it(`gives one 00 and ${CONCURRENT - 1} 01 to ${CONCURRENT} concurrent deliveries split over two replicas`, async () => {
     const [a, b] = await startReplicas();
@@ -94,8 +95,15 @@ describe.skipIf(!databaseUrl || !redisUrl)('replicas on PostgreSQL and Redis', (
     const { data } = await b.query(`{ collectionNotification(settlementId: "${first.settlementId}") { cursor } }`);
     const events = new Inbox<string>();
     a.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
-      { query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }', variables: { after: data!.collectionNotification.cursor } },
-      { next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId), error: () => undefined, complete: () => undefined },
+      {
+        query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }',
+        variables: { after: data!.collectionNotification.cursor },
+      },
+      {
+        next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId),
+        error: () => undefined,
+        complete: () => undefined,
+      },
     );
     await events.atLeast(1);
     const third = notificationBody();

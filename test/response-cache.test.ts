@@ -16,14 +16,23 @@ interface Answer {
 }
 
 /** Posts an operation as a client or the router would; resolves with its status, body and caching headers. */
-async function post(app: TestApp, query: string, { variables, headers = {} }: { variables?: Record<string, unknown>; headers?: Record<string, string> } = {}): Promise<Answer> {
+async function post(
+  app: TestApp,
+  query: string,
+  { variables, headers = {} }: { variables?: Record<string, unknown>; headers?: Record<string, string> } = {},
+): Promise<Answer> {
   const response = await request(app.graphqlUrl, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ query, variables }),
   });
   const header = (name: string) => response.headers[name] as string | undefined;
-  return { status: response.statusCode, body: (await response.body.json()) as Answer['body'], cacheControl: header('cache-control'), age: header('age') };
+  return {
+    status: response.statusCode,
+    body: (await response.body.json()) as Answer['body'],
+    cacheControl: header('cache-control'),
+    age: header('age'),
+  };
 }
 
 /** `graphql_response_cache_total{outcome}`: answered from the cache (`hit`), or executed and kept (`miss`). */
@@ -46,7 +55,16 @@ describe('whole responses of public reference data', () => {
     ['one bill category', '{ billCategory(id: 3) { name } }', undefined],
     ['a category with its bills', '{ billCategory(id: 3) { name bills { id name } } }', undefined],
     ['the bills of a category', 'query($id: Int!) { bills(categoryId: $id) { id name categoryId raw } }', { id: 3 }],
-    ['Bank entities fetched by the router', ENTITIES, { r: [{ __typename: 'Bank', code: '000023' }, { __typename: 'Bank', code: '000013' }] }],
+    [
+      'Bank entities fetched by the router',
+      ENTITIES,
+      {
+        r: [
+          { __typename: 'Bank', code: '000023' },
+          { __typename: 'Bank', code: '000013' },
+        ],
+      },
+    ],
     ['a BillCategory entity fetched by the router', ENTITIES, { r: [{ __typename: 'BillCategory', id: 3 }] }],
   ])('answers %s from memory the second time: the same answer, its Cache-Control, and an age', async (_what, query, variables) => {
     const app = await startApp();
@@ -75,9 +93,26 @@ describe('whole responses of public reference data', () => {
   });
 
   it.each([
-    ['the bank list next to a name enquiry', '{ banks { code } account(accountNumber: "0123456789", bankCode: "000023") { accountName } }', undefined],
-    ['a name enquiry with its bank', '{ account(accountNumber: "0123456789", bankCode: "000023") { accountName bank { name } } }', undefined],
-    ['an entity fetch mixing a Bank with an Account', ANY_ENTITIES, { r: [{ __typename: 'Bank', code: '000023' }, { __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' }] }],
+    [
+      'the bank list next to a name enquiry',
+      '{ banks { code } account(accountNumber: "0123456789", bankCode: "000023") { accountName } }',
+      undefined,
+    ],
+    [
+      'a name enquiry with its bank',
+      '{ account(accountNumber: "0123456789", bankCode: "000023") { accountName bank { name } } }',
+      undefined,
+    ],
+    [
+      'an entity fetch mixing a Bank with an Account',
+      ANY_ENTITIES,
+      {
+        r: [
+          { __typename: 'Bank', code: '000023' },
+          { __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' },
+        ],
+      },
+    ],
     ['an entity fetch of Banks whose document could read an Account', ANY_ENTITIES, { r: [{ __typename: 'Bank', code: '000023' }] }],
     ['an answer with an error', '{ banks { code } bank(code: "not-a-code") { name } }', undefined],
     ['the SDL (_service)', '{ _service { sdl } }', undefined],
@@ -196,10 +231,22 @@ async function seen(app: TestApp, query: string, headers: Record<string, string>
 // the same answer, the same refusals, as from an app whose cache has never seen the document.
 const CALLERS: { who: string; headers: (issuer: TestIssuer) => Promise<Record<string, string>> }[] = [
   { who: 'an anonymous caller', headers: async () => ({}) },
-  { who: 'a caller without the scope', headers: async (issuer) => bearer(await issuer.sign({ scope: 'kyc:read', accounts: ['0123456789'], audience: TEST_AUDIENCE })) },
-  { who: 'an expired token', headers: async (issuer) => bearer(await issuer.sign({ scope: 'accounts:read', expiresIn: -120, audience: TEST_AUDIENCE })) },
-  { who: 'a token of an unknown key', headers: async (issuer) => bearer(await issuer.signWithUnknownKey({ scope: 'accounts:read', audience: TEST_AUDIENCE })) },
-  { who: 'a token for another audience', headers: async (issuer) => bearer(await issuer.sign({ scope: 'accounts:read', audience: 'another-api' })) },
+  {
+    who: 'a caller without the scope',
+    headers: async (issuer) => bearer(await issuer.sign({ scope: 'kyc:read', accounts: ['0123456789'], audience: TEST_AUDIENCE })),
+  },
+  {
+    who: 'an expired token',
+    headers: async (issuer) => bearer(await issuer.sign({ scope: 'accounts:read', expiresIn: -120, audience: TEST_AUDIENCE })),
+  },
+  {
+    who: 'a token of an unknown key',
+    headers: async (issuer) => bearer(await issuer.signWithUnknownKey({ scope: 'accounts:read', audience: TEST_AUDIENCE })),
+  },
+  {
+    who: 'a token for another audience',
+    headers: async (issuer) => bearer(await issuer.sign({ scope: 'accounts:read', audience: 'another-api' })),
+  },
   { who: 'a malformed Authorization', headers: async () => ({ authorization: 'Basic dXNlcjpwYXNz' }) },
 ];
 
@@ -224,7 +271,9 @@ describe('callers against a primed cache', () => {
       const answer = await seen(primed, MIXED, caller);
       expect(answer).toEqual(await seen(cold, MIXED, caller));
       expect(answer.body.data.account).toBeNull();
-      expect(answer.body.errors?.map((e) => e.extensions?.code)).toEqual([expect.stringMatching(/^(UNAUTHENTICATED|UNAUTHORIZED_FIELD_OR_TYPE)$/)]);
+      expect(answer.body.errors?.map((e) => e.extensions?.code)).toEqual([
+        expect.stringMatching(/^(UNAUTHENTICATED|UNAUTHORIZED_FIELD_OR_TYPE)$/),
+      ]);
       expect(await cached(primed)).toEqual({ hit: 0, miss: 0 });
     });
   });

@@ -28,7 +28,7 @@ async function transfer(app: TestApp, order: Record<string, unknown>) {
 const STORED = 'query ($id: ID!) { collectionNotification(settlementId: $id) { settlementId sessionId transactionAmount } }';
 
 describe('the in-process sandbox bank and the subgraph', () => {
-  it('tells where its console is, and delivers the console\'s transfers to the subgraph\'s webhook', async () => {
+  it("tells where its console is, and delivers the console's transfers to the subgraph's webhook", async () => {
     const app = await startApp();
     const found = await sandboxBank(app.baseUrl);
     expect(found.status).toBe(200);
@@ -36,7 +36,11 @@ describe('the in-process sandbox bank and the subgraph', () => {
     const made = await transfer(app, { accountNumber: '0123456789', amount: '1500.00' });
     expect(made).toMatchObject({ delivered: true, webhook: { status: 200, reply: { responseCode: '00', sessionId: made.sessionId } } });
     const { data } = await app.query(STORED, { id: made.settlementId });
-    expect(data?.collectionNotification).toEqual({ settlementId: made.settlementId, sessionId: made.sessionId, transactionAmount: '1500.00' });
+    expect(data?.collectionNotification).toEqual({
+      settlementId: made.settlementId,
+      sessionId: made.sessionId,
+      transactionAmount: '1500.00',
+    });
   });
 
   it('holds a lost transfer the subgraph never saw, and sends it through the webhook when asked to (op 17)', async () => {
@@ -66,13 +70,15 @@ describe('the in-process sandbox bank and the subgraph', () => {
     const origin = new URL((await sandboxBank(app.baseUrl)).console!).origin;
     const urls = { ...urlsAt('http://127.0.0.1:9'), collection: origin + SANDBOX_PREFIXES.collection };
     const partner = { clientId: 'partner-7', clientSecret: new Secret('partner-7-webhook-secret') };
-    await expect(createTestClients(urls, { collectionCredentials: partner }).clients.collection.verifyBySessionId(made.sessionId)).resolves.not.toBeNull();
+    await expect(
+      createTestClients(urls, { collectionCredentials: partner }).clients.collection.verifyBySessionId(made.sessionId),
+    ).resolves.not.toBeNull();
     await expect(
       createTestClients(urls, { collectionCredentials: sandboxCollectionCredentials }).clients.collection.verifyBySessionId(made.sessionId),
     ).rejects.toMatchObject({ code: 'UPSTREAM_UNAUTHORIZED' });
   });
 
-  it('delivers to the webhook\'s own port when WEBHOOK_PORT is set, and tells its console on both ports', async () => {
+  it("delivers to the webhook's own port when WEBHOOK_PORT is set, and tells its console on both ports", async () => {
     const { logger, logged } = captureLogs();
     const app = await startApp({ WEBHOOK_PORT: '0' }, { logger });
     const { webhookUrl } = (await logged((entry) => typeof entry.webhookUrl === 'string')) as { webhookUrl: string };

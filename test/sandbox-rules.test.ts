@@ -63,7 +63,9 @@ describe('introspection', () => {
   it('is answered over HTTP and graphql-ws under the sandbox rules', async () => {
     const app = await startApp();
     expect((await app.query(INTROSPECTION)).data?.__schema.queryType.name).toBe('Query');
-    expect((await overWebSocket(app, '{ __type(name: "Account") { fields { name } } }')).data?.__type.fields).toContainEqual({ name: 'bvn' });
+    expect((await overWebSocket(app, '{ __type(name: "Account") { fields { name } } }')).data?.__type.fields).toContainEqual({
+      name: 'bvn',
+    });
   });
 
   it('is refused over HTTP and graphql-ws alike in production, on the sandbox bank too', async () => {

@@ -25,8 +25,10 @@ function runSandbox(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('npm run sandbox', () => {
-  it('prints BANK_COLLECTION_URL and its console, and delivers the console\'s transfers to --webhook, signed with the webhook pair', async () => {
-    const webhook = await startFakeBank((_request, reply) => reply.json({ requestSuccessful: true, responseCode: '00', responseMessage: 'success' }));
+  it("prints BANK_COLLECTION_URL and its console, and delivers the console's transfers to --webhook, signed with the webhook pair", async () => {
+    const webhook = await startFakeBank((_request, reply) =>
+      reply.json({ requestSuccessful: true, responseCode: '00', responseMessage: 'success' }),
+    );
     const pair = { WEBHOOK_CLIENT_ID: 'partner-7', WEBHOOK_CLIENT_SECRET: 'partner-7-webhook-secret' };
     const { child, lines, exited } = runSandbox(['--port', '0', '--webhook', `${webhook.url}/webhooks/collection`], pair);
     const consoleLine = await lines.first((line) => line.includes('/console/collection/transfers'), 15_000);

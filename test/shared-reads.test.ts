@@ -62,11 +62,7 @@ describe('identical reads in flight', () => {
     const other = '{ bvn(number: "22298765432") { bvn } bills(categoryId: 4) { id } }';
     const responses = [...Array.from({ length: 10 }, () => app.query(query)), app.query(other)];
     const joined = async () =>
-      Promise.all([
-        sharedReads(app, 'lookupBvn'),
-        sharedReads(app, 'lookupAccount', 'posting'),
-        sharedReads(app, 'listBills'),
-      ]);
+      Promise.all([sharedReads(app, 'lookupBvn'), sharedReads(app, 'lookupAccount', 'posting'), sharedReads(app, 'listBills')]);
     // The categories wait on their process-wide cache's one refresh instead (bank-list.test.ts).
     await waitFor(async () => ((await joined()).every((count) => count === 9) ? true : undefined));
     release.resolve();
@@ -101,7 +97,7 @@ describe('identical reads in flight', () => {
     expect(bank.calls('lookupAccount')).toBe(2);
   });
 
-  it('never shares a wallet sign-in: each carries its caller\'s credentials', async () => {
+  it("never shares a wallet sign-in: each carries its caller's credentials", async () => {
     const bank = await startCountingBank();
     const app = await startLiveApp(bank.url);
     const login = 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "wrong") { accessToken } }';

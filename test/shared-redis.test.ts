@@ -11,7 +11,6 @@ import { waitFor } from './helpers/wait.ts';
 // channels are global to the server, whatever the database number in the URL.
 const redisUrl = serviceUrl('REDIS_URL');
 
-
 describe.skipIf(!redisUrl)('deployments on different stores sharing one Redis', () => {
   it('never wake each other, and each delivers every one of its own transfers', async () => {
     const productionPath = tempSqlitePath();
@@ -43,7 +42,12 @@ describe.skipIf(!redisUrl)('deployments on different stores sharing one Redis', 
     // Forged, stale or from an earlier build: positions far ahead, or no JSON object at all.
     const channel = `bank-subgraph:${identity}:notificationsStored`;
     for (const message of [
-      JSON.stringify({ replica: 'forged', txid: Number.MAX_SAFE_INTEGER, seq: Number.MAX_SAFE_INTEGER, settled: { txid: 1e15, seq: 1e15 } }),
+      JSON.stringify({
+        replica: 'forged',
+        txid: Number.MAX_SAFE_INTEGER,
+        seq: Number.MAX_SAFE_INTEGER,
+        settled: { txid: 1e15, seq: 1e15 },
+      }),
       JSON.stringify({ seq: 99_999_999 }),
       'not json',
     ]) {

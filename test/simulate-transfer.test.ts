@@ -27,7 +27,17 @@ async function simulate(args: string[], env: Record<string, string> = {}): Promi
 describe('npm run simulate:transfer', () => {
   it('sends signed notifications the bank way and prints each reply, duplicates included', async () => {
     const { baseUrl, query } = await startApp();
-    const { code, output } = await simulate(['--url', baseUrl, '--account', '1234567890', '--amount', '2500.50', '--count', '2', '--duplicate']);
+    const { code, output } = await simulate([
+      '--url',
+      baseUrl,
+      '--account',
+      '1234567890',
+      '--amount',
+      '2500.50',
+      '--count',
+      '2',
+      '--duplicate',
+    ]);
     expect(code).toBe(0);
     expect(output.match(/→ HTTP 200 00 success/g)).toHaveLength(2);
     expect(output.match(/→ HTTP 200 01 duplicate transaction/g)).toHaveLength(2);
@@ -53,7 +63,11 @@ describe('npm run simulate:transfer', () => {
       return nodes.length === 2 ? nodes : undefined;
     });
     expect(kinds).toEqual([
-      { kind: 'CONFLICT', reason: 'conflicting_duplicate', detail: 'transactionAmount 91500.00 (stored 1500.00); settledAmount 91500.00 (stored 1500.00)' },
+      {
+        kind: 'CONFLICT',
+        reason: 'conflicting_duplicate',
+        detail: 'transactionAmount 91500.00 (stored 1500.00); settledAmount 91500.00 (stored 1500.00)',
+      },
       { kind: 'REJECTED', reason: 'invalid_account_number', detail: null },
     ]);
   });
@@ -88,7 +102,9 @@ describe('npm run simulate:transfer against the in-process sandbox: through the 
     expect(output).toContain('through the sandbox bank');
     expect(output).toMatch(/→ HTTP 200 00 success[^]*\(again\) → HTTP 200 01 duplicate transaction/);
     const settlementId = /#1 (\S+) 0123456789 NGN 99999999999999\.99/.exec(output)![1]!;
-    expect((await app.query(STORED, { id: settlementId })).data?.collectionNotification).toEqual({ transactionAmount: '99999999999999.99' });
+    expect((await app.query(STORED, { id: settlementId })).data?.collectionNotification).toEqual({
+      transactionAmount: '99999999999999.99',
+    });
     await expect((await sandboxBankOf(app)).verifyBySettlementId(settlementId)).resolves.toMatchObject({
       transactionAmount: '99999999999999.99',
       acknowledged: true,
@@ -99,12 +115,19 @@ describe('npm run simulate:transfer against the in-process sandbox: through the 
     const app = await startApp();
     const { code, output } = await simulate(['--url', app.baseUrl, '--lost', '--count', '2']);
     expect(code).toBe(0);
-    const lost = [...output.matchAll(/never delivered it \(settlementId (\S+), sessionId (\S+)\)/g)].map((m) => ({ settlementId: m[1]!, sessionId: m[2]! }));
+    const lost = [...output.matchAll(/never delivered it \(settlementId (\S+), sessionId (\S+)\)/g)].map((m) => ({
+      settlementId: m[1]!,
+      sessionId: m[2]!,
+    }));
     expect(lost).toHaveLength(2);
     const bank = await sandboxBankOf(app);
     for (const { settlementId, sessionId } of lost) {
       expect((await app.query(STORED, { id: settlementId })).data?.collectionNotification).toBeNull();
-      await expect(bank.verifyBySessionId(sessionId)).resolves.toMatchObject({ settlementId, transactionAmount: '1500.0', acknowledged: false });
+      await expect(bank.verifyBySessionId(sessionId)).resolves.toMatchObject({
+        settlementId,
+        transactionAmount: '1500.0',
+        acknowledged: false,
+      });
     }
   });
 

@@ -55,7 +55,10 @@ describe('stalled resuming subscribers', () => {
     expect(last).toBeLessThan(SUBSCRIBERS * (STORED - 1));
     expect(await waiting(app)).toBeLessThanOrEqual(SUBSCRIBERS * PAGE);
 
-    await deliverAll(app, Array.from({ length: LIMIT + 1 }, () => notificationBody()));
+    await deliverAll(
+      app,
+      Array.from({ length: LIMIT + 1 }, () => notificationBody()),
+    );
     for (const subscriber of subscribers) subscriber.resume();
     const closes = await Promise.all(subscribers.map((subscriber) => subscriber.closed));
     expect(closes.map((close) => close.code)).toEqual(subscribers.map(() => 1013));

@@ -37,7 +37,9 @@ describe('subscriptions over graphql-ws with tokens', () => {
     const viaHeader = app.wsClient({ headers: bearer(token) }).iterate({ query: SUBSCRIPTION });
     const anonymous = app.wsClient().iterate({ query: SUBSCRIPTION });
     // graphql-ws sends a refused subscription's result as its one event.
-    expect((await anonymous.next()).value.errors).toEqual([expect.objectContaining({ path: ['incomingTransfer'], extensions: { code: 'UNAUTHENTICATED' } })]);
+    expect((await anonymous.next()).value.errors).toEqual([
+      expect.objectContaining({ path: ['incomingTransfer'], extensions: { code: 'UNAUTHENTICATED' } }),
+    ]);
 
     const [params, header] = [viaParams.next(), viaHeader.next()];
     await subscribersLive(app, 2);
@@ -51,7 +53,9 @@ describe('subscriptions over graphql-ws with tokens', () => {
     const { app, issuer } = await startGuarded();
     // Expired 20 s ago, within the 30 s of clock skew: accepted, and served 10 s more (its exp plus the
     // skew), room for what follows on a busy machine; the test waits for the end itself, not a time.
-    const first = app.wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: -20 })}` } });
+    const first = app.wsClient({
+      connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN], expiresIn: -20 })}` },
+    });
     const closed = closeCode(first);
     const events = first.iterate({ query: SUBSCRIPTION });
     const received = events.next();
@@ -74,7 +78,9 @@ describe('subscriptions over graphql-ws with tokens', () => {
   it('shares an execution only between callers who may see the same accounts', async () => {
     const { app, issuer } = await startGuarded();
     const subscriber = async (accounts: string[]) =>
-      app.wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts })}` } }).iterate({ query: SUBSCRIPTION });
+      app
+        .wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts })}` } })
+        .iterate({ query: SUBSCRIPTION });
     const [own, same, other] = [await subscriber([OWN]), await subscriber([OWN]), await subscriber(['2233445566'])];
     const [ownNext, sameNext, otherNext] = [own.next(), same.next(), other.next()];
     await subscribersLive(app, 3);
@@ -106,7 +112,9 @@ describe("when a token's key leaves the issuer's JWKS", () => {
     const closed = Promise.withResolvers<{ code: number; reason: string }>();
     signed.on('closed', (event) => closed.resolve(event as { code: number; reason: string }));
     const streaming = signed.iterate({ query: SUBSCRIPTION });
-    const unaffected = app.wsClient({ connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN] })}` } });
+    const unaffected = app.wsClient({
+      connectionParams: { Authorization: `Bearer ${await issuer.sign({ scope: 'collections:read', accounts: [OWN] })}` },
+    });
     const other = unaffected.iterate({ query: SUBSCRIPTION });
     const [first, otherFirst] = [streaming.next(), other.next()];
     await subscribersLive(app, 2);
@@ -144,7 +152,10 @@ describe("when a token's key leaves the issuer's JWKS", () => {
     const tcp = (socket as unknown as { _socket: Socket })._socket;
     tcp.pause();
     withdraw();
-    await waitFor(async () => ((await scrape(app, 'graphql_authorization_refusals_total{reason="unknown_key"}')) === 1 ? true : undefined), 10_000);
+    await waitFor(
+      async () => ((await scrape(app, 'graphql_authorization_refusals_total{reason="unknown_key"}')) === 1 ? true : undefined),
+      10_000,
+    );
     // A BVN look-up the token's scopes allow: were it run, the bank would be called.
     socket.send(JSON.stringify({ id: 'late', type: 'subscribe', payload: { query: '{ bvn(number: "22212345678") { firstName } }' } }));
     tcp.resume();
@@ -179,7 +190,9 @@ describe('per-connection limits', () => {
     const pending = iterators.map((iterator) => iterator.next());
     await subscribersLive(app, 100);
     const refused = client.iterate({ query: SUBSCRIPTION });
-    await expect(refused.next()).rejects.toEqual([expect.objectContaining({ message: expect.stringContaining('already holds 100 operations') })]);
+    await expect(refused.next()).rejects.toEqual([
+      expect.objectContaining({ message: expect.stringContaining('already holds 100 operations') }),
+    ]);
     const body = notificationBody();
     await app.deliver(body);
     expect((await pending[99])!.value.data.incomingTransfer.settlementId).toBe(body.settlementId);

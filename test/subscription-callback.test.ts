@@ -6,9 +6,10 @@ import { newNotification } from './helpers/notifications.ts';
 import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore } from './helpers/stores.ts';
 
-const SUBSCRIPTION = 'subscription($account: String) { incomingTransfer(accountNumber: $account) { settlementId accountNumber transactionAmount } }';
+const SUBSCRIPTION =
+  'subscription($account: String) { incomingTransfer(accountNumber: $account) { settlementId accountNumber transactionAmount } }';
 
-describe('incomingTransfer over the router\'s HTTP callback protocol', () => {
+describe("incomingTransfer over the router's HTTP callback protocol", () => {
   it('checks the callback, sends each stored notification as next, and completes when the app closes', async () => {
     const router = await startRouter();
     const app = await startApp();
@@ -71,12 +72,19 @@ describe('incomingTransfer over the router\'s HTTP callback protocol', () => {
     const settlementId = first.status === 'inserted' ? first.notification.settlementId : '';
     const { data } = await app.query(`{ collectionNotification(settlementId: "${settlementId}") { cursor } }`);
 
-    await subscribeViaCallback(app, router.callbackUrl, 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }', {
-      after: data!.collectionNotification.cursor,
-    });
+    await subscribeViaCallback(
+      app,
+      router.callbackUrl,
+      'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }',
+      {
+        after: data!.collectionNotification.cursor,
+      },
+    );
     const complete = await router.nth('complete');
     const text = JSON.stringify(complete);
     for (const part of ['hunter2', 'db.internal', 'postgres', 'ECONNREFUSED']) expect(text).not.toContain(part);
-    expect(complete.errors).toEqual([expect.objectContaining({ message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+    expect(complete.errors).toEqual([
+      expect.objectContaining({ message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }),
+    ]);
   });
 });

@@ -16,7 +16,8 @@ const AMOUNTS = 'subscription Amounts { incomingTransfer { settlementId settledA
 const ACCOUNT_A = '0123456789';
 const ACCOUNT_B = '2233445566';
 
-const executions = (app: TestApp, execution: 'shared' | 'individual') => scrapeSum(app, 'graphql_subscription_executions_total', { execution });
+const executions = (app: TestApp, execution: 'shared' | 'individual') =>
+  scrapeSum(app, 'graphql_subscription_executions_total', { execution });
 const liveEvents = (app: TestApp) => scrapeSum(app, 'graphql_subscription_events_total', { source: 'live' });
 const endedEarly = (app: TestApp) => scrapeSum(app, 'graphql_subscriptions_ended_early_total');
 
@@ -74,7 +75,11 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     corrupt.add(String(bodies[2]!.settlementId));
     for (const body of bodies) expect((await app.deliver(body)).reply.responseCode).toBe('00');
 
-    const [n1, n2, n3, n4] = bodies.map((b) => ({ settlementId: String(b.settlementId), accountNumber: String(b.accountNumber), transactionAmount: String(b.transactionAmount) }));
+    const [n1, n2, n3, n4] = bodies.map((b) => ({
+      settlementId: String(b.settlementId),
+      accountNumber: String(b.accountNumber),
+      transactionAmount: String(b.transactionAmount),
+    }));
     const amount = (n: typeof n1) => ({ data: { incomingTransfer: { settlementId: n!.settlementId, settledAmount: '1489.25' } } });
     const expected = [
       [n1, n2, n3, n4].map((n) => ({ data: { incomingTransfer: { settlementId: n!.settlementId, accountNumber: n!.accountNumber } } })),
@@ -86,7 +91,12 @@ describe('incomingTransfer fan-out over WebSocket', () => {
         {
           data: { incomingTransfer: { settlementId: n3!.settlementId, settledAmount: null } },
           errors: [
-            { message: 'Internal server error.', locations: expect.any(Array), path: ['incomingTransfer', 'settledAmount'], extensions: { code: 'INTERNAL_SERVER_ERROR' } },
+            {
+              message: 'Internal server error.',
+              locations: expect.any(Array),
+              path: ['incomingTransfer', 'settledAmount'],
+              extensions: { code: 'INTERNAL_SERVER_ERROR' },
+            },
           ],
         },
         amount(n4),
@@ -138,7 +148,10 @@ describe('incomingTransfer fan-out over WebSocket', () => {
     const [n0, n1] = [notificationBody(), notificationBody()];
     for (const body of [n0, n1]) await app.deliver(body);
     const { data } = await app.query(`{ collectionNotification(settlementId: "${n0.settlementId}") { cursor } }`);
-    const resume = { query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }', variables: { after: data!.collectionNotification.cursor } };
+    const resume = {
+      query: 'subscription($after: String) { incomingTransfer(after: $after) { settlementId } }',
+      variables: { after: data!.collectionNotification.cursor },
+    };
     const resumed = await openRawSubscribers(app.graphqlUrl, 2, () => resume);
     const live = await openRawSubscribers(app.graphqlUrl, 2, () => ({ query: resume.query }));
     await subscribersLive(app, 4);

@@ -45,10 +45,11 @@ function subscribe(client: Client, variables: Record<string, unknown> = {}) {
     events,
     errors,
     done,
-    next: (count: number) => new Promise<Event[]>((resolve) => {
-      waiters.push({ count, resolve: () => resolve(events.slice(0, count)) });
-      settle();
-    }),
+    next: (count: number) =>
+      new Promise<Event[]>((resolve) => {
+        waiters.push({ count, resolve: () => resolve(events.slice(0, count)) });
+        settle();
+      }),
   };
 }
 
@@ -67,7 +68,8 @@ async function stalledResume(app: TestApp, count: number, account?: string) {
   for (const body of stored) await app.deliver(body);
   const first = await app.query(`{ collectionNotification(settlementId: "${stored[0]!.settlementId}") { cursor } }`);
   const resuming = await openRawSubscriber(app.graphqlUrl, {
-    query: 'subscription($account: String, $after: String) { incomingTransfer(accountNumber: $account, after: $after) { settlementId rawBody } }',
+    query:
+      'subscription($account: String, $after: String) { incomingTransfer(accountNumber: $account, after: $after) { settlementId rawBody } }',
     variables: { account, after: first.data!.collectionNotification.cursor },
     keep: (m) => ({ ...m, payload: m.payload?.data?.incomingTransfer?.settlementId }),
   });
@@ -264,7 +266,11 @@ describe('incomingTransfer subscription', () => {
     expect(received.length).toBeLessThan(stored.length - 1);
     expect(received).toEqual(stored.slice(1, 1 + received.length).map((b) => b.settlementId));
     expect(logs.filter(isWarning)).toEqual([
-      expect.objectContaining({ level: 40, msg: expect.stringContaining('ended early'), unansweredPing: { bufferedBytes: expect.any(Number) } }),
+      expect.objectContaining({
+        level: 40,
+        msg: expect.stringContaining('ended early'),
+        unansweredPing: { bufferedBytes: expect.any(Number) },
+      }),
     ]);
   });
 

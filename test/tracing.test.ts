@@ -45,7 +45,11 @@ function startTraced(collector: OtlpCollector, env: Record<string, string> = {})
 }
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const response = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: response.statusCode, headers: response.headers, body: (await response.body.json()) as any };
 }
 
@@ -71,7 +75,8 @@ function firstEvent(client: ReturnType<typeof createClient>, query: string): Pro
   return event.promise;
 }
 
-const LOOKUP = 'query Lookup { account(accountNumber: "0123456789", bankCode: "000023") { accountName bvn bank { name } } bvn(number: "22212345678") { firstName } }';
+const LOOKUP =
+  'query Lookup { account(accountNumber: "0123456789", bankCode: "000023") { accountName bvn bank { name } } bvn(number: "22212345678") { firstName } }';
 
 // One traced process and collector serve every test of this block, each test in a trace of its own
 // (its router span); the last one stops the process to flush whatever is still batched.
@@ -93,11 +98,22 @@ describe('OpenTelemetry tracing', () => {
     const bankCall = await inTrace('GET account.lookupAccount');
     const operation = await inTrace('query Lookup');
     expect(bankCall.kind).toBe(SpanKindNumber.CLIENT);
-    expect(bankCall.attributes).toMatchObject({ 'bank.area': 'account', 'bank.operation': 'lookupAccount', 'bank.attempt': 1, 'http.request.method': 'GET', 'http.response.status_code': 200 });
+    expect(bankCall.attributes).toMatchObject({
+      'bank.area': 'account',
+      'bank.operation': 'lookupAccount',
+      'bank.attempt': 1,
+      'http.request.method': 'GET',
+      'http.response.status_code': 200,
+    });
     expect(bankCall.attributes['url.full']).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[\w/]*account\/NIP$/);
     expect(ancestry(collector.spans, bankCall)).toEqual([operation.spanId, router.spanId]);
     expect(operation.kind).toBe(SpanKindNumber.SERVER);
-    expect(operation.attributes).toMatchObject({ 'graphql.operation.type': 'query', 'graphql.operation.name': 'Lookup', 'graphql.operation.root_fields': 'account,bvn', 'http.response.status_code': 200 });
+    expect(operation.attributes).toMatchObject({
+      'graphql.operation.type': 'query',
+      'graphql.operation.name': 'Lookup',
+      'graphql.operation.root_fields': 'account,bvn',
+      'http.response.status_code': 200,
+    });
     // Whether the caller was authenticated, never who (authorization is off here: no token checked).
     expect(operation.attributes['graphql.caller.authenticated']).toBe(false);
     expect(operation.resource['service.name']).toBe('bank-subgraph');
@@ -106,7 +122,11 @@ describe('OpenTelemetry tracing', () => {
 
   it("records a refused bank call's contract code on its span and on the operation's", async () => {
     const router = routerSpan();
-    const { body } = await post(`${subgraph.baseUrl}/graphql`, { query: '{ account(accountNumber: "5555555555", bankCode: "000023") { accountName } }' }, { traceparent: router.traceparent });
+    const { body } = await post(
+      `${subgraph.baseUrl}/graphql`,
+      { query: '{ account(accountNumber: "5555555555", bankCode: "000023") { accountName } }' },
+      { traceparent: router.traceparent },
+    );
     const code = body.errors[0].extensions.code as string;
     const bankCall = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'GET account.lookupAccount');
     const operation = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'query');
@@ -119,7 +139,10 @@ describe('OpenTelemetry tracing', () => {
   it('traces a webhook delivery with its reply code, the store write and the publish; its log line carries the trace id', async () => {
     const router = routerSpan();
     const delivered = notificationBody();
-    const { body } = await post(`${subgraph.baseUrl}/webhooks/collection`, delivered, { ...signedHeaders(), traceparent: router.traceparent });
+    const { body } = await post(`${subgraph.baseUrl}/webhooks/collection`, delivered, {
+      ...signedHeaders(),
+      traceparent: router.traceparent,
+    });
     expect(body.responseCode).toBe('00');
 
     const delivery = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'POST /webhooks/collection');
@@ -138,7 +161,10 @@ describe('OpenTelemetry tracing', () => {
 
   it('makes each subscription event a span under the router span of the WebSocket upgrade', async () => {
     const router = routerSpan();
-    const event = firstEvent(wsClient(subgraph.baseUrl, router.traceparent), 'subscription Transfers { incomingTransfer { settlementId } }');
+    const event = firstEvent(
+      wsClient(subgraph.baseUrl, router.traceparent),
+      'subscription Transfers { incomingTransfer { settlementId } }',
+    );
     const subscribed = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription Transfers');
     expect(subscribed.parentSpanId).toBe(router.spanId);
     expect(subscribed.attributes['graphql.caller.authenticated']).toBe(false);
@@ -179,9 +205,18 @@ describe('OpenTelemetry tracing', () => {
     await new Promise<void>((resolve) => callbacks.listen(0, '127.0.0.1', resolve));
     onCleanup(() => new Promise<void>((resolve) => (callbacks.closeAllConnections(), callbacks.close(() => resolve()))));
     const router = routerSpan();
-    const subscription = { callbackUrl: `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback/1`, subscriptionId: randomUUID(), verifier: 'v', heartbeatIntervalMs: 0 };
+    const subscription = {
+      callbackUrl: `http://127.0.0.1:${(callbacks.address() as AddressInfo).port}/callback/1`,
+      subscriptionId: randomUUID(),
+      verifier: 'v',
+      heartbeatIntervalMs: 0,
+    };
     const query = 'subscription Transfers { incomingTransfer { settlementId } }';
-    await post(`${subgraph.baseUrl}/graphql`, { query, extensions: { subscription } }, { traceparent: router.traceparent, accept: 'application/json;callbackSpec=1.0' });
+    await post(
+      `${subgraph.baseUrl}/graphql`,
+      { query, extensions: { subscription } },
+      { traceparent: router.traceparent, accept: 'application/json;callbackSpec=1.0' },
+    );
     const subscribed = await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'subscription Transfers');
 
     await post(`${subgraph.baseUrl}/webhooks/collection`, notificationBody(), signedHeaders());
@@ -194,11 +229,25 @@ describe('OpenTelemetry tracing', () => {
     const router = routerSpan();
     const headers = { traceparent: router.traceparent };
     await post(url, { query: LOOKUP }, headers);
-    await post(url, { query: 'query($n: String!) { postingAccount(accountNumber: $n, beneficiaryBank: "000013") { accountName } }', variables: { n: '0011223344' } }, headers);
-    const login = await post(url, { query: 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken refreshToken } }' }, headers);
+    await post(
+      url,
+      {
+        query: 'query($n: String!) { postingAccount(accountNumber: $n, beneficiaryBank: "000013") { accountName } }',
+        variables: { n: '0011223344' },
+      },
+      headers,
+    );
+    const login = await post(
+      url,
+      { query: 'mutation { merchantLogin(email: "merchant@sandbox.ng", password: "Sandbox#2026") { accessToken refreshToken } }' },
+      headers,
+    );
     const tokens = login.body.data.merchantLogin as { accessToken: string; refreshToken: string };
     const delivery = signedHeaders();
-    await post(`${subgraph.baseUrl}/webhooks/collection`, notificationBody({ accountNumber: '9876543210' }), { ...delivery, traceparent: router.traceparent });
+    await post(`${subgraph.baseUrl}/webhooks/collection`, notificationBody({ accountNumber: '9876543210' }), {
+      ...delivery,
+      traceparent: router.traceparent,
+    });
     await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'POST /webhooks/collection');
     await collector.waitForSpan((s) => s.traceId === router.traceId && s.name === 'mutation');
 
@@ -209,20 +258,27 @@ describe('OpenTelemetry tracing', () => {
     expect(exported).toContain(router.traceId);
     const secrets = [
       ...Object.values(sandboxCredentials),
-      'Sandbox#2026', tokens.accessToken, tokens.refreshToken,
+      'Sandbox#2026',
+      tokens.accessToken,
+      tokens.refreshToken,
       delivery['x-auth-signature'],
-      '0123456789', '0011223344', '9876543210', '22212345678',
+      '0123456789',
+      '0011223344',
+      '9876543210',
+      '22212345678',
     ].filter((value): value is string => typeof value === 'string');
     expect(secrets.length).toBeGreaterThan(15);
     for (const secret of secrets) expect(exported, secret).not.toContain(secret);
   });
-
 });
 
 describe('OpenTelemetry tracing, each in a process of its own', () => {
   it('exports over http/protobuf, the default protocol', async () => {
     const collector = await startOtlpCollector();
-    const subgraph = await startTraced(collector, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_SERVICE_NAME: 'bank-subgraph-test' });
+    const subgraph = await startTraced(collector, {
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_SERVICE_NAME: 'bank-subgraph-test',
+    });
     const router = routerSpan();
     await post(`${subgraph.baseUrl}/graphql`, { query: '{ banks { code name } }' }, { traceparent: router.traceparent });
     subgraph.child.kill('SIGTERM');

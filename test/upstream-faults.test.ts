@@ -57,12 +57,20 @@ async function queryText(app: Awaited<ReturnType<typeof startApp>>, query: strin
 const OPERATIONS = [
   { area: 'account (header credentials)', query: '{ account(accountNumber: "0123456789", bankCode: "000023") { accountName } }' },
   { area: 'billing (Basic credentials)', query: '{ billCategories { id name } }' },
-  { area: 'posting (credentials in the body)', query: '{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "000013") { accountName } }' },
+  {
+    area: 'posting (credentials in the body)',
+    query: '{ postingAccount(accountNumber: "0123456789", beneficiaryBank: "000013") { accountName } }',
+  },
 ];
 
 // `transient` faults are retried (these are all reads), as far as the 300 ms budget allows.
 const FAULTS: { name: string; handler: FakeBankHandler; code: string; transient?: boolean }[] = [
-  { name: 'a 500', code: 'UPSTREAM_UNAVAILABLE', transient: true, handler: (_, reply) => reply.status(500).json({ error: 'Internal Server Error', trace: BANK_STACK }) },
+  {
+    name: 'a 500',
+    code: 'UPSTREAM_UNAVAILABLE',
+    transient: true,
+    handler: (_, reply) => reply.status(500).json({ error: 'Internal Server Error', trace: BANK_STACK }),
+  },
   { name: 'an answer slower than BANK_TIMEOUT_MS', code: 'UPSTREAM_UNAVAILABLE', handler: () => undefined },
   { name: 'a connection reset', code: 'UPSTREAM_UNAVAILABLE', transient: true, handler: (_, reply) => reply.destroy() },
   {
@@ -70,8 +78,16 @@ const FAULTS: { name: string; handler: FakeBankHandler; code: string; transient?
     code: 'UPSTREAM_INVALID_RESPONSE',
     handler: (_, reply) => reply.status(200).text(`<html><body><h1>Gateway</h1><pre>${BANK_STACK}</pre></body></html>`, 'text/html'),
   },
-  { name: 'a 401', code: 'UPSTREAM_UNAUTHORIZED', handler: (_, reply) => reply.status(401).json({ error: 'Unauthorized', path: `http://${INTERNAL_HOST}/auth` }) },
-  { name: 'a 400', code: 'UPSTREAM_BAD_REQUEST', handler: (_, reply) => reply.status(400).json({ error: 'Bad Request', detail: BANK_STACK }) },
+  {
+    name: 'a 401',
+    code: 'UPSTREAM_UNAUTHORIZED',
+    handler: (_, reply) => reply.status(401).json({ error: 'Unauthorized', path: `http://${INTERNAL_HOST}/auth` }),
+  },
+  {
+    name: 'a 400',
+    code: 'UPSTREAM_BAD_REQUEST',
+    handler: (_, reply) => reply.status(400).json({ error: 'Bad Request', detail: BANK_STACK }),
+  },
 ];
 
 const MODES: { mode: string; env: Record<string, string>; headers: () => Promise<Record<string, string>> }[] = [
@@ -84,19 +100,23 @@ const MODES: { mode: string; env: Record<string, string>; headers: () => Promise
 describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers }) => {
   /** The app in live mode with every area at `baseUrl`, a short time budget, every credential set. */
   async function startLive(baseUrl: string) {
-    return startApp({
-      ...env,
-      ...CREDENTIALS,
-      ...LOOPBACK_SOURCES,
-      UPSTREAM_MODE: 'live',
-      BANK_TIMEOUT_MS: '300',
-      BANK_BASE_URL: `${baseUrl}/bank`,
-      BANK_GATEWAY_URL: `${baseUrl}/gateway`,
-      BANK_BILLING_URL: `${baseUrl}/billing/provipay/webapi`,
-      BANK_POSTING_URL: `${baseUrl}/posting/postingrest`,
-      BANK_WALLET_URL: `${baseUrl}/wallet`,
-      COLLECTION_CONFIRMATION: 'off',
-    }, {}, { headers: await headers() });
+    return startApp(
+      {
+        ...env,
+        ...CREDENTIALS,
+        ...LOOPBACK_SOURCES,
+        UPSTREAM_MODE: 'live',
+        BANK_TIMEOUT_MS: '300',
+        BANK_BASE_URL: `${baseUrl}/bank`,
+        BANK_GATEWAY_URL: `${baseUrl}/gateway`,
+        BANK_BILLING_URL: `${baseUrl}/billing/provipay/webapi`,
+        BANK_POSTING_URL: `${baseUrl}/posting/postingrest`,
+        BANK_WALLET_URL: `${baseUrl}/wallet`,
+        COLLECTION_CONFIRMATION: 'off',
+      },
+      {},
+      { headers: await headers() },
+    );
   }
 
   describe.each(OPERATIONS)('$area', ({ query }) => {
@@ -142,7 +162,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers 
     },
   );
 
-  it('answers a resolver\'s unexpected Error with a bare INTERNAL_SERVER_ERROR, none of its message', async () => {
+  it("answers a resolver's unexpected Error with a bare INTERNAL_SERVER_ERROR, none of its message", async () => {
     const store = await realStore();
     const broken = withMethod(store, 'getMany', async () => {
       throw new Error('connect ECONNREFUSED postgres://app:hunter2-pw@db.internal:5432/collections');
@@ -156,7 +176,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers 
     expectNothingLeaked(text, []);
   });
 
-  it('answers a subscription\'s unexpected Error over WebSocket with a bare INTERNAL_SERVER_ERROR', async () => {
+  it("answers a subscription's unexpected Error over WebSocket with a bare INTERNAL_SERVER_ERROR", async () => {
     // Two stored before the app starts, so resuming after the first needs a replay query, which fails.
     const store = await realStore();
     const [first] = [await store.insert(newNotification()), await store.insert(newNotification())];
@@ -169,7 +189,10 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers 
 
     const failed = Promise.withResolvers<unknown>();
     app.wsClient().subscribe(
-      { query: `subscription($after: String) { incomingTransfer(after: $after) { settlementId } }`, variables: { after: data!.collectionNotification.cursor } },
+      {
+        query: `subscription($after: String) { incomingTransfer(after: $after) { settlementId } }`,
+        variables: { after: data!.collectionNotification.cursor },
+      },
       {
         next: (result: ExecutionResult) => failed.resolve(result),
         error: (error) => failed.resolve(error),
@@ -179,18 +202,22 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers 
     const outcome = await failed.promise;
     const text = JSON.stringify(outcome);
     for (const part of ['hunter2', 'db.internal', 'postgres', 'ECONNREFUSED']) expect(text).not.toContain(part);
-    expect(outcome).toEqual([expect.objectContaining({ message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } })]);
+    expect(outcome).toEqual([
+      expect.objectContaining({ message: 'Internal server error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }),
+    ]);
   });
 });
 
-describe('errors of the client\'s own subscription document over WebSocket', () => {
+describe("errors of the client's own subscription document over WebSocket", () => {
   it('keeps a validation error readable, with GRAPHQL_VALIDATION_FAILED', async () => {
     const app = await startApp();
     const failed = Promise.withResolvers<unknown>();
-    app.wsClient().subscribe(
-      { query: 'subscription { incomingTransfer { noSuchField } }' },
-      { next: failed.resolve, error: failed.resolve, complete: () => failed.resolve('completed') },
-    );
+    app
+      .wsClient()
+      .subscribe(
+        { query: 'subscription { incomingTransfer { noSuchField } }' },
+        { next: failed.resolve, error: failed.resolve, complete: () => failed.resolve('completed') },
+      );
     expect(await failed.promise).toEqual([
       expect.objectContaining({ message: expect.stringContaining('noSuchField'), extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }),
     ]);

@@ -39,7 +39,9 @@ describe('the webhook on node:http', () => {
   it('refuses a chunked body once it passes 1 MiB with 413 and the 02 reply, closes the connection and stores nothing', async () => {
     const store = await openMemoryStore();
     const app = await startApp({}, { store });
-    const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const headers = Object.entries(signedHeaders())
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     const chunk = 'x'.repeat(256 * 1024);
     const chunks = Array.from({ length: 6 }, () => `${chunk.length.toString(16)}\r\n${chunk}\r\n`).join('');
     const received = await rawExchange(
@@ -48,7 +50,10 @@ describe('the webhook on node:http', () => {
     );
     expect(received.slice(0, 12)).toBe('HTTP/1.1 413');
     expect(received.toLowerCase()).toContain('connection: close');
-    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({ responseCode: '02', responseMessage: 'rejected transaction' });
+    expect(JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      responseCode: '02',
+      responseMessage: 'rejected transaction',
+    });
     expect(await store.listNewestFirst({ limit: 1 })).toEqual([]);
   });
 
@@ -62,7 +67,9 @@ describe('the webhook on node:http', () => {
     socket.on('error', () => undefined);
     const closed = once(socket, 'close');
     // A body of 1 MiB is declared and 10 bytes of it sent: the reply cannot depend on the rest.
-    const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const headers = Object.entries(signedHeaders())
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${1024 * 1024}\r\n\r\n{"sessionI`);
     await closed;
     expect(received.slice(0, 12)).toBe('HTTP/1.1 200');
@@ -91,8 +98,12 @@ describe('the webhook on node:http', () => {
     socket.on('error', () => undefined);
     // A valid notification but for a 9-digit account: parsed, it would be refused for that instead.
     const payload = JSON.stringify(notificationBody({ sessionId: 'S-echo', accountNumber: '012345678' }));
-    const headers = Object.entries(signedHeaders('someone-else', 'not-the-secret')).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-    socket.write(`POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n`);
+    const headers = Object.entries(signedHeaders('someone-else', 'not-the-secret'))
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    socket.write(
+      `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n`,
+    );
     // The sessionId arrives in the second part: a reply sent before it could not echo it.
     socket.write(payload.slice(0, 10));
     socket.write(payload.slice(10));
@@ -118,7 +129,12 @@ describe('the webhook on node:http', () => {
     expect(Buffer.byteLength(body)).toBe(1024 * 1024);
     const { status, reply } = await app.deliver(body, signedHeaders('someone-else', 'not-the-secret'));
     expect(status).toBe(200);
-    expect(reply).toEqual({ requestSuccessful: true, sessionId: sessionId.slice(0, 256), responseMessage: 'rejected transaction', responseCode: '02' });
+    expect(reply).toEqual({
+      requestSuccessful: true,
+      sessionId: sessionId.slice(0, 256),
+      responseMessage: 'rejected transaction',
+      responseCode: '02',
+    });
     const line = await lines.first((text) => text.includes('"bad_signature"'));
     expect(line.length).toBeLessThan(1_024);
     expect(lines.filter((text) => text.includes('SSSS'))).toEqual([line]);
@@ -126,7 +142,10 @@ describe('the webhook on node:http', () => {
 
   it('echoes the sessionId of an unsigned body without parsing the rest of it', async () => {
     const app = await startApp();
-    const { reply } = await app.deliver('{"sessionId": "S-early", "accountNumber": this is not JSON', signedHeaders('someone-else', 'not-the-secret'));
+    const { reply } = await app.deliver(
+      '{"sessionId": "S-early", "accountNumber": this is not JSON',
+      signedHeaders('someone-else', 'not-the-secret'),
+    );
     expect(reply).toMatchObject({ sessionId: 'S-early', responseCode: '02' });
   });
 
@@ -154,7 +173,9 @@ describe('the webhook on node:http', () => {
     // route that read it as complete when the sender left would store it.
     const unfinished = notificationBody();
     const payload = JSON.stringify(unfinished);
-    const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    const headers = Object.entries(signedHeaders())
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
     const request = `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload) + 10}\r\n\r\n${payload}`;
     // Handed to the kernel, which sends it before the close: the server reads every byte, then the end.
     await new Promise((resolve) => socket.write(request, resolve));
@@ -173,7 +194,9 @@ describe('the webhook on node:http', () => {
     const port = Number(new URL(app.baseUrl).port);
     const post = (body: Record<string, unknown>) => {
       const payload = JSON.stringify(body);
-      const headers = Object.entries(signedHeaders()).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+      const headers = Object.entries(signedHeaders())
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
       return `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
     };
     // Another delivery, its headers begun before the first below: the server is inside it when the drain begins.

@@ -5,7 +5,11 @@ import { startSubgraphProcess, type SubgraphProcess } from './helpers/process.ts
 import { urlStoreBackends } from './helpers/stores.ts';
 
 async function deliver(process: SubgraphProcess, body: Record<string, unknown>): Promise<string> {
-  const response = await request(`${process.baseUrl}/webhooks/collection`, { method: 'POST', headers: signedHeaders(), body: JSON.stringify(body) });
+  const response = await request(`${process.baseUrl}/webhooks/collection`, {
+    method: 'POST',
+    headers: signedHeaders(),
+    body: JSON.stringify(body),
+  });
   return ((await response.body.json()) as { responseCode: string }).responseCode;
 }
 

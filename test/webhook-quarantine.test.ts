@@ -38,10 +38,37 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     const rows = await database.quarantined();
     expect(rows.map((row) => row.raw_body.toString('utf8'))).toEqual([nineDigits, notJson, tooLong]);
     expect(rows.map(({ raw_body: _body, received_at: _at, ...row }) => row)).toEqual([
-      { kind: 'REJECTED', reason: 'invalid_account_number', detail: null, response_code: '02', session_id: 'S-nine', settlement_id: 'STL-9', account_number: '012345678', reviewed_at: null },
+      {
+        kind: 'REJECTED',
+        reason: 'invalid_account_number',
+        detail: null,
+        response_code: '02',
+        session_id: 'S-nine',
+        settlement_id: 'STL-9',
+        account_number: '012345678',
+        reviewed_at: null,
+      },
       // Not JSON: none of its ids could be read.
-      { kind: 'REJECTED', reason: 'body_not_json_object', detail: null, response_code: '02', session_id: null, settlement_id: null, account_number: null, reviewed_at: null },
-      { kind: 'REJECTED', reason: 'settlement_id_too_long', detail: null, response_code: '02', session_id: 'S-long', settlement_id: '9'.repeat(65), account_number: '0123456789', reviewed_at: null },
+      {
+        kind: 'REJECTED',
+        reason: 'body_not_json_object',
+        detail: null,
+        response_code: '02',
+        session_id: null,
+        settlement_id: null,
+        account_number: null,
+        reviewed_at: null,
+      },
+      {
+        kind: 'REJECTED',
+        reason: 'settlement_id_too_long',
+        detail: null,
+        response_code: '02',
+        session_id: 'S-long',
+        settlement_id: '9'.repeat(65),
+        account_number: '0123456789',
+        reviewed_at: null,
+      },
     ]);
     for (const row of rows) expect(row.received_at >= before && row.received_at <= new Date().toISOString()).toBe(true);
     expect(await database.countRows()).toBe(0);
@@ -53,11 +80,20 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     // Declared too long: refused before a byte is read.
     expect((await deliver(body)).status).toBe(413);
     // Sent in chunks, no length declared: refused once the limit is passed, the rest unread.
-    const chunked = await request(`${baseUrl}/webhooks/collection`, { method: 'POST', headers: signedHeaders(), body: Readable.from([body.slice(0, 600_000), body.slice(600_000)]) });
+    const chunked = await request(`${baseUrl}/webhooks/collection`, {
+      method: 'POST',
+      headers: signedHeaders(),
+      body: Readable.from([body.slice(0, 600_000), body.slice(600_000)]),
+    });
     expect(((await chunked.body.json()) as { responseCode: string }).responseCode).toBe('02');
     expect(chunked.statusCode).toBe(413);
     const [declared, read] = await database.quarantined();
-    expect(declared).toMatchObject({ kind: 'REJECTED', reason: 'body_too_large', response_code: '02', detail: 'its declared length passed the size limit: none of it was read' });
+    expect(declared).toMatchObject({
+      kind: 'REJECTED',
+      reason: 'body_too_large',
+      response_code: '02',
+      detail: 'its declared length passed the size limit: none of it was read',
+    });
     expect(declared!.raw_body.byteLength).toBe(0);
     expect(read).toMatchObject({ reason: 'body_too_large', detail: 'it passed the size limit: its first 1048576 bytes are kept' });
     expect(read!.raw_body.toString('utf8')).toBe(body.slice(0, 1024 * 1024));
@@ -101,9 +137,13 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     });
     expect(rows[0]!.raw_body.toString('utf8')).toBe(forged);
     expect(await logged((line) => line.level === 40 && line.sessionId === 'S-forged')).toMatchObject({ fields: ['transactionAmount'] });
-    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { transactionAmount sessionId } }', { id: first.settlementId });
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { transactionAmount sessionId } }', {
+      id: first.settlementId,
+    });
     expect(data!.collectionNotification).toEqual({ transactionAmount: '1500.00', sessionId: first.sessionId });
-    expect(await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'CONFLICT', reason: 'conflicting_duplicate' })).toBe(1);
+    expect(
+      await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'CONFLICT', reason: 'conflicting_duplicate' }),
+    ).toBe(1);
   });
 
   it('keeps as a CONFLICT a redelivery naming another payer, answered 01, never a silent 01', async () => {
@@ -112,7 +152,11 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await send(JSON.stringify(first))).toBe('00');
     expect(await send(JSON.stringify({ ...first, sessionId: 'S-other-payer', sourceAccountNumber: '1122334455' }))).toBe('01');
     expect(await database.quarantined()).toEqual([
-      expect.objectContaining({ kind: 'CONFLICT', session_id: 'S-other-payer', detail: 'sourceAccountNumber 1122334455 (stored 0987654321)' }),
+      expect.objectContaining({
+        kind: 'CONFLICT',
+        session_id: 'S-other-payer',
+        detail: 'sourceAccountNumber 1122334455 (stored 0987654321)',
+      }),
     ]);
   });
 
@@ -123,7 +167,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     const zeroWidth = notificationBody({ sessionId: 'S-zero-width', settlementId: `${notificationBody().settlementId}\u200b` });
     const nul = notificationBody({ sessionId: 'S-\u0000' });
     expect([await send(twice), await send(JSON.stringify(zeroWidth)), await send(JSON.stringify(nul))]).toEqual(['02', '02', '02']);
-    expect((await database.quarantined()).map(({ kind, reason, detail, response_code }) => ({ kind, reason, detail, response_code }))).toEqual([
+    expect(
+      (await database.quarantined()).map(({ kind, reason, detail, response_code }) => ({ kind, reason, detail, response_code })),
+    ).toEqual([
       { kind: 'REJECTED', reason: 'duplicate_key', detail: 'the key "transactionAmount" is given twice', response_code: '02' },
       { kind: 'REJECTED', reason: 'invisible_character_in_id', detail: 'settlementId holds U+200B', response_code: '02' },
       { kind: 'REJECTED', reason: 'invisible_character_in_id', detail: 'sessionId holds U+0000', response_code: '02' },
@@ -131,7 +177,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect((await database.quarantined())[0]!.raw_body.toString('utf8')).toBe(twice);
     // Neither became a notification: the settlementId without its zero-width space is free.
     expect(await database.countRows()).toBe(0);
-    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', { id: body.settlementId });
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId } }', {
+      id: body.settlementId,
+    });
     expect(data!.collectionNotification).toBeNull();
   });
 
@@ -144,7 +192,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     // The second replica finds it stored: it knows the settlementId, not the money, until it reads it.
     expect((await second.deliver({ ...first, sessionId: 'S-other-account', accountNumber: '1234567890' })).reply.responseCode).toBe('01');
     expect(await logged((line) => line.msg === KEPT && line.sessionId === 'S-other-account')).toMatchObject({ quarantine: 'CONFLICT' });
-    expect(await database.quarantined()).toEqual([expect.objectContaining({ kind: 'CONFLICT', detail: 'accountNumber 1234567890 (stored 0123456789)' })]);
+    expect(await database.quarantined()).toEqual([
+      expect.objectContaining({ kind: 'CONFLICT', detail: 'accountNumber 1234567890 (stored 0123456789)' }),
+    ]);
   });
 
   it('refuses with 02 and keeps as UNSTORABLE a delivery the store refuses on its own; a store that cannot write keeps nothing (03)', async () => {
@@ -153,7 +203,13 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     await database.refuseRow(poison.settlementId);
     expect(await send(JSON.stringify(poison))).toBe('02');
     expect(await database.quarantined()).toEqual([
-      expect.objectContaining({ kind: 'UNSTORABLE', reason: 'store_refused_row', response_code: '02', session_id: 'S-poison', detail: expect.stringContaining('refused') }),
+      expect.objectContaining({
+        kind: 'UNSTORABLE',
+        reason: 'store_refused_row',
+        response_code: '02',
+        session_id: 'S-poison',
+        detail: expect.stringContaining('refused'),
+      }),
     ]);
 
     await database.breakInserts();
@@ -170,7 +226,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await send(refused)).toBe('03');
     expect(await notKept('S-frozen')).toMatchObject({ cause: 'write_failed', level: 50 });
     expect(await scrapeSum({ baseUrl }, 'collection_quarantine_not_kept_total', { kind: 'REJECTED', cause: 'write_failed' })).toBe(1);
-    expect(await scrapeSum({ baseUrl }, 'collection_webhook_replies_total', { response_code: '03', reason: 'quarantine_not_kept' })).toBe(1);
+    expect(await scrapeSum({ baseUrl }, 'collection_webhook_replies_total', { response_code: '03', reason: 'quarantine_not_kept' })).toBe(
+      1,
+    );
     // A conflict cannot be kept either: 03, never a silent 01.
     const first = notificationBody();
     expect(await send(JSON.stringify(first))).toBe('00');
@@ -192,7 +250,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect([await send(refused('S-1')), await send(refused('S-2')), await send(refused('S-3'))]).toEqual(['02', '02', '03']);
     expect(await notKept('S-3')).toMatchObject({ cause: 'over_limit', level: 40, msg: expect.stringContaining('QUARANTINE_MAX_ROWS') });
     expect((await database.quarantined()).map((row) => row.session_id)).toEqual(['S-1', 'S-2']);
-    expect(await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'REJECTED', reason: 'invalid_account_number' })).toBe(2);
+    expect(
+      await scrapeSum({ baseUrl }, 'collection_webhook_quarantined_total', { kind: 'REJECTED', reason: 'invalid_account_number' }),
+    ).toBe(2);
     expect(await scrapeSum({ baseUrl }, 'collection_quarantine_not_kept_total', { kind: 'REJECTED', cause: 'over_limit' })).toBe(1);
     const { data } = await query('mutation { reviewQuarantinedDelivery(id: "1", note: "credited by hand") { id } }');
     expect(data).toEqual({ reviewQuarantinedDelivery: { id: '1' } });
@@ -205,9 +265,20 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
       const body = JSON.stringify(notificationBody({ sessionId, accountNumber: '012345678', tranRemarks: '' }));
       return body.replace('"tranRemarks":""', `"tranRemarks":"${'x'.repeat(size - Buffer.byteLength(body))}"`);
     };
-    expect([await send(refused('S-big', 2000)), await send(refused('S-too-big', 1001)), await send(refused('S-fits', 1000))]).toEqual(['02', '03', '02']);
-    expect(await notKept('S-too-big')).toMatchObject({ cause: 'over_bytes', level: 40, msg: expect.stringContaining('QUARANTINE_MAX_BYTES') });
-    expect((await database.quarantined()).map((row) => [row.session_id, row.raw_body.byteLength])).toEqual([['S-big', 2000], ['S-fits', 1000]]);
+    expect([await send(refused('S-big', 2000)), await send(refused('S-too-big', 1001)), await send(refused('S-fits', 1000))]).toEqual([
+      '02',
+      '03',
+      '02',
+    ]);
+    expect(await notKept('S-too-big')).toMatchObject({
+      cause: 'over_bytes',
+      level: 40,
+      msg: expect.stringContaining('QUARANTINE_MAX_BYTES'),
+    });
+    expect((await database.quarantined()).map((row) => [row.session_id, row.raw_body.byteLength])).toEqual([
+      ['S-big', 2000],
+      ['S-fits', 1000],
+    ]);
     expect(await scrapeSum({ baseUrl }, 'collection_quarantine_not_kept_total', { kind: 'REJECTED', cause: 'over_bytes' })).toBe(1);
   });
 
@@ -217,13 +288,21 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     const session = await postgresSession(database.storeUrl);
     await session.query('BEGIN');
     await session.query('LOCK TABLE collection_quarantine IN SHARE MODE');
-    const { rows: [held] } = await session.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    const {
+      rows: [held],
+    } = await session.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     // Asked on a session of its own: within the lock's transaction, pg_stat_activity would not change.
     const observer = await postgresSession(database.storeUrl);
     let replied: string | undefined;
-    const refusal = send(JSON.stringify(notificationBody({ sessionId: 'S-held', accountNumber: '012345678' }))).then((code) => (replied = code));
+    const refusal = send(JSON.stringify(notificationBody({ sessionId: 'S-held', accountNumber: '012345678' }))).then(
+      (code) => (replied = code),
+    );
     // The keep is waiting in the database.
-    await waitFor(async () => ((await observer.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [held!.pid])).rowCount ? true : undefined));
+    await waitFor(async () =>
+      (await observer.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [held!.pid])).rowCount
+        ? true
+        : undefined,
+    );
     // The money path does not wait for the quarantine's connection.
     expect(await send(JSON.stringify(notificationBody()))).toBe('00');
     expect(replied).toBeUndefined();

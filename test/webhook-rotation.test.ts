@@ -13,7 +13,11 @@ const matches = (app: { baseUrl: string }, secret: 'current' | 'previous') =>
 
 describe('rotating the webhook secret (WEBHOOK_CLIENT_SECRET_PREVIOUS)', () => {
   it('accepts deliveries signed with either secret while both are set, and counts which one each used', async () => {
-    const app = await startApp({ WEBHOOK_CLIENT_ID: CLIENT_ID, WEBHOOK_CLIENT_SECRET: NEW_SECRET, WEBHOOK_CLIENT_SECRET_PREVIOUS: OLD_SECRET });
+    const app = await startApp({
+      WEBHOOK_CLIENT_ID: CLIENT_ID,
+      WEBHOOK_CLIENT_SECRET: NEW_SECRET,
+      WEBHOOK_CLIENT_SECRET_PREVIOUS: OLD_SECRET,
+    });
     expect(await matches(app, 'current')).toBe(0);
     expect(await matches(app, 'previous')).toBe(0);
 

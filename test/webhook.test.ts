@@ -95,14 +95,19 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
 
   const signatureCases: [string, () => Record<string, string>][] = [
     ['a signature made with another secret', () => signedHeaders(sandboxCredentials.webhookClientId, 'not-the-secret')],
-    ['a Client-Id other than the configured one, signed for itself', () => signedHeaders('someone-else', sandboxCredentials.webhookClientSecret)],
+    [
+      'a Client-Id other than the configured one, signed for itself',
+      () => signedHeaders('someone-else', sandboxCredentials.webhookClientSecret),
+    ],
     ['no X-Auth-Signature', () => ({ 'content-type': 'application/json', 'client-id': sandboxCredentials.webhookClientId })],
     ['no Client-Id', () => ({ 'content-type': 'application/json', 'x-auth-signature': signedHeaders()['x-auth-signature']! })],
     [
       'a SHA-256 instead of SHA-512 signature',
       () => ({
         ...signedHeaders(),
-        'x-auth-signature': createHash('sha256').update(`${sandboxCredentials.webhookClientId}:${sandboxCredentials.webhookClientSecret}`).digest('hex'),
+        'x-auth-signature': createHash('sha256')
+          .update(`${sandboxCredentials.webhookClientId}:${sandboxCredentials.webhookClientSecret}`)
+          .digest('hex'),
       }),
     ],
   ];
@@ -141,9 +146,17 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
   it('stores the longest settlementId and the largest amounts it takes, and sums them exactly', async () => {
     const { deliver, stored, query } = await start();
     const whole = '9'.repeat(18);
-    const body = notificationBody({ settlementId: '7'.repeat(64), transactionAmount: `${whole}.${'9'.repeat(18)}`, feeAmount: `${whole}.5` });
+    const body = notificationBody({
+      settlementId: '7'.repeat(64),
+      transactionAmount: `${whole}.${'9'.repeat(18)}`,
+      feeAmount: `${whole}.5`,
+    });
     expect((await deliver(body)).reply.responseCode).toBe('00');
-    expect(await stored(body.settlementId)).toMatchObject({ settlementId: body.settlementId, transactionAmount: body.transactionAmount, feeAmount: body.feeAmount });
+    expect(await stored(body.settlementId)).toMatchObject({
+      settlementId: body.settlementId,
+      transactionAmount: body.transactionAmount,
+      feeAmount: body.feeAmount,
+    });
     const { data } = await query(
       'query($a: String!) { collectionSummary(accountNumber: $a, from: "2026-11-22T00:00:00+01:00", to: "2026-11-23T00:00:00+01:00") { count transactionAmount feeAmount } }',
       { a: body.accountNumber },
@@ -155,7 +168,13 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     const { deliver, stored } = await start();
     const body = notificationBody({ feeAmount: '', vatAmount: 'null', currency: ' ', channelId: 'NULL', tranDateTime: '22nd Nov' });
     expect((await deliver(body)).reply.responseCode).toBe('00');
-    expect(await stored(body.settlementId)).toMatchObject({ feeAmount: null, vatAmount: null, currency: null, channelId: null, transactionTime: null });
+    expect(await stored(body.settlementId)).toMatchObject({
+      feeAmount: null,
+      vatAmount: null,
+      currency: null,
+      channelId: null,
+      transactionTime: null,
+    });
   });
 
   it.each([

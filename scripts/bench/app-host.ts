@@ -22,7 +22,15 @@ const overrides: AppOverrides = {};
 function clientsAt(base: string, collection: string | undefined) {
   const [logger, metrics] = [createLogger(config.logLevel), createMetrics()];
   const urls: BankUrls = { base, gateway: base, billing: base, posting: base, wallet: base, collection };
-  const bank = createBankClients({ urls, credentials: config.upstream.credentials, collectionCredentials: config.webhook, timezone: config.upstream.timezone, timeoutMs: config.upstream.timeoutMs, logger, metrics });
+  const bank = createBankClients({
+    urls,
+    credentials: config.upstream.credentials,
+    collectionCredentials: config.webhook,
+    timezone: config.upstream.timezone,
+    timeoutMs: config.upstream.timeoutMs,
+    logger,
+    metrics,
+  });
   Object.assign(overrides, { bank, logger, metrics });
   closing.push(() => bank.close());
 }

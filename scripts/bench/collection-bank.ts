@@ -8,11 +8,24 @@ import { hostHttpServer } from './host.ts';
 
 const expected = signedHeaders();
 const AMOUNTS = new Set(['transactionAmount', 'settledAmount', 'feeAmount', 'vatAmount']);
-const NOT_FOUND = JSON.stringify({ sessionId: '', settlementId: '', accountNumber: '', tranRemarks: 'Transaction not found!!!', notification_acknowledgement: 0 });
+const NOT_FOUND = JSON.stringify({
+  sessionId: '',
+  settlementId: '',
+  accountNumber: '',
+  tranRemarks: 'Transaction not found!!!',
+  notification_acknowledgement: 0,
+});
 
 /** Op 16's answer: the fields as held, each amount written as the number's own text (never through a float). */
 function verifyAnswer(held: Record<string, string>): string {
-  const fields = { ...held, sourceBankCode: '000013', settlementDateTime: '11/22/2026 2:05:41 PM', stamp_duty_flg: 0, post_flg: 1, notification_acknowledgement: 1 };
+  const fields = {
+    ...held,
+    sourceBankCode: '000013',
+    settlementDateTime: '11/22/2026 2:05:41 PM',
+    stamp_duty_flg: 0,
+    post_flg: 1,
+    notification_acknowledgement: 1,
+  };
   return `{${Object.entries(fields)
     .map(([name, value]) => `${JSON.stringify(name)}:${AMOUNTS.has(name) ? String(value) : JSON.stringify(value)}`)
     .join(',')}}`;

@@ -44,11 +44,23 @@ const hitRatio = (report: ScenarioReport | undefined) => {
  * The rows of one run: ours (and two replicas, when `two` has them) against the floors' reports, and
  * the queries with a token (`token`) against ours without one.
  */
-export function comparisonRows(ours: ScenarioReport[], floors: ScenarioReport[], two: ScenarioReport[] = [], token: ScenarioReport[] = []): Row[] {
+export function comparisonRows(
+  ours: ScenarioReport[],
+  floors: ScenarioReport[],
+  two: ScenarioReport[] = [],
+  token: ScenarioReport[] = [],
+): Row[] {
   const find = (reports: ScenarioReport[], scenario: ScenarioName, subscribers?: number) =>
     reports.find((r) => r.scenario === scenario && (subscribers === undefined || r.subscribers === subscribers));
   const rows: Row[] = [];
-  const add = (figure: string, scenario: ScenarioName, pick: Pick, format: (v: number) => string, target?: Target, subscribers?: number) => {
+  const add = (
+    figure: string,
+    scenario: ScenarioName,
+    pick: Pick,
+    format: (v: number) => string,
+    target?: Target,
+    subscribers?: number,
+  ) => {
     const [mine, floor, both] = [find(ours, scenario, subscribers), find(floors, scenario, subscribers), find(two, scenario, subscribers)];
     if (!mine) return;
     const line = row(figure, floor?.target ?? '-', valueOf(mine, pick), valueOf(floor, pick), format, target);
@@ -64,15 +76,27 @@ export function comparisonRows(ours: ScenarioReport[], floors: ScenarioReport[],
     // `banks` with a token is held against the floor itself: the response cache answers either caller.
     const [withToken, floor] = [find(token, scenario), find(floors, scenario)];
     if (withToken) {
-      rows.push(row(`${label} with a token: ${unit}`, floor?.target ?? '-', valueOf(withToken, rate), valueOf(floor, rate), whole, throughput));
-      rows.push(row(`${label} with a token: server CPU ms per query`, floor?.target ?? '-', valueOf(withToken, cpuPerReply), valueOf(floor, cpuPerReply), ms));
+      rows.push(
+        row(`${label} with a token: ${unit}`, floor?.target ?? '-', valueOf(withToken, rate), valueOf(floor, rate), whole, throughput),
+      );
+      rows.push(
+        row(
+          `${label} with a token: server CPU ms per query`,
+          floor?.target ?? '-',
+          valueOf(withToken, cpuPerReply),
+          valueOf(floor, cpuPerReply),
+          ms,
+        ),
+      );
     }
     rows.push(hitRatioRow(label, find(ours, scenario)!, withToken, find(two, scenario)));
   }
   for (const withToken of token.filter((report) => !BANKS_SCENARIOS.includes(report.scenario as ScenarioName))) {
     const without = find(ours, withToken.scenario as ScenarioName);
     const label = HTTP_ROWS.find(([scenario]) => scenario === withToken.scenario)?.[1] ?? withToken.scenario;
-    rows.push(row(`${label} with a token: queries/s`, 'ours without a token', valueOf(withToken, rate), valueOf(without, rate), whole, WITH_TOKEN));
+    rows.push(
+      row(`${label} with a token: queries/s`, 'ours without a token', valueOf(withToken, rate), valueOf(without, rate), whole, WITH_TOKEN),
+    );
   }
   for (const mine of ours.filter((r) => r.scenario === 'fanout')) {
     const n = mine.subscribers!;
@@ -100,6 +124,14 @@ function deliveries(figure: string, mine: ScenarioReport, floor: ScenarioReport 
   const count = (r: ScenarioReport | undefined) =>
     !r ? '-' : r.failure ? 'failed' : `${r.outcomes.missing ?? 0} / ${(r.outcomes.duplicate ?? 0) + (r.outcomes.unexpected ?? 0)}`;
   const clean = count(mine) === '0 / 0' && (!both || count(both) === '0 / 0');
-  const line: Row = { figure, floor: floor?.target ?? 'broadcaster', ours: count(mine), floorValue: count(floor), ratio: '', target: '0 / 0', met: clean ? 'yes' : 'NO' };
+  const line: Row = {
+    figure,
+    floor: floor?.target ?? 'broadcaster',
+    ours: count(mine),
+    floorValue: count(floor),
+    ratio: '',
+    target: '0 / 0',
+    met: clean ? 'yes' : 'NO',
+  };
   return both ? { ...line, two: count(both) } : line;
 }

@@ -26,7 +26,12 @@ interface Pace {
 }
 
 /** Runs the scenario on a store of `kind`; the rows, and every run's report. */
-export async function confirmationBench(options: BenchOptions, kind: StoreKind, parentDir: string, services?: Services): Promise<{ rows: Row[]; reports: ScenarioReport[] }> {
+export async function confirmationBench(
+  options: BenchOptions,
+  kind: StoreKind,
+  parentDir: string,
+  services?: Services,
+): Promise<{ rows: Row[]; reports: ScenarioReport[] }> {
   const say = (line: string) => process.stderr.write(`[${kind} confirmation] ${line}\n`);
   const pubsub = services?.redisUrl ?? 'memory:';
   const stores = [await ownStore(kind, parentDir, services?.databaseUrl), await ownStore(kind, parentDir, services?.databaseUrl)];
@@ -35,14 +40,20 @@ export async function confirmationBench(options: BenchOptions, kind: StoreKind, 
     const bank = await startTarget('collection-bank', 'bank stand-in');
     targets.push(bank);
     const ours = (confirmation: 'on' | 'off', storeUrl: string) =>
-      startTarget('app', `ours, confirmation ${confirmation}`, { ...appEnv(storeUrl, pubsub), COLLECTION_CONFIRMATION: confirmation, BENCH_COLLECTION_URL: bank.baseUrl });
+      startTarget('app', `ours, confirmation ${confirmation}`, {
+        ...appEnv(storeUrl, pubsub),
+        COLLECTION_CONFIRMATION: confirmation,
+        BENCH_COLLECTION_URL: bank.baseUrl,
+      });
     const on = await ours('on', stores[0]!.storeUrl);
     targets.push(on);
     const off = await ours('off', stores[1]!.storeUrl);
     targets.push(off);
 
     const rate = options.quick ? LATENCY_RATE.quick : LATENCY_RATE.full;
-    say(`00 to CONFIRMED at ${rate}/s, ${options.durationS} s, on incomingTransfer(confirmed: true) (load average ${loadavg()[0]!.toFixed(1)})…`);
+    say(
+      `00 to CONFIRMED at ${rate}/s, ${options.durationS} s, on incomingTransfer(confirmed: true) (load average ${loadavg()[0]!.toFixed(1)})…`,
+    );
     const latency = await runOnServers('confirmed-latency', options, [on], 'ours', { rate });
     say(`  ${describe(latency)}`);
 
@@ -78,12 +89,14 @@ async function withPace(target: Target, load: () => Promise<ScenarioReport>): Pr
   const accepted = await metric(target.baseUrl, ACCEPTED);
   let [confirmed, drained] = [atEnd, ended];
   while (confirmed < accepted) {
-    if (performance.now() - ended > DRAIN_TIMEOUT_MS) throw new Error(`${accepted - confirmed} notifications still PENDING ${DRAIN_TIMEOUT_MS / 1000} s after the load`);
+    if (performance.now() - ended > DRAIN_TIMEOUT_MS)
+      throw new Error(`${accepted - confirmed} notifications still PENDING ${DRAIN_TIMEOUT_MS / 1000} s after the load`);
     await new Promise((resolve) => setTimeout(resolve, 50));
     confirmed = await metric(target.baseUrl, CONFIRMED);
     drained = performance.now();
   }
-  const perSecond = (count: number, fromMs: number, toMs: number) => (toMs > fromMs && count > 0 ? count / ((toMs - fromMs) / 1000) : Number.NaN);
+  const perSecond = (count: number, fromMs: number, toMs: number) =>
+    toMs > fromMs && count > 0 ? count / ((toMs - fromMs) / 1000) : Number.NaN;
   return { report, pace: { during: perSecond(atEnd - before, started, ended), draining: perSecond(confirmed - atEnd, ended, drained) } };
 }
 
@@ -91,11 +104,37 @@ function confirmationRows(rate: number, on: ScenarioReport, off: ScenarioReport,
   const value = (r: ScenarioReport, pick: (r: ScenarioReport) => number) => (r.failure ? Number.NaN : pick(r));
   const label = 'webhook 00 with confirmation on';
   return [
-    row(`${label}: acks/s`, 'confirmation off', value(on, (r) => r.perSecond), value(off, (r) => r.perSecond), whole, atLeast(0.95, 'off')),
-    row(`${label}: p99 ms`, 'confirmation off', value(on, (r) => r.latencyMs.p99), value(off, (r) => r.latencyMs.p99), ms, atMost(1.2, 'off')),
+    row(
+      `${label}: acks/s`,
+      'confirmation off',
+      value(on, (r) => r.perSecond),
+      value(off, (r) => r.perSecond),
+      whole,
+      atLeast(0.95, 'off'),
+    ),
+    row(
+      `${label}: p99 ms`,
+      'confirmation off',
+      value(on, (r) => r.latencyMs.p99),
+      value(off, (r) => r.latencyMs.p99),
+      ms,
+      atMost(1.2, 'off'),
+    ),
     row('confirmations/s during the webhook load', '-', pace.during, Number.NaN, whole),
     row('confirmations/s draining what it left PENDING', '-', pace.draining, Number.NaN, whole),
-    row(`00 to arrival on the confirmed stream at ${rate}/s: p50 ms`, '-', value(latency, (r) => r.latencyMs.p50), Number.NaN, ms),
-    row(`00 to arrival on the confirmed stream at ${rate}/s: p99 ms`, '-', value(latency, (r) => r.latencyMs.p99), Number.NaN, ms),
+    row(
+      `00 to arrival on the confirmed stream at ${rate}/s: p50 ms`,
+      '-',
+      value(latency, (r) => r.latencyMs.p50),
+      Number.NaN,
+      ms,
+    ),
+    row(
+      `00 to arrival on the confirmed stream at ${rate}/s: p99 ms`,
+      '-',
+      value(latency, (r) => r.latencyMs.p99),
+      Number.NaN,
+      ms,
+    ),
   ];
 }

@@ -27,7 +27,12 @@ export async function runConfirmedLatency(job: LoadJob, onMeasuring: () => void)
   const outcomes: Record<string, number> = {};
   let arrived = Promise.withResolvers<void>();
   let strangers = 0;
-  const client = createClient({ url: `${job.baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`, webSocketImpl: WebSocket, lazy: false, retryAttempts: 0 });
+  const client = createClient({
+    url: `${job.baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`,
+    webSocketImpl: WebSocket,
+    lazy: false,
+    retryAttempts: 0,
+  });
   let problem: string | undefined;
   client.subscribe<{ incomingTransfer?: { settlementId?: unknown } }>(
     { query: SUBSCRIPTION },

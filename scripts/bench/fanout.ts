@@ -35,7 +35,11 @@ interface Posted {
 }
 
 /** Runs the fan-out; `awaitLive` asks the orchestrator to wait until the servers count the subscribers live. */
-export async function runFanout(job: LoadJob, awaitLive: (count: number) => Promise<{ live: boolean; active: number }>, onMeasuring: () => void): Promise<ScenarioResult> {
+export async function runFanout(
+  job: LoadJob,
+  awaitLive: (count: number) => Promise<{ live: boolean; active: number }>,
+  onMeasuring: () => void,
+): Promise<ScenarioResult> {
   const posted = new Map<string, Posted>();
   const latency = createLatencyRecorder();
   const outcomes: Record<string, number> = {};
@@ -63,7 +67,9 @@ export async function runFanout(job: LoadJob, awaitLive: (count: number) => Prom
     const post = async (count: number, measured: boolean) => {
       for (let i = 0; i < count; i += 1) {
         const { settlementId, body } = next();
-        const reached = new Promise<void>((done) => posted.set(settlementId, { repliedAt: undefined, measured, reached: 0, early: 0, done }));
+        const reached = new Promise<void>((done) =>
+          posted.set(settlementId, { repliedAt: undefined, measured, reached: 0, early: 0, done }),
+        );
         const outcome = await deliver(job.baseUrl, body).catch((error: Error) => `failed (${error.message})`);
         tally(outcomes, `post ${outcome}`);
         // Only a 00 is published: anything else is an error already and expects no delivery.
@@ -115,17 +121,26 @@ function countDeliveries(subscribers: Subscriber[], posted: string[], outcomes: 
     for (const [settlementId, times] of subscriber.seen) if (!ids.has(settlementId)) tally(outcomes, 'unexpected', times);
     if (subscriber.problem) tally(outcomes, `subscriber ${subscriber.problem}`);
   }
-  return Object.entries(outcomes).reduce((sum, [key, n]) => (key === 'delivered' || key === 'post 00' || key.startsWith('arrived') ? sum : sum + n), 0);
+  return Object.entries(outcomes).reduce(
+    (sum, [key, n]) => (key === 'delivered' || key === 'post 00' || key.startsWith('arrived') ? sum : sum + n),
+    0,
+  );
 }
 
 /** Opens the subscribers, CONNECT_BATCH at a time, round-robin over the servers; each resolved once acknowledged. */
-async function openSubscribers(job: LoadJob, account: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void): Promise<Subscriber[]> {
+async function openSubscribers(
+  job: LoadJob,
+  account: string,
+  onDelivery: (subscriber: Subscriber, settlementId: string) => void,
+): Promise<Subscriber[]> {
   const urls = job.baseUrls.map((baseUrl) => `${baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`);
   const subscribers: Subscriber[] = [];
   try {
     while (subscribers.length < job.subscribers) {
       const first = subscribers.length;
-      const batch = Array.from({ length: Math.min(CONNECT_BATCH, job.subscribers - first) }, (_, i) => openSubscriber(urls[(first + i) % urls.length]!, account, onDelivery));
+      const batch = Array.from({ length: Math.min(CONNECT_BATCH, job.subscribers - first) }, (_, i) =>
+        openSubscriber(urls[(first + i) % urls.length]!, account, onDelivery),
+      );
       const opened = await Promise.allSettled(batch);
       for (const result of opened) if (result.status === 'fulfilled') subscribers.push(result.value);
       const failed = opened.find((result) => result.status === 'rejected');
@@ -138,7 +153,11 @@ async function openSubscribers(job: LoadJob, account: string, onDelivery: (subsc
   }
 }
 
-function openSubscriber(url: string, account: string, onDelivery: (subscriber: Subscriber, settlementId: string) => void): Promise<Subscriber> {
+function openSubscriber(
+  url: string,
+  account: string,
+  onDelivery: (subscriber: Subscriber, settlementId: string) => void,
+): Promise<Subscriber> {
   return new Promise((resolve, reject) => {
     const client = createClient({
       url,

@@ -66,9 +66,16 @@ async function growthRun(kind: StoreKind, options: BenchOptions, parentDir: stri
     const more = Math.max(n - (await metric(server.target.baseUrl, 'collection_store_notifications')), depth + 1);
     fills.push(await fill(depth + 2, more));
     const middle = span.startMs + ((depth + 1 + more) / 2) * span.stepMs;
-    const grown = await measureStage(server, env, depth + 1 + more, depth, options, say, (target, say) => summaries(target, middle, options, say));
+    const grown = await measureStage(server, env, depth + 1 + more, depth, options, say, (target, say) =>
+      summaries(target, middle, options, say),
+    );
     const reports = [...fills, ...[baseline, grown].flatMap((s) => [s.page, s.resume, ...s.summaries, s.webhook])];
-    return { name: kind, title: `Growth on ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: a store of ${(depth + 1).toLocaleString('en')} notifications against one of ${n.toLocaleString('en')}`, rows: growthRows(baseline, grown, depth), reports };
+    return {
+      name: kind,
+      title: `Growth on ${kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: a store of ${(depth + 1).toLocaleString('en')} notifications against one of ${n.toLocaleString('en')}`,
+      rows: growthRows(baseline, grown, depth),
+      reports,
+    };
   } finally {
     await server.target.stop();
     await store.drop();
@@ -100,7 +107,10 @@ async function measureStage(
   }
   const target = server.target;
   const startupMs = starts.sort((a, b) => a - b)[Math.floor((starts.length - 1) / 2)]!;
-  const [rows, bytes] = [await metric(target.baseUrl, 'collection_store_notifications'), await metric(target.baseUrl, 'collection_store_bytes')];
+  const [rows, bytes] = [
+    await metric(target.baseUrl, 'collection_store_notifications'),
+    await metric(target.baseUrl, 'collection_store_bytes'),
+  ];
   say(`${rows.toLocaleString('en')} notifications stored; start-up ${startupMs.toFixed(0)} ms`);
   const run = async (what: string, scenario: 'query' | 'resume' | 'webhook-00', extra = {}, connections = options.connections) => {
     const report = await runOnServers(scenario, { ...options, connections }, [target], 'ours', extra);
@@ -109,11 +119,17 @@ async function measureStage(
   };
   let [nth, seen] = [0, 0];
   while (seen < PAGE_DEPTH) if (fillAccount((nth += 1)) === PAGE_ACCOUNT) seen += 1;
-  const pageQuery = 'query Page($after: String) { collectionNotifications(accountNumber: "0123456789", first: 20, after: $after) { edges { cursor node { settlementId transactionAmount } } } }';
+  const pageQuery =
+    'query Page($after: String) { collectionNotifications(accountNumber: "0123456789", first: 20, after: $after) { edges { cursor node { settlementId transactionAmount } } } }';
   const body = JSON.stringify({ query: pageQuery, variables: { after: await cursorOf(target.baseUrl, nth) } });
-  const page = await run('a page deep in an account', 'query', { query: { body, path: 'collectionNotifications.edges.length', equals: 20 } });
+  const page = await run('a page deep in an account', 'query', {
+    query: { body, path: 'collectionNotifications.edges.length', equals: 20 },
+  });
   const newest = await query(target.baseUrl, '{ collectionNotifications(first: 1) { edges { node { settlementId } } } }');
-  const resume = { after: await cursorOf(target.baseUrl, last - depth), lastSettlementId: newest.collectionNotifications.edges[0].node.settlementId };
+  const resume = {
+    after: await cursorOf(target.baseUrl, last - depth),
+    lastSettlementId: newest.collectionNotifications.edges[0].node.settlementId,
+  };
   const replay = await run(`a resume ${depth.toLocaleString('en')} back`, 'resume', { resume });
   // Before the webhook, which adds notifications.
   const summaryReports = (await summarize?.(target, say)) ?? [];
@@ -133,7 +149,9 @@ async function summaries(target: Target, middleMs: number, options: BenchOptions
     const variables = { accountNumber, from: new Date(from).toISOString(), to: new Date(to).toISOString() };
     const { collectionSummary } = await query(target.baseUrl, SUMMARY, variables);
     const body = JSON.stringify({ query: SUMMARY, variables });
-    const report = await runOnServers('query', { ...options, connections: 1 }, [target], 'ours', { query: { body, path: 'collectionSummary.count', equals: collectionSummary.count } });
+    const report = await runOnServers('query', { ...options, connections: 1 }, [target], 'ours', {
+      query: { body, path: 'collectionSummary.count', equals: collectionSummary.count },
+    });
     say(`${what} (${collectionSummary.count.toLocaleString('en')} notifications), alone: ${describe(report)}`);
     reports.push({ ...report, target: what });
   }
@@ -155,6 +173,8 @@ function growthRows(a: Stage, b: Stage, depth: number): Row[] {
     row('resume: server rss peak MiB', 'baseline', rss(b.resume), rss(a.resume), whole, lower),
     row('webhook 00: acks/s', 'baseline', rate(b.webhook), rate(a.webhook), whole, higher),
     row('webhook 00: p99 ms', 'baseline', p99(b.webhook), p99(a.webhook), ms, lower),
-    ...b.summaries.map((r) => row(`${r.target}, alone: p50 ms`, 'baseline', r.failure ? Number.NaN : r.latencyMs.p50, Number.NaN, ms, below(SUMMARY_MS, 'ms'))),
+    ...b.summaries.map((r) =>
+      row(`${r.target}, alone: p50 ms`, 'baseline', r.failure ? Number.NaN : r.latencyMs.p50, Number.NaN, ms, below(SUMMARY_MS, 'ms')),
+    ),
   ];
 }

@@ -13,7 +13,10 @@ export interface HostedServer {
 }
 
 const memory = (): MemorySample => ({ rss: process.memoryUsage().rss / 2 ** 20, heapUsed: process.memoryUsage().heapUsed / 2 ** 20 });
-const higher = (a: MemorySample, b: MemorySample): MemorySample => ({ rss: Math.max(a.rss, b.rss), heapUsed: Math.max(a.heapUsed, b.heapUsed) });
+const higher = (a: MemorySample, b: MemorySample): MemorySample => ({
+  rss: Math.max(a.rss, b.rss),
+  heapUsed: Math.max(a.heapUsed, b.heapUsed),
+});
 
 /** Runs `server` as a bench target: listens on PORT and answers the orchestrator. */
 export async function hostForBench(server: HostedServer): Promise<void> {
@@ -68,9 +71,15 @@ export async function hostForBench(server: HostedServer): Promise<void> {
 }
 
 /** A floor's node:http server as a bench target; `stopping` ends what outlives a request, `closed` releases the rest. */
-export function hostHttpServer(server: Server, extra: { subscriptions?: () => number; stopping?: () => void; closed?: () => unknown } = {}) {
+export function hostHttpServer(
+  server: Server,
+  extra: { subscriptions?: () => number; stopping?: () => void; closed?: () => unknown } = {},
+) {
   return hostForBench({
-    listen: (port) => new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))),
+    listen: (port) =>
+      new Promise((resolve) =>
+        server.listen(port, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+      ),
     subscriptions: extra.subscriptions ?? (() => 0),
     async close() {
       extra.stopping?.();

@@ -91,7 +91,16 @@ export async function runHttpJob(job: LoadJob, onMeasuring: () => void): Promise
   if (job.warmupS === 0) startMeasuring();
   const warmup = setTimeout(() => since === Number.POSITIVE_INFINITY && startMeasuring(), job.warmupS * 1000);
   // While filling, how far and how fast, every second.
-  const progress = job.fill && setInterval((total: number) => process.stderr.write(`  fill: ${latency.count} of ${total} (${(latency.count / ((performance.now() - since) / 1000)).toFixed(0)}/s)\n`), 1_000, job.fill.count);
+  const progress =
+    job.fill &&
+    setInterval(
+      (total: number) =>
+        process.stderr.write(
+          `  fill: ${latency.count} of ${total} (${(latency.count / ((performance.now() - since) / 1000)).toFixed(0)}/s)\n`,
+        ),
+      1_000,
+      job.fill.count,
+    );
   const result = await cannon(job, http, (status, body, ms) => {
     const outcome = http.outcome(status, body);
     if (performance.now() - ms >= since) {
@@ -108,7 +117,9 @@ export async function runHttpJob(job: LoadJob, onMeasuring: () => void): Promise
   const paced = job.rate ? ` at ${job.rate}/s` : '';
   return {
     scenario: job.scenario,
-    load: job.fill ? `${job.fill.count} posts` : `${job.connections} conn × ${job.durationS} s${paced}${job.baseUrls.length > 1 ? ` on ${job.baseUrls.length}` : ''}`,
+    load: job.fill
+      ? `${job.fill.count} posts`
+      : `${job.connections} conn × ${job.durationS} s${paced}${job.baseUrls.length > 1 ? ` on ${job.baseUrls.length}` : ''}`,
     count: latency.count,
     seconds,
     perSecond: seconds > 0 ? latency.count / seconds : 0,
@@ -136,7 +147,11 @@ function cannon(job: LoadJob, http: HttpJob, onReply: (status: number, body: str
   // A fill, and the webhook at a fixed rate, count every request to its reply, however late: a
   // delivery held behind a read is what the read storm measures. The others end with their duration.
   const seconds = job.warmupS + job.durationS;
-  const amount = job.fill ? { amount: job.fill.count } : job.rate ? { amount: Math.ceil(job.rate * seconds), overallRate: job.rate } : { duration: seconds };
+  const amount = job.fill
+    ? { amount: job.fill.count }
+    : job.rate
+      ? { amount: Math.ceil(job.rate * seconds), overallRate: job.rate }
+      : { duration: seconds };
   const rate = job.fill || job.rate ? { timeout: LATE_S } : {};
   return new Promise((resolve, reject) => {
     const instance = autocannon({ url, connections: job.connections, requests: [request], ...amount, ...rate }, (error, result) =>

@@ -10,6 +10,11 @@ export function createLatencyRecorder() {
     get count(): number {
       return histogram.count;
     },
-    summary: (): LatencySummary => ({ p50: ms(histogram.percentile(50)), p90: ms(histogram.percentile(90)), p99: ms(histogram.percentile(99)), max: ms(histogram.max) }),
+    summary: (): LatencySummary => ({
+      p50: ms(histogram.percentile(50)),
+      p90: ms(histogram.percentile(90)),
+      p99: ms(histogram.percentile(99)),
+      max: ms(histogram.max),
+    }),
   };
 }

@@ -49,7 +49,21 @@ export function readOptions(args: string[]): BenchOptions {
   try {
     ({ values } = parseArgs({
       args,
-      options: { store: text, rows: text, duration: text, warmup: text, connections: text, rounds: text, subscribers: text, events: text, only: text, dir: text, quick: flag, json: flag, help: flag },
+      options: {
+        store: text,
+        rows: text,
+        duration: text,
+        warmup: text,
+        connections: text,
+        rounds: text,
+        subscribers: text,
+        events: text,
+        only: text,
+        dir: text,
+        quick: flag,
+        json: flag,
+        help: flag,
+      },
     }));
   } catch (error) {
     throw new UsageError((error as Error).message);

@@ -23,7 +23,12 @@ const FILL_CONNECTIONS = 50;
 const MAX_MS = 300;
 
 /** Fills a store of `kind` and measures the webhook with and without the storm, rounds taking turns. */
-export async function readStorm(options: BenchOptions, kind: StoreKind, parentDir: string, services?: Services): Promise<{ rows: Row[]; reports: ScenarioReport[] }> {
+export async function readStorm(
+  options: BenchOptions,
+  kind: StoreKind,
+  parentDir: string,
+  services?: Services,
+): Promise<{ rows: Row[]; reports: ScenarioReport[] }> {
   const size = options.quick ? SIZES.quick : SIZES.full;
   const say = (line: string) => process.stderr.write(`[${kind} read storm] ${line}\n`);
   const store = await ownStore(kind, parentDir, services?.databaseUrl);
@@ -85,7 +90,16 @@ async function underStorm(target: Target, options: BenchOptions, size: typeof SI
   const base = { side: 'ours' as const, target: 'ours, readers', subscribers: undefined, perSubscriberKB: undefined, servers: [] };
   const reads: ScenarioReport = await readers.then(
     (result) => ({ ...result, ...base, failure: undefined }),
-    (error: Error) => ({ ...webhook, ...base, scenario: 'storm-reads', count: 0, perSecond: 0, errors: 1, outcomes: {}, failure: error.message }),
+    (error: Error) => ({
+      ...webhook,
+      ...base,
+      scenario: 'storm-reads',
+      count: 0,
+      perSecond: 0,
+      errors: 1,
+      outcomes: {},
+      failure: error.message,
+    }),
   );
   return { webhook: { ...webhook, target: 'ours, under the storm' }, reads };
 }
@@ -93,7 +107,11 @@ async function underStorm(target: Target, options: BenchOptions, size: typeof SI
 /** The run with the median p99, carrying every run's errors and first failure. */
 function middle(runs: ScenarioReport[]): ScenarioReport {
   const sorted = [...runs].sort((a, b) => a.latencyMs.p99 - b.latencyMs.p99);
-  return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, errors: runs.reduce((sum, r) => sum + r.errors, 0), failure: runs.find((r) => r.failure)?.failure };
+  return {
+    ...sorted[Math.floor((sorted.length - 1) / 2)]!,
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    failure: runs.find((r) => r.failure)?.failure,
+  };
 }
 
 function stormRows(rate: number, calm: ScenarioReport, stormy: ScenarioReport, read: ScenarioReport, reads: ScenarioReport[]): Row[] {
@@ -103,11 +121,42 @@ function stormRows(rate: number, calm: ScenarioReport, stormy: ScenarioReport, r
   const keys = Object.keys(Object.assign({}, ...reads.map((r) => r.outcomes)));
   const count = (which: (key: string) => boolean) => keys.filter(which).reduce((total, key) => total + sum(key), 0);
   return [
-    row(`${label}: acks/s`, 'no storm', value(stormy, (r) => r.perSecond), value(calm, (r) => r.perSecond), whole),
-    row(`${label}: p50 ms`, 'no storm', value(stormy, (r) => r.latencyMs.p50), value(calm, (r) => r.latencyMs.p50), ms),
-    row(`${label}: p99 ms`, 'no storm', value(stormy, (r) => r.latencyMs.p99), value(calm, (r) => r.latencyMs.p99), ms),
-    row(`${label}: max ms`, 'no storm', value(stormy, (r) => r.latencyMs.max), value(calm, (r) => r.latencyMs.max), ms, below(MAX_MS, 'ms')),
-    row('read storm: year-long summaries answered/s', '-', value(read, (r) => (r.outcomes['summary ok'] ?? 0) / r.seconds), Number.NaN, (v) => v.toFixed(1)),
+    row(
+      `${label}: acks/s`,
+      'no storm',
+      value(stormy, (r) => r.perSecond),
+      value(calm, (r) => r.perSecond),
+      whole,
+    ),
+    row(
+      `${label}: p50 ms`,
+      'no storm',
+      value(stormy, (r) => r.latencyMs.p50),
+      value(calm, (r) => r.latencyMs.p50),
+      ms,
+    ),
+    row(
+      `${label}: p99 ms`,
+      'no storm',
+      value(stormy, (r) => r.latencyMs.p99),
+      value(calm, (r) => r.latencyMs.p99),
+      ms,
+    ),
+    row(
+      `${label}: max ms`,
+      'no storm',
+      value(stormy, (r) => r.latencyMs.max),
+      value(calm, (r) => r.latencyMs.max),
+      ms,
+      below(MAX_MS, 'ms'),
+    ),
+    row(
+      'read storm: year-long summaries answered/s',
+      '-',
+      value(read, (r) => (r.outcomes['summary ok'] ?? 0) / r.seconds),
+      Number.NaN,
+      (v) => v.toFixed(1),
+    ),
     {
       figure: 'read storm: 100-alias documents answered / refused / failed',
       floor: '-',

@@ -39,14 +39,28 @@ export function row(figure: string, floor: string, ours: number, theirs: number,
   const show = (v: number) => (Number.isFinite(v) ? format(v) : '-');
   const judged = target?.on === 'ratio' ? ratio : ours;
   let met = '';
-  if (target) met = !Number.isFinite(judged) ? 'not measured' : target.holds(judged) ? 'yes' : `NO: ${target.on === 'ratio' ? `${ratio.toFixed(2)}×` : format(ours)}`;
-  return { figure, floor, ours: show(ours), floorValue: show(theirs), ratio: Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : '-', target: target?.text ?? '', met };
+  if (target)
+    met = !Number.isFinite(judged)
+      ? 'not measured'
+      : target.holds(judged)
+        ? 'yes'
+        : `NO: ${target.on === 'ratio' ? `${ratio.toFixed(2)}×` : format(ours)}`;
+  return {
+    figure,
+    floor,
+    ours: show(ours),
+    floorValue: show(theirs),
+    ratio: Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : '-',
+    target: target?.text ?? '',
+    met,
+  };
 }
 
 /** A Markdown table, its columns padded so it reads in a terminal too; numbers right-aligned. */
 export function table(header: string[], rows: string[][], left = 1): string {
   const widths = header.map((title, i) => Math.max(title.length, 3, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => (i < left || i === cells.length - 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, i) => (i < left || i === cells.length - 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
   const rule = `|${widths.map((w, i) => (i < left || i === widths.length - 1 ? `${'-'.repeat(w + 2)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`;
   return [line(header), rule, ...rows.map(line)].join('\n');
 }
@@ -55,12 +69,19 @@ export function table(header: string[], rows: string[][], left = 1): string {
 export function figuresTable(rows: Row[]): string {
   const two = rows.some((r) => r.two !== undefined);
   const header = ['figure', 'against', 'ours', ...(two ? ['ours ×2'] : []), 'floor', 'ours/floor', 'target', 'met'];
-  return table(header, rows.map((r) => [r.figure, r.floor, r.ours, ...(two ? [r.two ?? ''] : []), r.floorValue, r.ratio, r.target, r.met]), 2);
+  return table(
+    header,
+    rows.map((r) => [r.figure, r.floor, r.ours, ...(two ? [r.two ?? ''] : []), r.floorValue, r.ratio, r.target, r.met]),
+    2,
+  );
 }
 
 /** The growth mode's table: each figure at the baseline (the row's floor value) and at N rows. */
 export function growthTable(rows: Row[]): string {
-  return table(['figure', 'baseline', 'N rows', 'N/baseline', 'target', 'met'], rows.map((r) => [r.figure, r.floorValue, r.ours, r.ratio, r.target, r.met]));
+  return table(
+    ['figure', 'baseline', 'N rows', 'N/baseline', 'target', 'met'],
+    rows.map((r) => [r.figure, r.floorValue, r.ours, r.ratio, r.target, r.met]),
+  );
 }
 
 const percent = (fraction: number) => `${(fraction * 100).toFixed(0)}%`;
@@ -74,7 +95,17 @@ const outcomes = (counts: Record<string, number>) =>
 export function detailTables(reports: ScenarioReport[]): string {
   const clients = table(
     ['scenario', 'against', 'load', 'per s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'outcomes'],
-    reports.map((r) => [r.scenario, r.target, r.load, whole(r.perSecond), ms(r.latencyMs.p50), ms(r.latencyMs.p99), ms(r.latencyMs.max), String(r.errors), r.failure ? `FAILED: ${r.failure}` : outcomes(r.outcomes)]),
+    reports.map((r) => [
+      r.scenario,
+      r.target,
+      r.load,
+      whole(r.perSecond),
+      ms(r.latencyMs.p50),
+      ms(r.latencyMs.p99),
+      ms(r.latencyMs.max),
+      String(r.errors),
+      r.failure ? `FAILED: ${r.failure}` : outcomes(r.outcomes),
+    ]),
     3,
   );
   const servers = table(

@@ -13,7 +13,12 @@ const STALL_MS = 30_000;
 
 export async function runResume(job: LoadJob, onMeasuring: () => void): Promise<ScenarioResult> {
   const { after, lastSettlementId } = job.resume!;
-  const client = createClient({ url: `${job.baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+  const client = createClient({
+    url: `${job.baseUrl.replace(/^http/, 'ws')}${GRAPHQL_PATH}`,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: true,
+  });
   const outcomes: Record<string, number> = {};
   const seen = new Set<string>();
   // The time between deliveries: a stall shows in p99 and max.
@@ -30,7 +35,7 @@ export async function runResume(job: LoadJob, onMeasuring: () => void): Promise<
         {
           next: ({ data, errors }) => {
             const id = data?.incomingTransfer.settlementId;
-            if (!id) return  tally(outcomes, `error ${errors?.[0]?.message ?? 'no data'}`);
+            if (!id) return tally(outcomes, `error ${errors?.[0]?.message ?? 'no data'}`);
             gaps.record(performance.now() - last);
             last = performance.now();
             tally(outcomes, seen.has(id) ? 'repeated' : 'replayed');

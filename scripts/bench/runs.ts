@@ -23,7 +23,9 @@ export interface Run {
 }
 
 /** The floors the selected scenarios need. */
-const floorsNeeded = (options: BenchOptions): FloorKind[] => [...new Set(SCENARIOS.filter((s) => options.selected.includes(s)).map((s) => FLOOR_OF[s]))];
+const floorsNeeded = (options: BenchOptions): FloorKind[] => [
+  ...new Set(SCENARIOS.filter((s) => options.selected.includes(s)).map((s) => FLOOR_OF[s])),
+];
 
 /** Remembers a started target, to be stopped at the end of its run. */
 type Keep = (target: Promise<Target>) => Promise<Target>;
@@ -60,11 +62,19 @@ export async function sqliteRun(options: BenchOptions, parentDir: string): Promi
       '[sqlite]',
       options,
     );
-    const rows = comparisonRows(reports.filter((r) => r.side === 'ours'), reports.filter((r) => r.side === 'floor'), [], reports.filter((r) => r.side === 'token'));
+    const rows = comparisonRows(
+      reports.filter((r) => r.side === 'ours'),
+      reports.filter((r) => r.side === 'floor'),
+      [],
+      reports.filter((r) => r.side === 'token'),
+    );
     const storm = options.selected.includes('read-storm') ? await readStorm(options, 'sqlite', parentDir) : undefined;
     const confirmation = options.selected.includes('confirmation') ? await confirmationBench(options, 'sqlite', parentDir) : undefined;
     const title = 'SQLite file + in-memory pub/sub (the embedded default), one process';
-    const [extraRows, extraReports] = [[storm, confirmation].flatMap((part) => part?.rows ?? []), [storm, confirmation].flatMap((part) => part?.reports ?? [])];
+    const [extraRows, extraReports] = [
+      [storm, confirmation].flatMap((part) => part?.rows ?? []),
+      [storm, confirmation].flatMap((part) => part?.reports ?? []),
+    ];
     return { name: 'sqlite', title, rows: [...rows, ...extraRows], reports: [...reports, ...extraReports] };
   } finally {
     await store.drop();
@@ -82,14 +92,23 @@ async function authenticated(keep: Keep, sqliteFile: string): Promise<SuiteTarge
 }
 
 /** Authentication on, with the development key, as the README's local try-out starts it. */
-const withAuthentication = (env: Record<string, string>) => ({ ...env, AUTH_JWKS_URL: `file:${DEVELOPMENT_JWKS_PATH}`, AUTH_ISSUER: DEVELOPMENT_ISSUER });
+const withAuthentication = (env: Record<string, string>) => ({
+  ...env,
+  AUTH_JWKS_URL: `file:${DEVELOPMENT_JWKS_PATH}`,
+  AUTH_ISSUER: DEVELOPMENT_ISSUER,
+});
 
 /** `banks` on the long list: ours and ours with a token over a bank listing LONG_LIST banks, and bare Apollo serving the same. */
 async function onLongList(keep: Keep, dir: string): Promise<SuiteTargets['longList']> {
   const list = { BENCH_BANK_LIST: String(LONG_LIST) };
   const named = (name: string) => `${name} (${LONG_LIST} banks)`;
   const ours = await keep(startTarget('app', named('ours'), { ...appEnv(`sqlite:${join(dir, 'long-list.db')}`, 'memory:'), ...list }));
-  const withToken = await keep(startTarget('app', named('ours with a token'), { ...withAuthentication(appEnv(`sqlite:${join(dir, 'long-list-authenticated.db')}`, 'memory:')), ...list }));
+  const withToken = await keep(
+    startTarget('app', named('ours with a token'), {
+      ...withAuthentication(appEnv(`sqlite:${join(dir, 'long-list-authenticated.db')}`, 'memory:')),
+      ...list,
+    }),
+  );
   const floor = await keep(startTarget('subgraph', named(FLOOR_LABELS.subgraph), { FLOOR_BANK_LIST: String(LONG_LIST) }));
   return { ours, withToken, floor };
 }
@@ -111,10 +130,15 @@ export async function postgresRun(options: BenchOptions, services: Services, ear
       async (keep) => {
         // One after the other: the first migrates the schema.
         const first = await keep(startTarget('app', 'ours', appEnv(ours.storeUrl, pubsubUrl)));
-        const replicas = services.redisUrl ? [first, await keep(startTarget('app', 'ours #2', appEnv(ours.storeUrl, pubsubUrl)))] : undefined;
+        const replicas = services.redisUrl
+          ? [first, await keep(startTarget('app', 'ours #2', appEnv(ours.storeUrl, pubsubUrl)))]
+          : undefined;
         const floors: SuiteTargets['floors'] = {};
         for (const kind of floorsNeeded(options)) {
-          if (kind === 'receiver') floors.receiver = await keep(startTarget('pg-receiver', 'bare receiver (PostgreSQL)', { FLOOR_DATABASE_URL: floorStore.storeUrl }));
+          if (kind === 'receiver')
+            floors.receiver = await keep(
+              startTarget('pg-receiver', 'bare receiver (PostgreSQL)', { FLOOR_DATABASE_URL: floorStore.storeUrl }),
+            );
           else if (!measured.has(kind)) floors[kind] = await keep(startTarget(kind, FLOOR_LABELS[kind]));
         }
         return { ours: [first], replicas, floors };
@@ -123,11 +147,20 @@ export async function postgresRun(options: BenchOptions, services: Services, ear
       options,
     );
     const floors = [...reports, ...earlier].filter((r) => r.side === 'floor');
-    const rows = comparisonRows(reports.filter((r) => r.side === 'ours'), floors, reports.filter((r) => r.side === 'replicas'));
+    const rows = comparisonRows(
+      reports.filter((r) => r.side === 'ours'),
+      floors,
+      reports.filter((r) => r.side === 'replicas'),
+    );
     const storm = options.selected.includes('read-storm') ? await readStorm(options, 'postgres', parentDir, services) : undefined;
-    const confirmation = options.selected.includes('confirmation') ? await confirmationBench(options, 'postgres', parentDir, services) : undefined;
+    const confirmation = options.selected.includes('confirmation')
+      ? await confirmationBench(options, 'postgres', parentDir, services)
+      : undefined;
     const title = `PostgreSQL + ${services.redisUrl ? 'Redis pub/sub, one process and two' : 'in-memory pub/sub, one process'}`;
-    const [extraRows, extraReports] = [[storm, confirmation].flatMap((part) => part?.rows ?? []), [storm, confirmation].flatMap((part) => part?.reports ?? [])];
+    const [extraRows, extraReports] = [
+      [storm, confirmation].flatMap((part) => part?.rows ?? []),
+      [storm, confirmation].flatMap((part) => part?.reports ?? []),
+    ];
     return { name: 'postgres', title, rows: [...rows, ...extraRows], reports: [...reports, ...extraReports] };
   } finally {
     await ours.drop();

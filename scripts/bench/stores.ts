@@ -43,7 +43,11 @@ async function onAdmin(databaseUrl: string, sql: string): Promise<void> {
  * A store of its own: a SQLite file in a new directory under `parentDir` (`dir` holds it), or a new
  * PostgreSQL schema, selected by the URL's search_path; `drop` removes it.
  */
-export async function ownStore(kind: StoreKind, parentDir: string, databaseUrl?: string): Promise<{ storeUrl: string; dir: string; drop(): Promise<void> }> {
+export async function ownStore(
+  kind: StoreKind,
+  parentDir: string,
+  databaseUrl?: string,
+): Promise<{ storeUrl: string; dir: string; drop(): Promise<void> }> {
   if (kind === 'sqlite') {
     const dir = mkdtempSync(join(parentDir, 'bank-subgraph-bench-'));
     return { storeUrl: `sqlite:${join(dir, 'collections.db')}`, dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };

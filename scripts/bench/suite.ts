@@ -4,7 +4,15 @@ import { loadavg } from 'node:os';
 import { runInLoadProcess } from './load-process.ts';
 import type { BenchOptions } from './options.ts';
 import { metric } from './graphql.ts';
-import { BANKS_SCENARIOS, SCENARIOS, type LoadJob, type LoadResult, type MemorySample, type ScenarioName, type ServerSide } from './protocol.ts';
+import {
+  BANKS_SCENARIOS,
+  SCENARIOS,
+  type LoadJob,
+  type LoadResult,
+  type MemorySample,
+  type ScenarioName,
+  type ServerSide,
+} from './protocol.ts';
 import type { Target } from './targets.ts';
 
 /** The floor each scenario is measured against. */
@@ -80,12 +88,19 @@ export async function runSuite(options: BenchOptions, targets: SuiteTargets, tit
       const runs = sides.map(() => [] as ScenarioReport[]);
       for (let round = 1; round <= rounds; round += 1) {
         for (const [index, [side, servers]] of sides.entries()) {
-          const what = scenario === 'fanout' ? `fanout: ${subscribers} subscribers × ${eventsFor(subscribers, options.events)} events` : `${scenario}: ${options.durationS} s`;
+          const what =
+            scenario === 'fanout'
+              ? `fanout: ${subscribers} subscribers × ${eventsFor(subscribers, options.events)} events`
+              : `${scenario}: ${options.durationS} s`;
           const of = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
           // The load average says when other processes competed for the cores meanwhile.
           process.stderr.write(`${title} ${what} against ${nameOf(servers)}${of} (load average ${loadavg()[0]!.toFixed(1)})…\n`);
           const headers = side === 'token' ? on.withToken?.headers : undefined;
-          const report = await runOnServers(scenario, options, servers, side, { subscribers, events: eventsFor(subscribers, options.events), headers });
+          const report = await runOnServers(scenario, options, servers, side, {
+            subscribers,
+            events: eventsFor(subscribers, options.events),
+            headers,
+          });
           process.stderr.write(`  ${describe(report)}\n`);
           runs[index]!.push(report);
         }
@@ -123,7 +138,13 @@ export function describe(report: ScenarioReport): string {
 }
 
 /** Runs one job in a load process, bracketed by the servers' own measurements (and, for the fan-out, their memory). */
-export async function runOnServers(scenario: LoadJob['scenario'], options: BenchOptions, servers: Target[], side: Side, extra: Partial<LoadJob> = {}): Promise<ScenarioReport> {
+export async function runOnServers(
+  scenario: LoadJob['scenario'],
+  options: BenchOptions,
+  servers: Target[],
+  side: Side,
+  extra: Partial<LoadJob> = {},
+): Promise<ScenarioReport> {
   const { durationS, warmupS, connections } = options;
   const baseUrls = servers.map((server) => server.baseUrl);
   const job: LoadJob = { scenario, baseUrl: baseUrls[0]!, baseUrls, durationS, warmupS, connections, subscribers: 0, events: 0, ...extra };
@@ -157,7 +178,14 @@ export async function runOnServers(scenario: LoadJob['scenario'], options: Bench
     const sides = await each('end');
     const cacheAfter = await cacheCounts?.();
     const responseCache = cacheBefore && cacheAfter && { hit: cacheAfter.hit - cacheBefore.hit, miss: cacheAfter.miss - cacheBefore.miss };
-    return { ...result, ...base, perSubscriberKB, servers: sides.map((side, i) => ({ name: servers[i]!.name, side })), failure: undefined, responseCache };
+    return {
+      ...result,
+      ...base,
+      perSubscriberKB,
+      servers: sides.map((side, i) => ({ name: servers[i]!.name, side })),
+      failure: undefined,
+      responseCache,
+    };
   } catch (error) {
     await each('end').catch(() => undefined);
     return { ...failed(scenario), ...base, perSubscriberKB: undefined, servers: [], failure: (error as Error).message };
@@ -175,5 +203,15 @@ async function responseCacheOf(baseUrls: string[]): Promise<{ hit: number; miss:
 }
 
 function failed(scenario: LoadJob['scenario']): LoadResult {
-  return { scenario, load: '-', count: 0, seconds: 0, perSecond: 0, latencyMs: { p50: 0, p90: 0, p99: 0, max: 0 }, errors: 1, outcomes: {}, loadCpuCores: 0 };
+  return {
+    scenario,
+    load: '-',
+    count: 0,
+    seconds: 0,
+    perSecond: 0,
+    latencyMs: { p50: 0, p90: 0, p99: 0, max: 0 },
+    errors: 1,
+    outcomes: {},
+    loadCpuCores: 0,
+  };
 }

@@ -33,8 +33,16 @@ const running = new Set<ChildProcess>();
 /** Forks a target with nothing of the caller's environment but PATH and NODE_ENV, plus `env`; resolves once it listens. */
 export async function startTarget(kind: TargetKind, name: string, env: Record<string, string> = {}): Promise<Target> {
   const started = performance.now();
-  const base: Record<string, string> = { PATH: process.env.PATH ?? '', PORT: '0', ...(process.env.NODE_ENV ? { NODE_ENV: process.env.NODE_ENV } : {}) };
-  const child = fork(new URL(FILES[kind], import.meta.url), [], { execArgv: ['--expose-gc'], env: { ...base, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const base: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    PORT: '0',
+    ...(process.env.NODE_ENV ? { NODE_ENV: process.env.NODE_ENV } : {}),
+  };
+  const child = fork(new URL(FILES[kind], import.meta.url), [], {
+    execArgv: ['--expose-gc'],
+    env: { ...base, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   running.add(child);
   const exited = once(child, 'exit').then(() => running.delete(child));
   const gone = () => new Error(`${name} exited (${child.signalCode ?? `code ${child.exitCode}`})`);

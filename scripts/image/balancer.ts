@@ -18,7 +18,12 @@ export interface Balancer {
  * Starts Caddy on the Caddyfile compose.yaml mounts, its upstreams pointed at replicas a and b;
  * undefined without Caddy, except under CI=true, where CI must run every check.
  */
-export async function startBalancer(repository: string, deployment: Deployment, ports: { graphql: number; webhook: number }, cleanup: Cleanup): Promise<Balancer | undefined> {
+export async function startBalancer(
+  repository: string,
+  deployment: Deployment,
+  ports: { graphql: number; webhook: number },
+  cleanup: Cleanup,
+): Promise<Balancer | undefined> {
   if (!(await installed('caddy'))) {
     if (process.env.CI === 'true') throw new Error('caddy is not installed (apt-get install caddy): CI=true runs the compose balancer too');
     return undefined;
@@ -49,9 +54,13 @@ export async function startBalancer(repository: string, deployment: Deployment, 
     await exited;
   });
   const balancer = { graphqlBase: `http://127.0.0.1:${ports.graphql}`, webhookBase: `http://127.0.0.1:${ports.webhook}` };
-  await waitUntil('the balancer forwarding to the replicas', async () => {
-    if (caddy.exitCode !== null) throw new Error(`caddy exited ${caddy.exitCode}:\n${output}`);
-    return (await statusOf(`${balancer.webhookBase}/health/ready`)) === 200 ? true : undefined;
-  }, 15_000);
+  await waitUntil(
+    'the balancer forwarding to the replicas',
+    async () => {
+      if (caddy.exitCode !== null) throw new Error(`caddy exited ${caddy.exitCode}:\n${output}`);
+      return (await statusOf(`${balancer.webhookBase}/health/ready`)) === 200 ? true : undefined;
+    },
+    15_000,
+  );
   return balancer;
 }

@@ -39,7 +39,11 @@ export async function runChecks(context: CheckContext): Promise<void> {
     }
     context.progress('logs: no secret, no token');
   } catch (error) {
-    const logs = await Promise.all(replicas.map(async (replica) => `--- ${replica.name}\n${(await containerLogs(replica.name)).trimEnd().split('\n').slice(-30).join('\n')}`));
+    const logs = await Promise.all(
+      replicas.map(
+        async (replica) => `--- ${replica.name}\n${(await containerLogs(replica.name)).trimEnd().split('\n').slice(-30).join('\n')}`,
+      ),
+    );
     throw new Error(`${(error as Error).message}\n${logs.join('\n')}`);
   } finally {
     await Promise.all(subscribers.map((subscriber) => subscriber.dispose()));
@@ -49,7 +53,12 @@ export async function runChecks(context: CheckContext): Promise<void> {
 async function servingChecks({ deployment, balancer, token, progress }: CheckContext): Promise<void> {
   const { a, b, sqlite } = deployment.replicas;
   const id = (n: number) => `IMG-${runId}-${n}`;
-  const deliverTo = (replica: Replica | Balancer, n: number) => deliver(`${replica.webhookBase}/webhooks/collection`, deployment.webhook, { settlementId: id(n), sessionId: `S-${id(n)}`, accountNumber: ACCOUNT });
+  const deliverTo = (replica: Replica | Balancer, n: number) =>
+    deliver(`${replica.webhookBase}/webhooks/collection`, deployment.webhook, {
+      settlementId: id(n),
+      sessionId: `S-${id(n)}`,
+      accountNumber: ACCOUNT,
+    });
 
   const pid1 = (await podman(['exec', a.name, 'cat', '/proc/1/cmdline'])).stdout.split('\0').filter(Boolean).join(' ');
   check(pid1 === 'node src/main.ts', `PID 1 of replica a is "${pid1}", not node src/main.ts`);
@@ -59,21 +68,32 @@ async function servingChecks({ deployment, balancer, token, progress }: CheckCon
   check((banks.data?.banks?.length ?? 0) > 0, `banks on replica a: ${JSON.stringify(banks)}`);
   progress(`query: banks on replica a, ${banks.data!.banks.length} banks`);
   const anonymous = await graphql(`${b.graphqlBase}/graphql`, '{ collectionNotifications(first: 1) { nodes { settlementId } } }');
-  check(anonymous.errors?.[0]?.extensions?.code === 'UNAUTHENTICATED', `collectionNotifications without a token: ${JSON.stringify(anonymous)}`);
+  check(
+    anonymous.errors?.[0]?.extensions?.code === 'UNAUTHENTICATED',
+    `collectionNotifications without a token: ${JSON.stringify(anonymous)}`,
+  );
   progress('authorization on: collectionNotifications without a token is UNAUTHENTICATED');
   const routes = {
     metrics: await statusOf(`${a.graphqlBase}/metrics`),
     healthOnPort: await statusOf(`${a.graphqlBase}/health/ready`),
     graphqlOnWebhookPort: await statusOf(`${a.webhookBase}/graphql`),
   };
-  check(routes.metrics === 200 && routes.healthOnPort === 404 && routes.graphqlOnWebhookPort === 404, `routes by port: ${JSON.stringify(routes)}`);
+  check(
+    routes.metrics === 200 && routes.healthOnPort === 404 && routes.graphqlOnWebhookPort === 404,
+    `routes by port: ${JSON.stringify(routes)}`,
+  );
   progress('ports: /graphql and /metrics on PORT only; the webhook and /health/* on WEBHOOK_PORT only');
 
   check((await deliverTo(a, 1)) === '00', `${id(1)} on replica a: not 00`);
   check((await deliverTo(b, 1)) === '01', `${id(1)} again on replica b: not 01`);
   progress('webhook: 00 on replica a, the same settlementId 01 on replica b');
 
-  const page = await graphql(`${b.graphqlBase}/graphql`, 'query ($account: String) { collectionNotifications(accountNumber: $account, first: 1) { nodes { settlementId cursor } } }', { account: ACCOUNT }, token);
+  const page = await graphql(
+    `${b.graphqlBase}/graphql`,
+    'query ($account: String) { collectionNotifications(accountNumber: $account, first: 1) { nodes { settlementId cursor } } }',
+    { account: ACCOUNT },
+    token,
+  );
   const first = page.data?.collectionNotifications?.nodes?.[0] as { settlementId: string; cursor: string } | undefined;
   check(first?.settlementId === id(1), `collectionNotifications with a token on replica b: ${JSON.stringify(page)}`);
   progress('query with a token: replica b reads what replica a stored');
@@ -86,7 +106,9 @@ async function servingChecks({ deployment, balancer, token, progress }: CheckCon
   const sent = performance.now();
   check((await deliverTo(a, 3)) === '00', `${id(3)} on replica a: not 00`);
   await subscriber.receives(id(3), 5_000);
-  progress(`subscriber on replica b: received what replica a stored, the live one ${(performance.now() - sent).toFixed(0)} ms after its 00`);
+  progress(
+    `subscriber on replica b: received what replica a stored, the live one ${(performance.now() - sent).toFixed(0)} ms after its 00`,
+  );
 
   if (balancer) {
     const through = await graphql(`${balancer.graphqlBase}/graphql`, '{ banks { code } }');
@@ -101,9 +123,16 @@ async function servingChecks({ deployment, balancer, token, progress }: CheckCon
     check(viaBalancer.received.join() === [2, 3, 4].map(id).join(), `through the balancer, received ${viaBalancer.received.join(', ')}`);
     progress('balancer: a query, a WebSocket subscription and a webhook 00 through the Caddyfile compose runs; /metrics not through it');
   }
-  check(subscriber.received.join() === [2, 3, ...(balancer ? [4] : [])].map(id).join(), `subscriber received ${subscriber.received.join(', ')}: a gap or a duplicate`);
+  check(
+    subscriber.received.join() === [2, 3, ...(balancer ? [4] : [])].map(id).join(),
+    `subscriber received ${subscriber.received.join(', ')}: a gap or a duplicate`,
+  );
 
-  check((await deliver(`${sqlite.webhookBase}/webhooks/collection`, deployment.webhook, { settlementId: id(9), sessionId: `S-${id(9)}` })) === '00', 'the SQLite replica: not 00');
+  check(
+    (await deliver(`${sqlite.webhookBase}/webhooks/collection`, deployment.webhook, { settlementId: id(9), sessionId: `S-${id(9)}` })) ===
+      '00',
+    'the SQLite replica: not 00',
+  );
   check(existsSync(join(deployment.dataDir, 'collections.db')), 'the SQLite replica wrote no collections.db on its data volume');
   progress('SQLite default: 00, stored on the data volume under a read-only root filesystem');
 }
@@ -114,24 +143,40 @@ async function drainChecks({ deployment, progress }: CheckContext): Promise<void
   await Promise.all(replicas.map((replica) => signalContainer(replica.name, 'SIGTERM')));
   // Out of rotation at once: readiness 503, or the listening socket already closed.
   const { b } = deployment.replicas;
-  const outOfRotation = await waitUntil('readiness after SIGTERM', async () => {
-    const status = await statusOf(`${b.webhookBase}/health/ready`);
-    return status === 200 ? undefined : status;
-  }, 1_000);
+  const outOfRotation = await waitUntil(
+    'readiness after SIGTERM',
+    async () => {
+      const status = await statusOf(`${b.webhookBase}/health/ready`);
+      return status === 200 ? undefined : status;
+    },
+    1_000,
+  );
   const exits = await Promise.all(
     replicas.map(async (replica) => {
       const code = await waitForExit(replica.name);
       return { replica, code, ms: performance.now() - signalled, insideMs: await drainInside(replica.name) };
     }),
   );
-  const closeCodes = await Promise.all(subscribers.map((subscriber) => Promise.race([subscriber.closed, new Promise((resolve) => setTimeout(() => resolve('open'), 2_000))])));
+  const closeCodes = await Promise.all(
+    subscribers.map((subscriber) => Promise.race([subscriber.closed, new Promise((resolve) => setTimeout(() => resolve('open'), 2_000))])),
+  );
   for (const { replica, code, ms, insideMs } of exits) {
-    progress(`drain: ${replica.name.replace(/.*-/, 'replica ')} exited ${code} ${(ms / 1000).toFixed(2)} s after SIGTERM (${(insideMs / 1000).toFixed(2)} s from its 'draining' line to its end)`);
-    check(code === 0 && ms < DRAIN_LIMIT_MS, `${replica.name}: exit ${code} after ${ms.toFixed(0)} ms; the contract is 0 within ${DRAIN_LIMIT_MS} ms`);
+    progress(
+      `drain: ${replica.name.replace(/.*-/, 'replica ')} exited ${code} ${(ms / 1000).toFixed(2)} s after SIGTERM (${(insideMs / 1000).toFixed(2)} s from its 'draining' line to its end)`,
+    );
+    check(
+      code === 0 && ms < DRAIN_LIMIT_MS,
+      `${replica.name}: exit ${code} after ${ms.toFixed(0)} ms; the contract is 0 within ${DRAIN_LIMIT_MS} ms`,
+    );
     check((await containerLogs(replica.name)).includes('"msg":"drained, exiting"'), `${replica.name}: no 'drained, exiting' line`);
   }
-  check(closeCodes.every((code) => code === 1001), `subscribers' close codes: ${closeCodes.join(', ')}; expected 1001`);
-  progress(`drain: readiness ${outOfRotation === 'refused' ? 'refused (listener closed)' : outOfRotation} at once; every subscriber closed with 1001`);
+  check(
+    closeCodes.every((code) => code === 1001),
+    `subscribers' close codes: ${closeCodes.join(', ')}; expected 1001`,
+  );
+  progress(
+    `drain: readiness ${outOfRotation === 'refused' ? 'refused (listener closed)' : outOfRotation} at once; every subscriber closed with 1001`,
+  );
 }
 
 /** From the container's 'draining' log line to the end of its process, as the container's own clocks tell. */

@@ -21,7 +21,11 @@ export interface CommandOptions {
 /** Runs `command` with `args`; rejects, quoting the end of its output, unless it exits 0 or `allowFailure`. */
 export function run(command: string, args: readonly string[], options: CommandOptions = {}): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

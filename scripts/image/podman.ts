@@ -28,7 +28,9 @@ export async function imageId(reference: string): Promise<string | undefined> {
 }
 
 /** What `podman image inspect` says of the image (its config and size). */
-export async function inspectImage(reference: string): Promise<{ Size: number; Config: { User?: string; Cmd?: string[]; Entrypoint?: string[] | null; Env?: string[] } }> {
+export async function inspectImage(
+  reference: string,
+): Promise<{ Size: number; Config: { User?: string; Cmd?: string[]; Entrypoint?: string[] | null; Env?: string[] } }> {
   const { stdout } = await podman(['image', 'inspect', reference]);
   return (JSON.parse(stdout) as [never])[0];
 }
@@ -62,10 +64,23 @@ export async function startContainer(spec: ContainerSpec): Promise<string> {
   const env = Object.entries(spec.env).flatMap(([name, value]) => ['--env', `${name}=${value}`]);
   const volumes = spec.volumes.flatMap((volume) => ['--volume', volume]);
   const { stdout } = await podman([
-    'run', '--detach', '--name', spec.name,
-    '--read-only', '--read-only-tmpfs=false', '--tmpfs', '/tmp:rw,nosuid,nodev,size=64m',
-    '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
-    ...LIMIT_FLAGS, ...NETWORK_FLAGS, ...env, ...volumes, spec.image,
+    'run',
+    '--detach',
+    '--name',
+    spec.name,
+    '--read-only',
+    '--read-only-tmpfs=false',
+    '--tmpfs',
+    '/tmp:rw,nosuid,nodev,size=64m',
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
+    ...LIMIT_FLAGS,
+    ...NETWORK_FLAGS,
+    ...env,
+    ...volumes,
+    spec.image,
   ]);
   return stdout.trim();
 }

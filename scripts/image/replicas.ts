@@ -127,7 +127,11 @@ export async function startDeployment(
   }
   await Promise.all(
     Object.values(replicas).map((replica) =>
-      waitUntil(`${replica.name} ready`, async () => ((await statusOf(`${replica.webhookBase}/health/ready`)) === 200 ? true : undefined), 60_000).catch(async (error: Error) => {
+      waitUntil(
+        `${replica.name} ready`,
+        async () => ((await statusOf(`${replica.webhookBase}/health/ready`)) === 200 ? true : undefined),
+        60_000,
+      ).catch(async (error: Error) => {
         throw new Error(`${error.message}\n${await containerLogs(replica.name)}`);
       }),
     ),

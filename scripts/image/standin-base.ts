@@ -6,7 +6,20 @@
 // On its own, as root: `npx node scripts/image/standin-base.ts` builds it (once) and prints its
 // reference, to pass as `--build-arg NODE_IMAGE=…`.
 import { createHash } from 'node:crypto';
-import { appendFileSync, chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join, resolve } from 'node:path';
@@ -58,7 +71,8 @@ async function standInInputs(): Promise<StandInInputs> {
   const nodeVersion = (await run(NODE_BINARY, ['--version'])).stdout.trim();
   const npmVersion = (await run('npm', ['--version'])).stdout.trim();
   const hash = createHash('sha256');
-  for (const part of [mirror, nodeVersion, npmVersion, readFileSync(CA_BUNDLE), readFileSync(import.meta.filename)]) hash.update(part).update('\0');
+  for (const part of [mirror, nodeVersion, npmVersion, readFileSync(CA_BUNDLE), readFileSync(import.meta.filename)])
+    hash.update(part).update('\0');
   return { mirror, nodeVersion, npmVersion, hash: hash.digest('hex').slice(0, 12) };
 }
 
@@ -132,11 +146,16 @@ async function importRoot(root: string, reference: string): Promise<void> {
   await podman(
     [
       'import',
-      '--change', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      '--change', `ENV NODE_EXTRA_CA_CERTS=${CA_BUNDLE}`,
-      '--change', 'ENTRYPOINT ["docker-entrypoint.sh"]',
-      '--change', 'CMD ["node"]',
-      '-', reference,
+      '--change',
+      'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      '--change',
+      `ENV NODE_EXTRA_CA_CERTS=${CA_BUNDLE}`,
+      '--change',
+      'ENTRYPOINT ["docker-entrypoint.sh"]',
+      '--change',
+      'CMD ["node"]',
+      '-',
+      reference,
     ],
     { input: tar.stdout },
   );
@@ -147,7 +166,10 @@ async function importRoot(root: string, reference: string): Promise<void> {
 /** Older stand-ins (other inputs) go, so podman's storage holds one. */
 async function removeOtherStandIns(keep: string): Promise<void> {
   const { stdout } = await podman(['images', '--format', '{{.Repository}}:{{.Tag}}', REPOSITORY]);
-  for (const reference of stdout.split('\n').map((line) => line.trim()).filter((line) => line !== '' && line !== keep)) {
+  for (const reference of stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && line !== keep)) {
     await podman(['rmi', reference], { allowFailure: true });
   }
 }

@@ -61,7 +61,8 @@ export async function deliver(url: string, credentials: { clientId: string; secr
     signal: AbortSignal.timeout(10_000),
   });
   const reply = (await response.json()) as { responseCode?: string };
-  if (response.status !== 200 || reply.responseCode === undefined) throw new Error(`POST ${url}: HTTP ${response.status}: ${JSON.stringify(reply)}`);
+  if (response.status !== 200 || reply.responseCode === undefined)
+    throw new Error(`POST ${url}: HTTP ${response.status}: ${JSON.stringify(reply)}`);
   return reply.responseCode;
 }
 
@@ -85,7 +86,11 @@ export function subscribe(url: string, token: string, accountNumber: string, aft
   const client = createClient({ url, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { Authorization: `Bearer ${token}` } });
   client.on('closed', (event) => closed.resolve((event as { code: number }).code));
   client.subscribe<{ incomingTransfer: { settlementId: string } }>(
-    { query: 'subscription ($account: String, $after: String) { incomingTransfer(accountNumber: $account, after: $after) { settlementId } }', variables: { account: accountNumber, after } },
+    {
+      query:
+        'subscription ($account: String, $after: String) { incomingTransfer(accountNumber: $account, after: $after) { settlementId } }',
+      variables: { account: accountNumber, after },
+    },
     {
       next: ({ data, errors }) => {
         if (errors) failed.reject(new Error(`subscription error: ${JSON.stringify(errors)}`));
@@ -106,7 +111,18 @@ export function subscribe(url: string, token: string, accountNumber: string, aft
         check();
       });
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_resolve, reject) => (timer = setTimeout(() => reject(new Error(`the subscriber did not receive ${settlementId} within ${expireMs} ms (received: ${received.join(', ') || 'nothing'})`)), expireMs)));
+      const late = new Promise<never>(
+        (_resolve, reject) =>
+          (timer = setTimeout(
+            () =>
+              reject(
+                new Error(
+                  `the subscriber did not receive ${settlementId} within ${expireMs} ms (received: ${received.join(', ') || 'nothing'})`,
+                ),
+              ),
+            expireMs,
+          )),
+      );
       await Promise.race([arrived, late, failed.promise]).finally(() => clearTimeout(timer));
     },
     dispose: () => client.dispose() as Promise<void>,
@@ -114,8 +130,11 @@ export function subscribe(url: string, token: string, accountNumber: string, aft
 }
 
 /** A token issuer of the test's own: a fresh key, its JWKS, and tokens it signs. */
-export async function createIssuer(issuer: string, audience: string): Promise<{ jwks: { keys: JWK[] }; sign(scope: string): Promise<string> }> {
-  const { publicKey, privateKey } = (await generateKeyPair('ES256', { extractable: true }));
+export async function createIssuer(
+  issuer: string,
+  audience: string,
+): Promise<{ jwks: { keys: JWK[] }; sign(scope: string): Promise<string> }> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
   const kid = 'image-test';
   const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' }] };
   return {

@@ -32,12 +32,19 @@ const KNOWN_COLUMNS: readonly [string, IdKind][] = [
  * `column` says so.
  */
 export function readExportIds(text: string, { file, column }: { file: string; column?: string | undefined }): ExportIds {
-  const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).filter((line) => line.trim() !== '');
+  const lines = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/)
+    .filter((line) => line.trim() !== '');
   if (lines.length === 0) throw new ExportError(`${file} holds no ids`);
   const first = lines[0]!.trim();
   const isCsv = /[,;\t]/.test(first) || KNOWN_COLUMNS.some(([name]) => name === first.toLowerCase().replace(/^"|"$/g, ''));
   if (!isCsv) {
-    return { kind: column === undefined ? 'settlementIds' : kindOf(column), column: undefined, ids: distinct(lines.map((line) => line.trim())) };
+    return {
+      kind: column === undefined ? 'settlementIds' : kindOf(column),
+      column: undefined,
+      ids: distinct(lines.map((line) => line.trim())),
+    };
   }
   let rows: string[][];
   try {
@@ -47,7 +54,10 @@ export function readExportIds(text: string, { file, column }: { file: string; co
   }
   const header = rows[0]!.map((name) => name.toLowerCase());
   const [index, kind] = pickColumn(header, column, file);
-  const ids = rows.slice(1).map((row) => row[index] ?? '').filter((id) => id !== '');
+  const ids = rows
+    .slice(1)
+    .map((row) => row[index] ?? '')
+    .filter((id) => id !== '');
   if (ids.length === 0) throw new ExportError(`${file} has no ids in its ${rows[0]![index]} column`);
   return { kind, column: rows[0]![index], ids: distinct(ids) };
 }
@@ -62,7 +72,9 @@ function pickColumn(header: string[], column: string | undefined, file: string):
     const index = header.indexOf(name);
     if (index >= 0) return [index, kind];
   }
-  throw new ExportError(`${file} has no sessionId, session_id, settlementId or settlement_id column (its columns: ${header.join(', ')}): name one with --column`);
+  throw new ExportError(
+    `${file} has no sessionId, session_id, settlementId or settlement_id column (its columns: ${header.join(', ')}): name one with --column`,
+  );
 }
 
 function kindOf(column: string): IdKind {

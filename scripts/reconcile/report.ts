@@ -5,7 +5,10 @@ import { TOTALS, type ReconcileItem, type Totals } from './run.ts';
 
 /** The totals as a Markdown table, readable in a terminal. */
 export function totalsTable(totals: Totals): string {
-  return table(['total', 'ids'], TOTALS.map((name) => [name, String(totals[name])]));
+  return table(
+    ['total', 'ids'],
+    TOTALS.map((name) => [name, String(totals[name])]),
+  );
 }
 
 /** The per-id report: id, verdict, differences, recovered, error. */

@@ -48,12 +48,15 @@ export async function reconcileIds(ids: readonly string[], options: Options): Pr
   const totals = Object.fromEntries(TOTALS.map((name) => [name, 0])) as Totals;
   const items: ReconcileItem[] = [];
   let size = MAX_IDS_PER_CALL;
-  for (let done = 0; done < ids.length; ) {
+  for (let done = 0; done < ids.length;) {
     const batch = ids.slice(done, done + size);
     const answer = await call(batch, options);
     if ('budget' in answer) {
       const fits = Math.floor((batch.length * answer.budget) / Math.max(answer.estimated, batch.length));
-      if (fits < 1 || fits >= batch.length) throw new ReconcileCallError(`the subgraph refused a batch of ${batch.length} ids as too expensive (MAX_OPERATION_COST is ${answer.budget})`);
+      if (fits < 1 || fits >= batch.length)
+        throw new ReconcileCallError(
+          `the subgraph refused a batch of ${batch.length} ids as too expensive (MAX_OPERATION_COST is ${answer.budget})`,
+        );
       size = fits;
       continue;
     }
@@ -67,7 +70,10 @@ export async function reconcileIds(ids: readonly string[], options: Options): Pr
 
 type Report = Totals & { items: ReconcileItem[] };
 
-async function call(batch: readonly string[], { url, token, kind, recover }: Options): Promise<{ report: Report } | { budget: number; estimated: number }> {
+async function call(
+  batch: readonly string[],
+  { url, token, kind, recover }: Options,
+): Promise<{ report: Report } | { budget: number; estimated: number }> {
   let response;
   try {
     response = await request(url, {
@@ -82,16 +88,25 @@ async function call(batch: readonly string[], { url, token, kind, recover }: Opt
     throw new ReconcileCallError(`could not reach ${url.href}: ${(error as Error).message}`);
   }
   const text = await response.body.text();
-  let body: { data?: { reconcileCollections?: Report | null } | null; errors?: { message: string; extensions?: { code?: string; cost?: { estimated?: number; max?: number } } }[] };
+  let body: {
+    data?: { reconcileCollections?: Report | null } | null;
+    errors?: { message: string; extensions?: { code?: string; cost?: { estimated?: number; max?: number } } }[];
+  };
   try {
     body = JSON.parse(text);
   } catch {
-    throw new ReconcileCallError(`${url.href} answered HTTP ${response.statusCode} with no GraphQL response (is it the subgraph's /graphql?)`);
+    throw new ReconcileCallError(
+      `${url.href} answered HTTP ${response.statusCode} with no GraphQL response (is it the subgraph's /graphql?)`,
+    );
   }
   const error = body.errors?.[0];
   const cost = error?.extensions?.code === 'COST_ESTIMATED_TOO_EXPENSIVE' ? error.extensions.cost : undefined;
-  if (typeof cost?.max === 'number') return { budget: cost.max, estimated: typeof cost.estimated === 'number' ? cost.estimated : batch.length };
+  if (typeof cost?.max === 'number')
+    return { budget: cost.max, estimated: typeof cost.estimated === 'number' ? cost.estimated : batch.length };
   const report = body.data?.reconcileCollections;
-  if (!report) throw new ReconcileCallError(`the subgraph refused the call: ${error ? `${error.extensions?.code ?? 'error'}: ${error.message}` : `HTTP ${response.statusCode}`}`);
+  if (!report)
+    throw new ReconcileCallError(
+      `the subgraph refused the call: ${error ? `${error.extensions?.code ?? 'error'}: ${error.message}` : `HTTP ${response.statusCode}`}`,
+    );
   return { report };
 }

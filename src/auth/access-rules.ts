@@ -3,7 +3,15 @@
  * schema's SDL nodes (as limits/prices.ts reads `@cost`), so the subgraph enforces exactly what the
  * router is told.
  */
-import { getNamedType, isObjectType, valueFromASTUntyped, type ConstDirectiveNode, type GraphQLField, type GraphQLNamedType, type GraphQLSchema } from 'graphql';
+import {
+  getNamedType,
+  isObjectType,
+  valueFromASTUntyped,
+  type ConstDirectiveNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+} from 'graphql';
 import type { Caller, RefusalReason } from './caller.ts';
 
 /**

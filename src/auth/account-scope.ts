@@ -26,7 +26,8 @@ export interface AccountScope {
  * included, may tell another account's id from a missing one.
  */
 export function createAccountScope(visible: VisibleAccounts, onForbidden: () => void): AccountScope {
-  if (visible === 'all') return { filter: (accountNumber) => (accountNumber === undefined ? {} : { accountNumber }), visible: (record) => record };
+  if (visible === 'all')
+    return { filter: (accountNumber) => (accountNumber === undefined ? {} : { accountNumber }), visible: (record) => record };
   const sees = new Set(visible);
   const forbid = (error: Error) => {
     onForbidden();

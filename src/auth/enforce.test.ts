@@ -17,7 +17,9 @@ describe('enforceAccessRules', () => {
       type Query { secret: String! @requiresScopes(scopes: [["kyc:read"]]) open: String }
       type Subscription { live: String! @authenticated }
     `);
-    expect(() => enforceAccessRules(schema, () => undefined)).toThrow('These fields need a scope their parent does not, so must be nullable: Query.secret');
+    expect(() => enforceAccessRules(schema, () => undefined)).toThrow(
+      'These fields need a scope their parent does not, so must be nullable: Query.secret',
+    );
   });
 
   it('guards a non-null field whose parent type already asks the same', () => {

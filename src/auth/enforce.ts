@@ -79,7 +79,8 @@ function assertRefusalsStayLocal(schema: GraphQLSchema, rules: AccessRules): voi
     const parent = rules.entity(type.name);
     for (const field of Object.values(type.getFields())) {
       const requirement = rules.field(type.name, field.name);
-      if (requirement !== undefined && isNonNullType(field.type) && !implies(parent, requirement)) nonNull.push(`${type.name}.${field.name}`);
+      if (requirement !== undefined && isNonNullType(field.type) && !implies(parent, requirement))
+        nonNull.push(`${type.name}.${field.name}`);
     }
   }
   if (nonNull.length > 0) throw new Error(`These fields need a scope their parent does not, so must be nullable: ${nonNull.join(', ')}`);
@@ -95,7 +96,10 @@ export function implies(parent: Requirement | undefined, child: Requirement): bo
   const covers = (allOf: readonly string[], than: readonly string[]) => than.every((scope) => allOf.includes(scope));
   const meets = (parentAnyOf: readonly (readonly string[])[], childAnyOf: readonly (readonly string[])[]) =>
     parentAnyOf.length > 0 && parentAnyOf.every((allOf) => childAnyOf.some((needed) => covers(allOf, needed)));
-  return (parent.authenticated || !child.authenticated) && child.scopes.every((childAnyOf) => parent.scopes.some((anyOf) => meets(anyOf, childAnyOf)));
+  return (
+    (parent.authenticated || !child.authenticated) &&
+    child.scopes.every((childAnyOf) => parent.scopes.some((anyOf) => meets(anyOf, childAnyOf)))
+  );
 }
 
 type ReferenceResolver = (reference: object, context: unknown, info: unknown) => unknown;

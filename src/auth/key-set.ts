@@ -139,11 +139,17 @@ function createKeyWatch(options: { nextReadAt: () => number; reread: () => Promi
     clearTimeout(timer);
     timer = undefined;
     if (watchers.size === 0) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      // A failed read keeps the last good one and is tried again after the cool-down.
-      void options.reread().catch(() => undefined).finally(() => timer ?? schedule());
-    }, Math.max(options.nextReadAt() - Date.now(), 0));
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        // A failed read keeps the last good one and is tried again after the cool-down.
+        void options
+          .reread()
+          .catch(() => undefined)
+          .finally(() => timer ?? schedule());
+      },
+      Math.max(options.nextReadAt() - Date.now(), 0),
+    );
     // Watching must not keep a process alive that is otherwise done.
     timer.unref();
   };

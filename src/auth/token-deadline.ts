@@ -54,7 +54,11 @@ export function whenTokenEnds(lifetime: TokenLifetime, end: (why: TokenEnd) => v
  * `source` until its token ends: then it is ended (return()) and the next step rejects with
  * `error(why)`, which the transport reports (the callback protocol's `complete` with that error).
  */
-export function endingWithToken<T>(source: AsyncIterableIterator<T>, lifetime: TokenLifetime, error: (why: TokenEnd) => Error): AsyncIterableIterator<T> {
+export function endingWithToken<T>(
+  source: AsyncIterableIterator<T>,
+  lifetime: TokenLifetime,
+  error: (why: TokenEnd) => Error,
+): AsyncIterableIterator<T> {
   const ended = Promise.withResolvers<never>();
   // Observed here: until the transport asks for the next step, nobody else awaits it.
   ended.promise.catch(() => undefined);

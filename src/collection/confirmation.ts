@@ -4,7 +4,12 @@
 // and no two replicas ask about one notification at once.
 import { performance } from 'node:perf_hooks';
 import { withinDeadline } from '../async/deadline.ts';
-import { bankDifferences, type BankTransactionRecord, type CollectionNotificationRecord, type ConfirmationOutcome } from '../domain/index.ts';
+import {
+  bankDifferences,
+  type BankTransactionRecord,
+  type CollectionNotificationRecord,
+  type ConfirmationOutcome,
+} from '../domain/index.ts';
 import { UpstreamError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
@@ -104,7 +109,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
       if (claimed.length === limit) due = true;
       if (storeFailing) logger.info('claiming notifications to confirm again');
       storeFailing = false;
-      if (closed) return  (await giveBack(claimed));
+      if (closed) return await giveBack(claimed);
       held.push(...claimed);
     } catch (error) {
       if (!storeFailing) logger.warn({ err: error }, 'could not claim notifications to confirm with the bank; the sweep tries again');
@@ -143,7 +148,11 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
     const now = Date.now();
     if (!pause || now >= pause.until) {
       const delayMs = pause ? Math.min(pause.delayMs * 2, MAX_BACKOFF_MS) : FIRST_BACKOFF_MS;
-      if (!pause) logger.warn({ code, backoffMs: delayMs }, "the bank's collection service could not confirm a notification; confirmations pause and are retried with backoff");
+      if (!pause)
+        logger.warn(
+          { code, backoffMs: delayMs },
+          "the bank's collection service could not confirm a notification; confirmations pause and are retried with backoff",
+        );
       else logger.debug({ code, backoffMs: delayMs }, 'the bank still cannot confirm; pausing longer');
       clearTimeout(pause?.timer);
       // Spread a little, never longer than the delay: replicas do not all ask again at one instant.
@@ -160,16 +169,26 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
     }
     // Due again when the pause ends, with what this replica held.
     const deferred = [record, ...held.splice(0)];
-    await confirmations.defer(deferred.map((one) => one.settlementId), Math.max(0, pause.dueAt - now)).catch((deferError: unknown) => {
-      logger.warn({ err: deferError }, 'could not defer notifications to confirm; they are taken up again once their lease ends');
-    });
+    await confirmations
+      .defer(
+        deferred.map((one) => one.settlementId),
+        Math.max(0, pause.dueAt - now),
+      )
+      .catch((deferError: unknown) => {
+        logger.warn({ err: deferError }, 'could not defer notifications to confirm; they are taken up again once their lease ends');
+      });
   }
 
   async function giveBack(records: readonly CollectionNotificationRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await confirmations.defer(records.map((one) => one.settlementId), 0).catch((error: unknown) => {
-      logger.warn({ err: error }, 'could not give back notifications to confirm; they are taken up again once their lease ends');
-    });
+    await confirmations
+      .defer(
+        records.map((one) => one.settlementId),
+        0,
+      )
+      .catch((error: unknown) => {
+        logger.warn({ err: error }, 'could not give back notifications to confirm; they are taken up again once their lease ends');
+      });
   }
 
   const sweep = setInterval(() => {
@@ -249,7 +268,13 @@ function outcomeOf(record: CollectionNotificationRecord, atBank: BankTransaction
   const { settlementId } = record;
   if (atBank === null) return { settlementId, status: 'NOT_AT_BANK', checkedAt, differences: [], acknowledgedByBank: null };
   const differences = bankDifferences(record, atBank);
-  return { settlementId, status: differences.length > 0 ? 'MISMATCHED' : 'CONFIRMED', checkedAt, differences, acknowledgedByBank: atBank.acknowledged };
+  return {
+    settlementId,
+    status: differences.length > 0 ? 'MISMATCHED' : 'CONFIRMED',
+    checkedAt,
+    differences,
+    acknowledgedByBank: atBank.acknowledged,
+  };
 }
 
 /**
@@ -272,7 +297,10 @@ function createRecorder({ confirmations, metrics, logger, onDecided }: Confirmer
     try {
       recorded = await confirmations.record(batch.map(({ outcome }) => outcome));
     } catch (error) {
-      logger.error({ err: error, notifications: batch.length }, "could not record the bank's answers; the notifications stay PENDING and are asked again once their lease ends");
+      logger.error(
+        { err: error, notifications: batch.length },
+        "could not record the bank's answers; the notifications stay PENDING and are asked again once their lease ends",
+      );
       return;
     }
     // Counted where recorded: a notification another replica decided first is counted there, once.
@@ -309,14 +337,30 @@ function createRecorder({ confirmations, metrics, logger, onDecided }: Confirmer
 }
 
 /** Counts an outcome recorded here and logs it: what is not CONFIRMED at error level, for whoever gives value on it. */
-function report({ metrics, logger }: Pick<ConfirmerDeps, 'metrics' | 'logger'>, record: CollectionNotificationRecord, outcome: ConfirmationOutcome): void {
+function report(
+  { metrics, logger }: Pick<ConfirmerDeps, 'metrics' | 'logger'>,
+  record: CollectionNotificationRecord,
+  outcome: ConfirmationOutcome,
+): void {
   metrics.confirmations.inc({ outcome: outcome.status });
   metrics.confirmationSeconds.observe({ outcome: outcome.status }, Math.max(0, Date.now() - Date.parse(record.receivedAt)) / 1000);
-  const line = { settlementId: record.settlementId, sessionId: record.sessionId, outcome: outcome.status, differences: outcome.differences, acknowledgedByBank: outcome.acknowledgedByBank };
+  const line = {
+    settlementId: record.settlementId,
+    sessionId: record.sessionId,
+    outcome: outcome.status,
+    differences: outcome.differences,
+    acknowledgedByBank: outcome.acknowledgedByBank,
+  };
   if (outcome.status === 'MISMATCHED') {
-    logger.error(line, `collection notification MISMATCHED: the bank holds this transfer with other ${outcome.differences.join(', ')}; give no value on it`);
+    logger.error(
+      line,
+      `collection notification MISMATCHED: the bank holds this transfer with other ${outcome.differences.join(', ')}; give no value on it`,
+    );
   } else if (outcome.status === 'NOT_AT_BANK') {
-    logger.error(line, 'collection notification NOT_AT_BANK: the bank does not know this transfer (forged, or sent by mistake); give no value on it');
+    logger.error(
+      line,
+      'collection notification NOT_AT_BANK: the bank does not know this transfer (forged, or sent by mistake); give no value on it',
+    );
   } else {
     logger.debug(line, 'collection notification confirmed with the bank');
   }

@@ -52,9 +52,18 @@ describe.each(storeBackends)('the confirmed feed on $name', (backend) => {
   test('hands out CONFIRMED notifications in log order, once, passing the others, and stops at the first PENDING one', async () => {
     const { store, feed, deliver, received, follow } = await setUp();
     follow();
-    const [a, b, c, d] = [newNotification({ confirmation: PENDING }), newNotification({ confirmation: PENDING }), newNotification({ confirmation: PENDING }), newNotification({ confirmation: PENDING })];
+    const [a, b, c, d] = [
+      newNotification({ confirmation: PENDING }),
+      newNotification({ confirmation: PENDING }),
+      newNotification({ confirmation: PENDING }),
+      newNotification({ confirmation: PENDING }),
+    ];
     for (const one of [a, b, c, d]) await deliver(one);
-    await store.confirmations.record([decided(b.settlementId), decided(c.settlementId, 'NOT_AT_BANK'), decided(d.settlementId, 'MISMATCHED')]);
+    await store.confirmations.record([
+      decided(b.settlementId),
+      decided(c.settlementId, 'NOT_AT_BANK'),
+      decided(d.settlementId, 'MISMATCHED'),
+    ]);
     feed.decided();
     await waitFor(async () => ((await store.confirmations.decision()).pendingAt !== undefined ? true : undefined));
     const e = newNotification({ confirmation: PENDING });

@@ -8,7 +8,14 @@ import { Listeners } from '../pubsub/listeners.ts';
 import type { PubSub } from '../pubsub/types.ts';
 import type { CollectionStore } from '../store/types.ts';
 import { createAnnouncer } from './feed-announcer.ts';
-import { DEFAULT_ANNOUNCE_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, type FeedFollowing, type FeedListener, type LogFollower, type NotificationFeed } from './notification-feed.ts';
+import {
+  DEFAULT_ANNOUNCE_INTERVAL_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+  type FeedFollowing,
+  type FeedListener,
+  type LogFollower,
+  type NotificationFeed,
+} from './notification-feed.ts';
 
 /** Notifications per read of the decided part of the log. */
 const PAGE_SIZE = 500;
@@ -69,7 +76,7 @@ export async function startConfirmedFeed(deps: ConfirmedFeedDeps): Promise<Confi
   }
 
   async function run(): Promise<void> {
-    for (let again = true; again; ) {
+    for (let again = true; again;) {
       try {
         await readOnce();
         if (failing) logger.info({ position }, 'reading the decided notification log again');

@@ -33,6 +33,7 @@ export function encodeQuarantineCursor(id: string): string {
 export function decodeQuarantineCursor(cursor: string, argumentName = 'after'): number {
   const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   const id = QUARANTINED.exec(text)?.[1];
-  if (id === undefined) throw badUserInput(argumentName, 'is not a cursor this API issued; pass a `cursor` or `endCursor` value unchanged.');
+  if (id === undefined)
+    throw badUserInput(argumentName, 'is not a cursor this API issued; pass a `cursor` or `endCursor` value unchanged.');
   return Number(id);
 }

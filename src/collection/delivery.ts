@@ -122,10 +122,28 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
     async decide({ bytes, text }) {
       const receivedAt = new Date();
       const body = readNotificationBody(text);
-      const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}): Verdict => ({ code, reason, sessionId: body.sessionId, details });
+      const verdict = (code: ResponseCode, reason: string, details: Record<string, unknown> = {}): Verdict => ({
+        code,
+        reason,
+        sessionId: body.sessionId,
+        details,
+      });
       // A refusal is answered 02 only once it is kept, with the ids the body holds, read as far as they can be.
-      const refused = async (kind: 'REJECTED' | 'UNSTORABLE', reason: string, detail: string | null, details: Record<string, unknown> = {}) => {
-        const kept = await deps.quarantine.keep({ kind, reason, detail, responseCode: '02', receivedAt: receivedAt.toISOString(), ...idsOf(body.fields), rawBody: bytes });
+      const refused = async (
+        kind: 'REJECTED' | 'UNSTORABLE',
+        reason: string,
+        detail: string | null,
+        details: Record<string, unknown> = {},
+      ) => {
+        const kept = await deps.quarantine.keep({
+          kind,
+          reason,
+          detail,
+          responseCode: '02',
+          receivedAt: receivedAt.toISOString(),
+          ...idsOf(body.fields),
+          rawBody: bytes,
+        });
         return kept ? verdict('02', reason, details) : verdict('03', NOT_KEPT, { refusedFor: reason, ...details });
       };
       const parsed = parseNotification(body, { timezone: deps.timezone, receivedAt });
@@ -133,7 +151,9 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
       // The text gives back the bytes of nearly every body (well-formed UTF-8): only where it cannot
       // are the bytes stored beside it, so the 00 path writes nothing more for them.
       const confirmation = deps.confirmer ? PENDING : UNCHECKED;
-      const notification = isUtf8(bytes) ? { ...parsed.notification, confirmation } : { ...parsed.notification, confirmation, rawBodyBytes: bytes };
+      const notification = isUtf8(bytes)
+        ? { ...parsed.notification, confirmation }
+        : { ...parsed.notification, confirmation, rawBodyBytes: bytes };
       const { settlementId } = notification;
 
       const started = performance.now();
@@ -152,7 +172,9 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
       if (result.status === 'duplicate') {
         // An honest retry stores nothing; a conflict is answered 01 only once it is kept.
         const duplicate = await deps.quarantine.checkDuplicate(notification, bytes);
-        return duplicate === 'not-kept' ? verdict('03', NOT_KEPT, { refusedFor: 'conflicting_duplicate', settlementId }) : verdict('01', 'duplicate', { settlementId });
+        return duplicate === 'not-kept'
+          ? verdict('03', NOT_KEPT, { refusedFor: 'conflicting_duplicate', settlementId })
+          : verdict('01', 'duplicate', { settlementId });
       }
 
       // Stored: the transfer is ours whatever happens next. Every replica's notification feed is woken (one
@@ -164,8 +186,19 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
     },
     async refuseTooLarge(read) {
       const receivedAt = new Date().toISOString();
-      const detail = read.byteLength === 0 ? 'its declared length passed the size limit: none of it was read' : `it passed the size limit: its first ${read.byteLength} bytes are kept`;
-      const delivery: NewQuarantinedDelivery = { kind: 'REJECTED', reason: 'body_too_large', detail, responseCode: '02', receivedAt, ...idsOf(undefined), rawBody: read };
+      const detail =
+        read.byteLength === 0
+          ? 'its declared length passed the size limit: none of it was read'
+          : `it passed the size limit: its first ${read.byteLength} bytes are kept`;
+      const delivery: NewQuarantinedDelivery = {
+        kind: 'REJECTED',
+        reason: 'body_too_large',
+        detail,
+        responseCode: '02',
+        receivedAt,
+        ...idsOf(undefined),
+        rawBody: read,
+      };
       const kept = await deps.quarantine.keep(delivery);
       return kept
         ? { code: '02', reason: 'body_too_large', sessionId: '', details: {} }

@@ -26,7 +26,11 @@ export type WakeTopic = { [K in keyof TopicMap]: TopicMap[K] extends { replica: 
  * coming, each carrying all the commits since the last. One message is published at a time; a lost
  * one only leaves the others to their safety-net timer.
  */
-export function createAnnouncer({ pubsub, logger }: { pubsub: PubSub; logger: Logger }, intervalMs: number, topic: WakeTopic = 'notificationsStored'): Announcer {
+export function createAnnouncer(
+  { pubsub, logger }: { pubsub: PubSub; logger: Logger },
+  intervalMs: number,
+  topic: WakeTopic = 'notificationsStored',
+): Announcer {
   const replica = randomUUID();
   let links: Link[] = [];
   /** Something was announced that no message sent so far carries. */

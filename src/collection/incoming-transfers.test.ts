@@ -50,7 +50,8 @@ async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
     notificationFeed.announce(result.notification.position, result.settled);
     return result.notification;
   };
-  const gauge = async (name: 'notificationsWaiting' | 'subscriptionsEndedEarly' | 'activeSubscriptions') => (await metrics[name].get()).values[0]?.value ?? 0;
+  const gauge = async (name: 'notificationsWaiting' | 'subscriptionsEndedEarly' | 'activeSubscriptions') =>
+    (await metrics[name].get()).values[0]?.value ?? 0;
   const live = () => gauge('activeSubscriptions');
   /** Resolves once a subscriber is live (nothing announces it but the gauge). */
   const untilLive = () => waitFor(async () => ((await live()) > 0 ? true : undefined));
@@ -130,7 +131,12 @@ describe('streamIncomingTransfers', () => {
     expect(await gauge('subscriptionsEndedEarly')).toBe(1);
     expect(await gauge('activeSubscriptions')).toBe(0);
     expect(lines.filter((line) => line.level >= 40)).toEqual([
-      expect.objectContaining({ level: 40, waiting: SUBSCRIBER_WAITING_LIMIT + 1, ending: 'completed', msg: expect.stringContaining('ended early') }),
+      expect.objectContaining({
+        level: 40,
+        waiting: SUBSCRIBER_WAITING_LIMIT + 1,
+        ending: 'completed',
+        msg: expect.stringContaining('ended early'),
+      }),
     ]);
   });
 
@@ -164,7 +170,7 @@ describe('streamIncomingTransfers', () => {
     // Counts turns of the event loop until stopped: what a webhook delivery or another socket needs.
     let turns = 0;
     let counting = true;
-    const countTurns = () => counting && (turns += 1, setImmediate(countTurns));
+    const countTurns = () => counting && ((turns += 1), setImmediate(countTurns));
     setImmediate(countTurns);
     const stream = streamIncomingTransfers(deps, { accountNumber: ACCOUNT, after: START_OF_LOG });
     expect(await take(stream, 500)).toHaveLength(500);

@@ -108,7 +108,7 @@ interface ReplayRange {
  * the stream owes before going live.
  */
 async function* replayPages(store: NotificationStore, range: ReplayRange): AsyncGenerator<Notification[], void> {
-  for (let from = range.after; comparePositions(from, range.through) < 0; ) {
+  for (let from = range.after; comparePositions(from, range.through) < 0;) {
     // A page per turn of the event loop: a subscriber that keeps up would otherwise be replayed in one
     // run of promise callbacks (a SQLite read settles at once), holding every socket and the webhook
     // waiting for as long as its whole history takes.

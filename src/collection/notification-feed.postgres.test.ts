@@ -46,7 +46,8 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     if (result.status !== 'inserted') throw new Error('not inserted');
     const { position } = result.notification;
     log.announce(position, result.settled);
-    const retried = async () => (await metrics.logReads.get()).values.find((v) => v.labels.trigger === 'retry' && v.labels.outcome === 'ok')?.value ?? 0;
+    const retried = async () =>
+      (await metrics.logReads.get()).values.find((v) => v.labels.trigger === 'retry' && v.labels.outcome === 'ok')?.value ?? 0;
     // A retry that found it still unsettled.
     await waitFor(async () => ((await retried()) > 0 ? true : undefined));
     expect(positions).toEqual([]);
@@ -73,4 +74,3 @@ describe.runIf(databaseUrl !== undefined)('the notification log on PostgreSQL, h
     expect([...positions]).toEqual([result.notification.position]);
   });
 });
-

@@ -25,7 +25,11 @@ const deafPubSub: PubSub = {
 
 /** The store with its `listAfter` wrapped, to count, hold or fail the feed's reads. */
 function wrapListAfter(store: NotificationStore, wrap: (read: NotificationStore['listAfter']) => NotificationStore['listAfter']) {
-  return withMethod(store, 'listAfter', wrap((query) => store.listAfter(query)));
+  return withMethod(
+    store,
+    'listAfter',
+    wrap((query) => store.listAfter(query)),
+  );
 }
 
 /** Stores one new notification without telling anyone; its position, and the log's settled one. */
@@ -47,7 +51,8 @@ function recorder() {
   };
 }
 
-const positionOf = (result: Awaited<ReturnType<NotificationStore['insert']>>) => (result.status === 'inserted' ? result.notification.position : undefined);
+const positionOf = (result: Awaited<ReturnType<NotificationStore['insert']>>) =>
+  result.status === 'inserted' ? result.notification.position : undefined;
 
 describe.each(storeBackends)('the notification log on $name', (backend) => {
   const test = backend.enabled ? it : it.skip;
@@ -81,7 +86,9 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     /** Reads counted by the log's metric, of one trigger and/or outcome. */
     const reads = async (labels: { trigger?: string; outcome?: string }) => {
       const { values } = await metrics.logReads.get();
-      const matching = values.filter((v) => (!labels.trigger || v.labels.trigger === labels.trigger) && (!labels.outcome || v.labels.outcome === labels.outcome));
+      const matching = values.filter(
+        (v) => (!labels.trigger || v.labels.trigger === labels.trigger) && (!labels.outcome || v.labels.outcome === labels.outcome),
+      );
       return matching.reduce((sum, v) => sum + v.value, 0);
     };
     const open = async () => {
@@ -232,7 +239,10 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
       const { position, settled } = await insertQuietly(store);
       const before = logs.length;
       replica.announce(position, settled);
-      await expire(logged((line) => logs.indexOf(line) >= before && /could not be announced/.test(String(line.msg))), 'the lost announcement logged');
+      await expire(
+        logged((line) => logs.indexOf(line) >= before && /could not be announced/.test(String(line.msg))),
+        'the lost announcement logged',
+      );
       stored.push(position);
     }
     // This replica never heard of them: its timer reads them.
@@ -259,7 +269,10 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     // The first publish stays unanswered until released, as a slow Redis round trip would.
-    const slow: PubSub = { ...deafPubSub, publish: async (_topic, payload) => (published.push(payload), published.length === 1 ? held : undefined) };
+    const slow: PubSub = {
+      ...deafPubSub,
+      publish: async (_topic, payload) => (published.push(payload), published.length === 1 ? held : undefined),
+    };
     const log = await startNotificationFeed({ store, pubsub: slow, metrics: createMetrics(), logger: silent });
     onCleanup(() => log.close());
     const first = await insertQuietly(store);
@@ -398,7 +411,10 @@ describe.each(storeBackends)('the notification log on $name', (backend) => {
     const { listener, positions, reached } = recorder();
     log.follow(listener);
     const delivered = await Promise.all(Array.from({ length: 100 }, (_, i) => deliver(i % 2 ? other : store)));
-    await untilSettled(store, delivered.map((n) => n.position));
+    await untilSettled(
+      store,
+      delivered.map((n) => n.position),
+    );
     const all = (await store.listAfter({ after: START_OF_LOG, limit: 500 })).map((n) => n.position);
     expect(all).toHaveLength(100);
     // Handed out after all of them: a row missed or handed out twice would show before it.

@@ -118,8 +118,14 @@ export async function startNotificationFeed(deps: NotificationFeedDeps): Promise
 function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, start: LogPosition) {
   const listeners = new Listeners<CollectionNotificationRecord>(logger, 'notification feed');
   const advanced = new Listeners<undefined>(logger, 'notification feed advance');
-  const shortfall = createShortfall(logger, { pollIntervalMs: DEFAULT_POLL_INTERVAL_MS, heldBackWarningMs: DEFAULT_HELD_BACK_WARNING_MS }, () => request('retry'));
-  let state: { kind: 'idle' } | { kind: 'reading'; again: ReadTrigger | undefined; done: Promise<void> } | { kind: 'closed' } = { kind: 'idle' };
+  const shortfall = createShortfall(
+    logger,
+    { pollIntervalMs: DEFAULT_POLL_INTERVAL_MS, heldBackWarningMs: DEFAULT_HELD_BACK_WARNING_MS },
+    () => request('retry'),
+  );
+  let state: { kind: 'idle' } | { kind: 'reading'; again: ReadTrigger | undefined; done: Promise<void> } | { kind: 'closed' } = {
+    kind: 'idle',
+  };
   let position = start;
   let failing = false;
   metrics.logPosition.set(position.seq);
@@ -159,7 +165,7 @@ function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, star
   }
 
   async function run(first: ReadTrigger): Promise<void> {
-    for (let trigger: ReadTrigger | undefined = first; trigger !== undefined; ) {
+    for (let trigger: ReadTrigger | undefined = first; trigger !== undefined;) {
       if (state.kind !== 'reading') return;
       state.again = undefined;
       const from = position;
@@ -185,7 +191,11 @@ function createFeedReader({ store, metrics, logger }: NotificationFeedDeps, star
   function request(trigger: ReadTrigger): void {
     if (state.kind === 'reading') state.again ??= trigger;
     else if (state.kind === 'idle') {
-      const reading: { kind: 'reading'; again: ReadTrigger | undefined; done: Promise<void> } = { kind: 'reading', again: undefined, done: Promise.resolve() };
+      const reading: { kind: 'reading'; again: ReadTrigger | undefined; done: Promise<void> } = {
+        kind: 'reading',
+        again: undefined,
+        done: Promise.resolve(),
+      };
       state = reading;
       reading.done = run(trigger);
     }

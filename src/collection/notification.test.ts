@@ -177,11 +177,20 @@ describe('parseNotification: settlementId', () => {
     ['a lone surrogate', 'STL-\ud8009', 'U+D800'],
     ['a byte that was not UTF-8', 'STL-\ufffd9', 'U+FFFD'],
   ])('refuses a settlementId holding %s, naming it: two ids that print alike must be one', (_name, settlementId, codePoint) => {
-    expect(parse({ settlementId })).toEqual({ ok: false, sessionId: COMPLETE.sessionId, reason: 'invisible_character_in_id', detail: `settlementId holds ${codePoint}` });
+    expect(parse({ settlementId })).toEqual({
+      ok: false,
+      sessionId: COMPLETE.sessionId,
+      reason: 'invisible_character_in_id',
+      detail: `settlementId holds ${codePoint}`,
+    });
   });
 
   it('refuses a sessionId holding an invisible character, and takes one with plain spaces', () => {
-    expect(parse({ sessionId: 'SES\u200b-1' })).toMatchObject({ ok: false, reason: 'invisible_character_in_id', detail: 'settlementId holds U+200B'.replace('settlementId', 'sessionId') });
+    expect(parse({ sessionId: 'SES\u200b-1' })).toMatchObject({
+      ok: false,
+      reason: 'invisible_character_in_id',
+      detail: 'settlementId holds U+200B'.replace('settlementId', 'sessionId'),
+    });
     expect(parse({ sessionId: 'SES\u0000-1' })).toMatchObject({ ok: false, reason: 'invisible_character_in_id' });
     expect(accepted({ sessionId: ' SES 1 ', settlementId: ' STL 9 ' })).toMatchObject({ sessionId: ' SES 1 ', settlementId: 'STL 9' });
   });
@@ -324,4 +333,3 @@ describe('parseNotification: what the store can hold', () => {
     expect(accepted({ feeAmount: '1,000.00' }).feeAmount).toBeNull();
   });
 });
-

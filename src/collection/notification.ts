@@ -55,7 +55,12 @@ export interface NotificationBody {
 /** Reads a body's JSON once, for the reply's sessionId and for parseNotification alike. */
 export function readNotificationBody(raw: string): NotificationBody {
   const fields = readJsonObject(raw);
-  return { raw, fields, duplicateKey: fields && duplicateKeyOf(raw, fields), sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '' };
+  return {
+    raw,
+    fields,
+    duplicateKey: fields && duplicateKeyOf(raw, fields),
+    sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '',
+  };
 }
 
 /** The body's sessionId, to echo in the reply; `''` when the body has none it can read. */
@@ -67,14 +72,12 @@ export function readSessionId(rawBody: string): string {
  * Reads a collection notification body (op 14): checks the fields the contract requires, then
  * normalises the rest. Optional fields never cause a refusal; what cannot be read becomes null.
  */
-export function parseNotification(
-  input: string | NotificationBody,
-  options: { timezone: string; receivedAt: Date },
-): ParsedNotification {
+export function parseNotification(input: string | NotificationBody, options: { timezone: string; receivedAt: Date }): ParsedNotification {
   const { raw: rawBody, fields: body, sessionId, duplicateKey } = typeof input === 'string' ? readNotificationBody(input) : input;
   if (!body) return { ok: false, sessionId: '', reason: 'body_not_json_object' };
   // Parsers disagree on which of the two values wins: money must not depend on that.
-  if (duplicateKey !== undefined) return { ok: false, sessionId, reason: 'duplicate_key', detail: `the key "${duplicateKey}" is given twice` };
+  if (duplicateKey !== undefined)
+    return { ok: false, sessionId, reason: 'duplicate_key', detail: `the key "${duplicateKey}" is given twice` };
   const required = readRequired(body);
   if ('reason' in required) return { ok: false, sessionId, reason: required.reason, detail: required.detail };
 
@@ -117,7 +120,11 @@ function readRequired(
   // Checked as sent, before trimming: a NUL or a zero-width space would make a second id that prints as the first.
   for (const name of ['settlementId', 'sessionId'] as const) {
     const invisible = typeof body[name] === 'string' ? INVISIBLE.exec(body[name]) : null;
-    if (invisible) return { reason: 'invisible_character_in_id', detail: `${name} holds U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}` };
+    if (invisible)
+      return {
+        reason: 'invisible_character_in_id',
+        detail: `${name} holds U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`,
+      };
   }
   if (settlementId.length > MAX_SETTLEMENT_ID_LENGTH) return { reason: 'settlement_id_too_long' };
 

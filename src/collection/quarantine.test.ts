@@ -43,13 +43,20 @@ function recordingQuarantine({ held = false } = {}) {
 }
 
 async function notKept(metrics: ReturnType<typeof createMetrics>, cause: string): Promise<number> {
-  return (await metrics.quarantineNotKept.get()).values.filter((value) => value.labels.cause === cause).reduce((sum, value) => sum + value.value, 0);
+  return (await metrics.quarantineNotKept.get()).values
+    .filter((value) => value.labels.cause === cause)
+    .reduce((sum, value) => sum + value.value, 0);
 }
 
 describe('the quarantine keeper', () => {
   it('writes what was handed over in one turn as one batch, and answers each only once that batch is written', async () => {
     const { quarantine, batches, release } = recordingQuarantine({ held: true });
-    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => null }, bounds: BOUNDS, metrics: createMetrics(), logger: silent });
+    const keeper = createQuarantineKeeper({
+      store: { quarantine, moneyOf: async () => null },
+      bounds: BOUNDS,
+      metrics: createMetrics(),
+      logger: silent,
+    });
     const handed = [delivery(), delivery(), delivery()];
     const answered: boolean[] = [];
     const kept = handed.map((one) => keeper.keep(one).then((value) => void answered.push(value)));
@@ -108,19 +115,31 @@ describe('the quarantine keeper', () => {
     const { quarantine, batches } = recordingQuarantine();
     const stored = newNotification({ transactionAmount: '1500.00' });
     const read = Promise.withResolvers<MoneyFields>();
-    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: () => read.promise }, bounds: BOUNDS, metrics: createMetrics(), logger: silent });
+    const keeper = createQuarantineKeeper({
+      store: { quarantine, moneyOf: () => read.promise },
+      bounds: BOUNDS,
+      metrics: createMetrics(),
+      logger: silent,
+    });
     const body = new TextEncoder().encode('{"forged":true}');
     const forged = keeper.checkDuplicate({ ...stored, transactionAmount: '950000.00' }, body);
     const retry = keeper.checkDuplicate({ ...stored, transactionAmount: '1500.0' }, body);
     read.resolve(stored);
     expect([await forged, await retry]).toEqual(['kept', 'retry']);
-    expect(batches).toEqual([[expect.objectContaining({ kind: 'CONFLICT', detail: 'transactionAmount 950000.00 (stored 1500.00)', rawBody: body })]]);
+    expect(batches).toEqual([
+      [expect.objectContaining({ kind: 'CONFLICT', detail: 'transactionAmount 950000.00 (stored 1500.00)', rawBody: body })],
+    ]);
   });
 
   it('cannot tell a conflict when the stored money cannot be read: not kept, so never answered 01', async () => {
     const { quarantine } = recordingQuarantine();
     const metrics = createMetrics();
-    const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => Promise.reject(new Error('down')) }, bounds: BOUNDS, metrics, logger: silent });
+    const keeper = createQuarantineKeeper({
+      store: { quarantine, moneyOf: async () => Promise.reject(new Error('down')) },
+      bounds: BOUNDS,
+      metrics,
+      logger: silent,
+    });
     expect(await keeper.checkDuplicate(newNotification(), new Uint8Array(1))).toBe('not-kept');
     expect(await notKept(metrics, 'write_failed')).toBe(1);
   });

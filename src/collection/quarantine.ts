@@ -3,7 +3,13 @@
 // record of it, exactly as a 00 never runs ahead of its commit. A delivery that cannot be kept (the
 // write fails, the quarantine is at one of its bounds) is counted and logged, and its reply is 03:
 // the bank sends it again.
-import { moneyDifferences, type MoneyField, type MoneyFields, type NewCollectionNotification, type NewQuarantinedDelivery } from '../domain/index.ts';
+import {
+  moneyDifferences,
+  type MoneyField,
+  type MoneyFields,
+  type NewCollectionNotification,
+  type NewQuarantinedDelivery,
+} from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { CollectionStore, KeepOutcome, QuarantineBounds } from '../store/types.ts';
@@ -107,7 +113,11 @@ export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKe
     if (writing || pending.length === 0) return;
     let [count, bytes] = [0, 0];
     // Always one, however large; then as many as the batch's bounds allow.
-    while (count < pending.length && count < BATCH.deliveries && (count === 0 || bytes + pending[count]!.delivery.rawBody.byteLength <= BATCH.bytes)) {
+    while (
+      count < pending.length &&
+      count < BATCH.deliveries &&
+      (count === 0 || bytes + pending[count]!.delivery.rawBody.byteLength <= BATCH.bytes)
+    ) {
       bytes += pending[count]!.delivery.rawBody.byteLength;
       count += 1;
     }

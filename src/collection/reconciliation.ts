@@ -65,7 +65,8 @@ export interface Reconciliation {
 export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
   const { bank, store, metrics, logger } = deps;
 
-  const askBank = ({ kind, id }: TransferId) => (kind === 'sessionId' ? bank.collection.verifyBySessionId(id) : bank.collection.verifyBySettlementId(id));
+  const askBank = ({ kind, id }: TransferId) =>
+    kind === 'sessionId' ? bank.collection.verifyBySessionId(id) : bank.collection.verifyBySettlementId(id);
 
   /** The money record of the transfer: the bank's settlementId's, else the first with the session id asked by. */
   async function storedOf(asked: TransferId, atBank: BankTransactionRecord | null): Promise<CollectionNotificationRecord | null> {
@@ -85,11 +86,22 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       stored = await storedOf(asked, atBank);
     } catch (error) {
       count('FAILED');
-      return { id: asked.id, verdict: null, differences: [], recovered: false, error: describe(error, logger, asked, 'the store could not be read; check this id again.') };
+      return {
+        id: asked.id,
+        verdict: null,
+        differences: [],
+        recovered: false,
+        error: describe(error, logger, asked, 'the store could not be read; check this id again.'),
+      };
     }
     const comparison = compareWithBank(atBank, stored);
     count(comparison.verdict);
-    const item = (outcome: Comparison, recovered = false, error: string | null = null): ReconcileItemRecord => ({ id: asked.id, ...outcome, recovered, error });
+    const item = (outcome: Comparison, recovered = false, error: string | null = null): ReconcileItemRecord => ({
+      id: asked.id,
+      ...outcome,
+      recovered,
+      error,
+    });
     if (comparison.verdict !== 'MISSING_HERE' || recover === 'NONE' || atBank === null) return item(comparison);
     const recovery = recover === 'REPUSH' ? await repush(atBank) : await importRecord(atBank);
     metrics.reconciliationRecoveries.inc({ mode: recover, outcome: recovery.recovered ? 'recovered' : 'not_recovered' });
@@ -108,7 +120,15 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       const said = `responseCode ${answer.responseCode}${answer.responseMessage === null ? '' : `: ${answer.responseMessage}`}`;
       return { recovered: false, error: `UPSTREAM_REJECTED: the bank did not queue it to be delivered again (${said}).` };
     } catch (error) {
-      return { recovered: false, error: describe(error, logger, { kind: 'settlementId', id: atBank.settlementId }, 'the request to send it again failed; check this id again.') };
+      return {
+        recovered: false,
+        error: describe(
+          error,
+          logger,
+          { kind: 'settlementId', id: atBank.settlementId },
+          'the request to send it again failed; check this id again.',
+        ),
+      };
     }
   }
 
@@ -117,7 +137,10 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     const { settlementId } = atBank;
     const notification = importedNotification(atBank, new Date(), deps.timezone);
     if (typeof notification === 'string') {
-      return { recovered: false, error: `UPSTREAM_INVALID_RESPONSE: the bank's record cannot be stored as a notification (${notification}); nothing was stored.` };
+      return {
+        recovered: false,
+        error: `UPSTREAM_INVALID_RESPONSE: the bank's record cannot be stored as a notification (${notification}); nothing was stored.`,
+      };
     }
     let result;
     try {
@@ -125,7 +148,10 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     } catch (error) {
       const refused = error instanceof UnstorableNotificationError;
       logger.error({ err: error, settlementId }, "reconciliation: the bank's record of a missing transfer could not be stored");
-      return { recovered: false, error: `INTERNAL_SERVER_ERROR: the store ${refused ? "refused the bank's record" : 'could not be written'}; nothing was stored.` };
+      return {
+        recovered: false,
+        error: `INTERNAL_SERVER_ERROR: the store ${refused ? "refused the bank's record" : 'could not be written'}; nothing was stored.`,
+      };
     }
     if (result.status === 'duplicate') {
       // A delivery, or another import, stored it since the bank was asked: compared with that, never stored twice.
@@ -135,7 +161,10 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     }
     deps.notificationFeed.announce(result.notification.position, result.settled);
     const { sessionId, accountNumber, transactionAmount } = notification;
-    logger.warn({ settlementId, sessionId, accountNumber, transactionAmount, operator: deps.operator }, "reconciliation: a missing transfer stored from the bank's record (source RECONCILED)");
+    logger.warn(
+      { settlementId, sessionId, accountNumber, transactionAmount, operator: deps.operator },
+      "reconciliation: a missing transfer stored from the bank's record (source RECONCILED)",
+    );
     return { recovered: true, error: null };
   }
 
@@ -146,7 +175,11 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       const comparison = compareWithBank(atBank, stored);
       count(comparison.verdict);
       const ids = (field: TransferIdKind) => distinct([asked.kind === field ? asked.id : '', atBank?.[field] ?? '', stored?.[field] ?? '']);
-      const quarantined = await store.quarantine.withTransferIds({ settlementIds: ids('settlementId'), sessionIds: ids('sessionId'), limit: MAX_QUARANTINED_LISTED });
+      const quarantined = await store.quarantine.withTransferIds({
+        settlementIds: ids('settlementId'),
+        sessionIds: ids('sessionId'),
+        limit: MAX_QUARANTINED_LISTED,
+      });
       return { ...comparison, atBank, stored, quarantined };
     },
     async reconcile({ kind, ids }, recover) {

@@ -146,7 +146,13 @@ function readBody(request: IncomingMessage): Promise<Body | 'aborted'> {
 }
 
 /** Writes the reply in the bank's shape, and tells the edge (timing, the drain) it was written. */
-function send(response: ServerResponse, serving: Serving, status: number, { code, sessionId }: Verdict, headers: Record<string, string> = {}): void {
+function send(
+  response: ServerResponse,
+  serving: Serving,
+  status: number,
+  { code, sessionId }: Verdict,
+  headers: Record<string, string> = {},
+): void {
   const payload = JSON.stringify(replyBody(sessionId, code));
   response.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',

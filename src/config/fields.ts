@@ -20,7 +20,9 @@ export function required<T extends z.ZodType<unknown, string>>(why: string, fiel
 /** A whole number from `min` to `max`. */
 export function whole(min: number, max: number) {
   const valid = (raw: string) => /^\d+$/.test(raw) && Number.isSafeInteger(Number(raw)) && Number(raw) >= min && Number(raw) <= max;
-  return text.refine(valid, { error: (issue) => `must be a whole number from ${min} to ${max}, got "${String(issue.input)}"` }).transform(Number);
+  return text
+    .refine(valid, { error: (issue) => `must be a whole number from ${min} to ${max}, got "${String(issue.input)}"` })
+    .transform(Number);
 }
 
 /** `true` or `false`, whatever the case. */
@@ -46,8 +48,17 @@ export const baseUrl = text.refine(isHttpUrl, 'must be an absolute http(s) URL')
  * The comma-separated entries of `value`, each read by `parse`; every entry it refuses is a problem
  * (`refused` words it), and so is a list with no entry at all.
  */
-export function entries<T>(value: string, ctx: z.RefinementCtx, parse: (entry: string) => T | undefined, refused: (entry: string) => string, empty: string): T[] {
-  const given = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+export function entries<T>(
+  value: string,
+  ctx: z.RefinementCtx,
+  parse: (entry: string) => T | undefined,
+  refused: (entry: string) => string,
+  empty: string,
+): T[] {
+  const given = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   if (given.length === 0) ctx.addIssue(empty);
   return given.flatMap((entry) => {
     const parsed = parse(entry);

@@ -7,7 +7,11 @@ import { Secret } from '../secret.ts';
 import { SECRET_VARIABLES } from './secrets.ts';
 
 /** A token issuer's settings, which the production rules require. */
-const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test', AUTH_AUDIENCE: 'bank-subgraph' };
+const ISSUER = {
+  AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json',
+  AUTH_ISSUER: 'https://issuer.test',
+  AUTH_AUDIENCE: 'bank-subgraph',
+};
 
 /** The live bank's URLs and credentials. */
 const LIVE_BANK = {
@@ -111,7 +115,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ QUARANTINE_MAX_ROWS: '0' }).quarantineMaxRows).toBe(0);
     expect(loadConfig({ QUARANTINE_MAX_ROWS: '' }).quarantineMaxRows).toBe(DEFAULT_QUARANTINE_MAX_ROWS);
     for (const bad of ['-1', '1e5', 'many', '100000001']) {
-      expect(problemsOf({ QUARANTINE_MAX_ROWS: bad })).toEqual([`QUARANTINE_MAX_ROWS must be a whole number from 0 to 100000000, got "${bad}"`]);
+      expect(problemsOf({ QUARANTINE_MAX_ROWS: bad })).toEqual([
+        `QUARANTINE_MAX_ROWS must be a whole number from 0 to 100000000, got "${bad}"`,
+      ]);
     }
   });
 
@@ -127,9 +133,14 @@ describe('loadConfig', () => {
 
   it('confirms with the bank by default, CONFIRMATION_CONCURRENCY at a time, and COLLECTION_CONFIRMATION=off turns it off', () => {
     expect(loadConfig({}).confirmation).toEqual({ enabled: true, concurrency: 4 });
-    expect(loadConfig({ COLLECTION_CONFIRMATION: 'OFF', CONFIRMATION_CONCURRENCY: '16' }).confirmation).toEqual({ enabled: false, concurrency: 16 });
+    expect(loadConfig({ COLLECTION_CONFIRMATION: 'OFF', CONFIRMATION_CONCURRENCY: '16' }).confirmation).toEqual({
+      enabled: false,
+      concurrency: 16,
+    });
     expect(problemsOf({ COLLECTION_CONFIRMATION: 'maybe' })).toEqual(['COLLECTION_CONFIRMATION must be "on" or "off", got "maybe"']);
-    expect(problemsOf({ CONFIRMATION_CONCURRENCY: '0' })).toEqual(['CONFIRMATION_CONCURRENCY must be a whole number from 1 to 256, got "0"']);
+    expect(problemsOf({ CONFIRMATION_CONCURRENCY: '0' })).toEqual([
+      'CONFIRMATION_CONCURRENCY must be a whole number from 1 to 256, got "0"',
+    ]);
   });
 
   it('requires BANK_COLLECTION_URL under the live bank unless COLLECTION_CONFIRMATION=off', () => {
@@ -139,14 +150,18 @@ describe('loadConfig', () => {
     expect(problemsOf(withoutCollection)).toEqual(['BANK_COLLECTION_URL is required when UPSTREAM_MODE=live']);
     const off = loadConfig({ ...withoutCollection, COLLECTION_CONFIRMATION: 'off' }).upstream;
     expect(off.mode === 'live' && off.urls.collection).toBeUndefined();
-    expect(problemsOf({ ...LIVE, BANK_COLLECTION_URL: 'collect.bank.test' })).toEqual(['BANK_COLLECTION_URL must be an absolute http(s) URL']);
+    expect(problemsOf({ ...LIVE, BANK_COLLECTION_URL: 'collect.bank.test' })).toEqual([
+      'BANK_COLLECTION_URL must be an absolute http(s) URL',
+    ]);
   });
 
   it('reads MAX_OPERATION_COST as a whole number of bank calls from 1, with a default that serves real screens', () => {
     expect(loadConfig({}).maxOperationCost).toBe(DEFAULT_MAX_OPERATION_COST);
     expect(loadConfig({ MAX_OPERATION_COST: '60' }).maxOperationCost).toBe(60);
     for (const bad of ['0', '-1', '2.5', 'lots']) {
-      expect(problemsOf({ MAX_OPERATION_COST: bad })).toEqual([`MAX_OPERATION_COST must be a whole number from 1 to 1000000, got "${bad}"`]);
+      expect(problemsOf({ MAX_OPERATION_COST: bad })).toEqual([
+        `MAX_OPERATION_COST must be a whole number from 1 to 1000000, got "${bad}"`,
+      ]);
     }
   });
 
@@ -187,11 +202,15 @@ describe('loadConfig', () => {
     for (const any of ['any', 'ANY', ' Any ']) {
       const config = loadConfig({ ...LIVE, WEBHOOK_ALLOWED_IPS: any });
       expect(config.webhookAllowedSources).toBeUndefined();
-      expect(config.warnings).toEqual([expect.stringMatching(/^WEBHOOK_ALLOWED_IPS=any: .*every address.*same signature.*forged transfer/)]);
+      expect(config.warnings).toEqual([
+        expect.stringMatching(/^WEBHOOK_ALLOWED_IPS=any: .*every address.*same signature.*forged transfer/),
+      ]);
     }
     // Under the sandbox rules too: `any` is said out loud wherever it is written.
     expect(loadConfig({ WEBHOOK_ALLOWED_IPS: 'any' }).warnings).toHaveLength(1);
-    expect(problemsOf({ WEBHOOK_ALLOWED_IPS: '203.0.113.0/24, any' })).toEqual(['WEBHOOK_ALLOWED_IPS: "any" accepts every source and stands alone, not beside addresses']);
+    expect(problemsOf({ WEBHOOK_ALLOWED_IPS: '203.0.113.0/24, any' })).toEqual([
+      'WEBHOOK_ALLOWED_IPS: "any" accepts every source and stands alone, not beside addresses',
+    ]);
   });
 
   it('reads TRUST_PROXY as Fastify does: true, a hop count, or addresses, ranges and proxy-addr names', () => {
@@ -233,7 +252,11 @@ describe('loadConfig', () => {
   });
 
   describe('outside the sandbox rules (a live bank, or NODE_ENV=production), fail closed', () => {
-    const OWN_WEBHOOK = { WEBHOOK_CLIENT_ID: 'collector', WEBHOOK_CLIENT_SECRET: 'hook-secret-live-0001', WEBHOOK_ALLOWED_IPS: '203.0.113.0/24' };
+    const OWN_WEBHOOK = {
+      WEBHOOK_CLIENT_ID: 'collector',
+      WEBHOOK_CLIENT_SECRET: 'hook-secret-live-0001',
+      WEBHOOK_ALLOWED_IPS: '203.0.113.0/24',
+    };
     const AUTH_REQUIRED = (why: string) => [
       `AUTH_JWKS_URL is required when ${why}: where the token issuer publishes its keys (https://…/.well-known/jwks.json)`,
       `AUTH_ISSUER is required when ${why}: the \`iss\` every token must carry`,
@@ -287,9 +310,27 @@ describe('loadConfig', () => {
 
     it.each(SECRET_VARIABLES)('refuses %s when it reads as a placeholder, whatever its case, naming it and never its value', (name) => {
       const mark = name.toLowerCase().replace(/_/g, '');
-      for (const value of [`REPLACE-ME-${mark}`, `replace_me_${mark}`, `ChangeMe-${mark}`, `changeit${mark}`, `${mark}.example.com`, `EXAMPLE-${mark}`, `XXXXXXXX-${mark}`, `xxx`, `<${mark}>`, `your-${mark}-here`, `TODO-${mark}`, `\${${mark}}`, 'secret', 'Password1', '…']) {
+      for (const value of [
+        `REPLACE-ME-${mark}`,
+        `replace_me_${mark}`,
+        `ChangeMe-${mark}`,
+        `changeit${mark}`,
+        `${mark}.example.com`,
+        `EXAMPLE-${mark}`,
+        `XXXXXXXX-${mark}`,
+        `xxx`,
+        `<${mark}>`,
+        `your-${mark}-here`,
+        `TODO-${mark}`,
+        `\${${mark}}`,
+        'secret',
+        'Password1',
+        '…',
+      ]) {
         const problems = problemsOf({ ...LIVE, [name]: value });
-        expect(problems, value).toEqual([expect.stringMatching(new RegExp(`^${name} reads as a placeholder .*refused when UPSTREAM_MODE=live`))]);
+        expect(problems, value).toEqual([
+          expect.stringMatching(new RegExp(`^${name} reads as a placeholder .*refused when UPSTREAM_MODE=live`)),
+        ]);
         if (value.length > 8) expect(problems.join('\n')).not.toContain(value);
       }
     });
@@ -306,8 +347,19 @@ describe('loadConfig', () => {
     });
 
     it('reports a missing allow-list, placeholders and a short secret together, each by name', () => {
-      const problems = problemsOf({ ...LIVE, WEBHOOK_ALLOWED_IPS: '', WEBHOOK_CLIENT_SECRET: 'k7-short', BANK_PASSWORD: 'changeme', ROUTER_SECRET: '<router-secret>' });
-      expect(problems.map((problem) => problem.split(' ')[0])).toEqual(['WEBHOOK_ALLOWED_IPS', 'WEBHOOK_CLIENT_SECRET', 'BANK_PASSWORD', 'ROUTER_SECRET']);
+      const problems = problemsOf({
+        ...LIVE,
+        WEBHOOK_ALLOWED_IPS: '',
+        WEBHOOK_CLIENT_SECRET: 'k7-short',
+        BANK_PASSWORD: 'changeme',
+        ROUTER_SECRET: '<router-secret>',
+      });
+      expect(problems.map((problem) => problem.split(' ')[0])).toEqual([
+        'WEBHOOK_ALLOWED_IPS',
+        'WEBHOOK_CLIENT_SECRET',
+        'BANK_PASSWORD',
+        'ROUTER_SECRET',
+      ]);
     });
 
     it('starts live with every live setting, and reports production and live problems together', () => {
@@ -338,14 +390,46 @@ describe('loadConfig', () => {
     });
 
     it.each([
-      ['a memory store', { STORE_URL: 'sqlite::memory:' }, 'STORE_URL=sqlite::memory: is refused when UPSTREAM_MODE=live: every stored notification would be lost on a restart; use sqlite:<path> on a volume or postgres://…'],
-      ['a JWKS over plain http to another host', { AUTH_JWKS_URL: 'http://issuer.test/jwks.json' }, 'AUTH_JWKS_URL must be https:// (or file:, or http:// to a loopback address) when UPSTREAM_MODE=live'],
-      ['the published development keys', { AUTH_JWKS_URL: 'file:dev/auth-jwks.json' }, "AUTH_JWKS_URL names the repository's published development keys, refused when UPSTREAM_MODE=live: point it at your token issuer's JWKS"],
-      ['TRUST_PROXY=true', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: 'true' }, 'TRUST_PROXY=true trusts every hop, refused when UPSTREAM_MODE=live'],
-      ['TRUST_PROXY=0.0.0.0/0', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY=0.0.0.0/0 trusts every hop, refused when UPSTREAM_MODE=live'],
-      ['TRUST_PROXY=::/0', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '::/0' }, 'TRUST_PROXY=::/0 trusts every hop, refused when UPSTREAM_MODE=live'],
-      ['two halves of IPv4', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '0.0.0.0/1, 128.0.0.0/1' }, 'TRUST_PROXY=0.0.0.0/1, 128.0.0.0/1 trusts every hop, refused when UPSTREAM_MODE=live'],
-      ['every IPv4-mapped address', { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '::ffff:0:0/96' }, 'TRUST_PROXY=::ffff:0:0/96 trusts every hop, refused when UPSTREAM_MODE=live'],
+      [
+        'a memory store',
+        { STORE_URL: 'sqlite::memory:' },
+        'STORE_URL=sqlite::memory: is refused when UPSTREAM_MODE=live: every stored notification would be lost on a restart; use sqlite:<path> on a volume or postgres://…',
+      ],
+      [
+        'a JWKS over plain http to another host',
+        { AUTH_JWKS_URL: 'http://issuer.test/jwks.json' },
+        'AUTH_JWKS_URL must be https:// (or file:, or http:// to a loopback address) when UPSTREAM_MODE=live',
+      ],
+      [
+        'the published development keys',
+        { AUTH_JWKS_URL: 'file:dev/auth-jwks.json' },
+        "AUTH_JWKS_URL names the repository's published development keys, refused when UPSTREAM_MODE=live: point it at your token issuer's JWKS",
+      ],
+      [
+        'TRUST_PROXY=true',
+        { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: 'true' },
+        'TRUST_PROXY=true trusts every hop, refused when UPSTREAM_MODE=live',
+      ],
+      [
+        'TRUST_PROXY=0.0.0.0/0',
+        { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '0.0.0.0/0' },
+        'TRUST_PROXY=0.0.0.0/0 trusts every hop, refused when UPSTREAM_MODE=live',
+      ],
+      [
+        'TRUST_PROXY=::/0',
+        { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '::/0' },
+        'TRUST_PROXY=::/0 trusts every hop, refused when UPSTREAM_MODE=live',
+      ],
+      [
+        'two halves of IPv4',
+        { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '0.0.0.0/1, 128.0.0.0/1' },
+        'TRUST_PROXY=0.0.0.0/1, 128.0.0.0/1 trusts every hop, refused when UPSTREAM_MODE=live',
+      ],
+      [
+        'every IPv4-mapped address',
+        { WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: '::ffff:0:0/96' },
+        'TRUST_PROXY=::ffff:0:0/96 trusts every hop, refused when UPSTREAM_MODE=live',
+      ],
     ])('refuses %s, naming the variable, with every other problem', (_what, setting, problem) => {
       const problems = problemsOf({ ...LIVE, ...setting, PORT: 'x' });
       expect(problems).toHaveLength(2);
@@ -354,10 +438,18 @@ describe('loadConfig', () => {
     });
 
     it('takes the JWKS over https, from a file, or over http to a loopback address', () => {
-      for (const url of ['https://issuer.test/jwks.json', 'file:keys/jwks.json', 'http://127.0.0.1:8080/jwks.json', 'http://localhost/jwks.json', 'http://[::1]:9/jwks.json']) {
+      for (const url of [
+        'https://issuer.test/jwks.json',
+        'file:keys/jwks.json',
+        'http://127.0.0.1:8080/jwks.json',
+        'http://localhost/jwks.json',
+        'http://[::1]:9/jwks.json',
+      ]) {
         expect(problemsOf({ ...LIVE, ...ISSUER, AUTH_JWKS_URL: url })).toEqual([]);
       }
-      expect(loadConfig({ AUTH_JWKS_URL: 'http://issuer.test/jwks.json', AUTH_ISSUER: 'x' }).auth?.jwksUrl).toBe('http://issuer.test/jwks.json');
+      expect(loadConfig({ AUTH_JWKS_URL: 'http://issuer.test/jwks.json', AUTH_ISSUER: 'x' }).auth?.jwksUrl).toBe(
+        'http://issuer.test/jwks.json',
+      );
     });
 
     it('keeps a proxy list that is not every hop, and reports a list proxy-addr would refuse by name, not as a crash', () => {
@@ -402,7 +494,9 @@ describe('loadConfig', () => {
 
   it('reads WEBHOOK_CLIENT_SECRET_PREVIOUS for a rotation, and refuses it equal to the new secret', () => {
     expect(loadConfig({}).webhook.previousSecret).toBeUndefined();
-    expect(loadConfig({ WEBHOOK_CLIENT_SECRET: 'new-1', WEBHOOK_CLIENT_SECRET_PREVIOUS: 'old-1' }).webhook.previousSecret?.reveal()).toBe('old-1');
+    expect(loadConfig({ WEBHOOK_CLIENT_SECRET: 'new-1', WEBHOOK_CLIENT_SECRET_PREVIOUS: 'old-1' }).webhook.previousSecret?.reveal()).toBe(
+      'old-1',
+    );
     const problems = problemsOf({ WEBHOOK_CLIENT_SECRET: 'same-1', WEBHOOK_CLIENT_SECRET_PREVIOUS: 'same-1' });
     expect(problems).toEqual([
       'WEBHOOK_CLIENT_SECRET_PREVIOUS must differ from WEBHOOK_CLIENT_SECRET (the old secret during a rotation; unset it once the bank uses the new one)',

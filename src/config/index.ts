@@ -108,7 +108,11 @@ export function loadConfig(env: Env): Config {
   const closed = closedBy(given);
   const schema = variablesOf(given)
     // Checked even beside a missing variable, so that one report names them all.
-    .superRefine((_, ctx) => weakSecrets(given, closed).forEach(({ name, problem }) => ctx.addIssue({ code: 'custom', path: [name], message: problem })), { when: () => true })
+    .superRefine(
+      (_, ctx) =>
+        weakSecrets(given, closed).forEach(({ name, problem }) => ctx.addIssue({ code: 'custom', path: [name], message: problem })),
+      { when: () => true },
+    )
     .transform((variables) => toConfig(variables, closed === undefined));
   return parsed(schema, given);
 }
@@ -116,7 +120,10 @@ export function loadConfig(env: Env): Config {
 /** What the published SDL depends on, read as the server reads it (`npm run schema:print`). */
 export function loadSchemaSettings(env: Env): { catalogueMaxAgeS: number; publishAccessDirectives: boolean } {
   const given = withoutEmpty(env);
-  const { BANK_LIST_TTL_S, PUBLISH_ACCESS_DIRECTIVES } = parsed(variablesOf(given).pick({ BANK_LIST_TTL_S: true, PUBLISH_ACCESS_DIRECTIVES: true }), given);
+  const { BANK_LIST_TTL_S, PUBLISH_ACCESS_DIRECTIVES } = parsed(
+    variablesOf(given).pick({ BANK_LIST_TTL_S: true, PUBLISH_ACCESS_DIRECTIVES: true }),
+    given,
+  );
   return { catalogueMaxAgeS: BANK_LIST_TTL_S, publishAccessDirectives: PUBLISH_ACCESS_DIRECTIVES };
 }
 
@@ -149,7 +156,14 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
   };
   // Live mode requires every URL but the gateway's (the base by default) and the collection service's.
   const base = v.BANK_BASE_URL!;
-  const urls = { base, gateway: v.BANK_GATEWAY_URL ?? base, billing: v.BANK_BILLING_URL!, posting: v.BANK_POSTING_URL!, wallet: v.BANK_WALLET_URL!, collection: v.BANK_COLLECTION_URL };
+  const urls = {
+    base,
+    gateway: v.BANK_GATEWAY_URL ?? base,
+    billing: v.BANK_BILLING_URL!,
+    posting: v.BANK_POSTING_URL!,
+    wallet: v.BANK_WALLET_URL!,
+    collection: v.BANK_COLLECTION_URL,
+  };
   const anySource = v.WEBHOOK_ALLOWED_IPS === 'any';
   return {
     port: v.PORT,
@@ -157,7 +171,11 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
     sandboxRules,
     logLevel: v.LOG_LEVEL,
     upstream: v.UPSTREAM_MODE === 'live' ? { mode: 'live', urls, ...settings } : { mode: 'sandbox', ...settings },
-    webhook: { clientId: v.WEBHOOK_CLIENT_ID, clientSecret: new Secret(v.WEBHOOK_CLIENT_SECRET), previousSecret: secret(v.WEBHOOK_CLIENT_SECRET_PREVIOUS) },
+    webhook: {
+      clientId: v.WEBHOOK_CLIENT_ID,
+      clientSecret: new Secret(v.WEBHOOK_CLIENT_SECRET),
+      previousSecret: secret(v.WEBHOOK_CLIENT_SECRET_PREVIOUS),
+    },
     storeUrl: new Secret(v.STORE_URL),
     pubsubUrl: new Secret(v.PUBSUB_URL),
     routerSecret: secret(v.ROUTER_SECRET),
@@ -175,7 +193,14 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
     auth:
       v.AUTH_JWKS_URL === undefined
         ? undefined
-        : { jwksUrl: v.AUTH_JWKS_URL, issuer: v.AUTH_ISSUER ?? '', audience: v.AUTH_AUDIENCE, accountsClaim: v.AUTH_ACCOUNTS_CLAIM, keysMaxAgeMs: v.AUTH_JWKS_MAX_AGE_S * 1000, refuseDevelopmentKey: !sandboxRules },
+        : {
+            jwksUrl: v.AUTH_JWKS_URL,
+            issuer: v.AUTH_ISSUER ?? '',
+            audience: v.AUTH_AUDIENCE,
+            accountsClaim: v.AUTH_ACCOUNTS_CLAIM,
+            keysMaxAgeMs: v.AUTH_JWKS_MAX_AGE_S * 1000,
+            refuseDevelopmentKey: !sandboxRules,
+          },
     callbackUrls: v.SUBSCRIPTION_CALLBACK_URLS,
     webhookPort: v.WEBHOOK_PORT,
   };

@@ -22,7 +22,9 @@ export const ANY_SOURCE_WARNING =
 export const allowedSources = text.transform((value, ctx): 'any' | IpRange[] => {
   if (value.toLowerCase() === 'any') return 'any';
   const refused = (entry: string) =>
-    entry.toLowerCase() === 'any' ? ': "any" accepts every source and stands alone, not beside addresses' : `: "${entry}" is not an IP address or CIDR range`;
+    entry.toLowerCase() === 'any'
+      ? ': "any" accepts every source and stands alone, not beside addresses'
+      : `: "${entry}" is not an IP address or CIDR range`;
   return entries(value, ctx, parseIpRange, refused, 'lists no address');
 });
 
@@ -64,9 +66,13 @@ function readTrustProxy(value: string, ctx: z.RefinementCtx): TrustProxy {
   if (value === 'false') return false;
   if (value === 'true') return true;
   if (/^\d+$/.test(value)) return Number(value);
-  const list = value.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const list = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
   const invalid = list.filter((entry) => !PROXY_NAMES.has(entry) && parseIpRange(entry) === undefined);
-  for (const entry of invalid) ctx.addIssue(`: "${entry}" is not true, a hop count, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
+  for (const entry of invalid)
+    ctx.addIssue(`: "${entry}" is not true, a hop count, an IP address, a CIDR range, loopback, linklocal or uniquelocal`);
   if (invalid.length > 0) return list;
   // Ranges that hold every address trust every hop, which proxy-addr would refuse to compile (`/0`).
   if (trustsEveryHop(list)) return true;

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { problemsOf } from '../../test/helpers/config.ts';
 import { loadConfig, loadSchemaSettings } from './index.ts';
 
-const ISSUER = { AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json', AUTH_ISSUER: 'https://issuer.test', AUTH_AUDIENCE: 'bank-subgraph' };
+const ISSUER = {
+  AUTH_JWKS_URL: 'https://issuer.test/.well-known/jwks.json',
+  AUTH_ISSUER: 'https://issuer.test',
+  AUTH_AUDIENCE: 'bank-subgraph',
+};
 const LIVE = {
   UPSTREAM_MODE: 'live',
   BANK_BASE_URL: 'https://api.bank.test/gw',
@@ -43,24 +47,38 @@ describe('the configuration schema', () => {
   it('checks BANK_COLLECTION_URL when given with COLLECTION_CONFIRMATION=off, and keeps it', () => {
     const upstream = loadConfig({ ...LIVE, COLLECTION_CONFIRMATION: 'off' }).upstream;
     expect(upstream.mode === 'live' && upstream.urls.collection).toBe('https://collect.bank.test/vps/api');
-    expect(problemsOf({ ...LIVE, COLLECTION_CONFIRMATION: 'off', BANK_COLLECTION_URL: 'collect' })).toEqual(['BANK_COLLECTION_URL must be an absolute http(s) URL']);
+    expect(problemsOf({ ...LIVE, COLLECTION_CONFIRMATION: 'off', BANK_COLLECTION_URL: 'collect' })).toEqual([
+      'BANK_COLLECTION_URL must be an absolute http(s) URL',
+    ]);
   });
 
   it('refuses AUTH_AUDIENCE without AUTH_JWKS_URL under the sandbox rules, and takes the JWKS without an audience there', () => {
-    expect(problemsOf({ AUTH_AUDIENCE: 'bank' })).toEqual(['AUTH_AUDIENCE is set but AUTH_JWKS_URL is not, so no token would be checked: set AUTH_JWKS_URL too, or unset AUTH_AUDIENCE']);
+    expect(problemsOf({ AUTH_AUDIENCE: 'bank' })).toEqual([
+      'AUTH_AUDIENCE is set but AUTH_JWKS_URL is not, so no token would be checked: set AUTH_JWKS_URL too, or unset AUTH_AUDIENCE',
+    ]);
     expect(loadConfig({ AUTH_JWKS_URL: ISSUER.AUTH_JWKS_URL, AUTH_ISSUER: ISSUER.AUTH_ISSUER }).auth?.audience).toBeUndefined();
   });
 
   it('refuses a JWKS over clear text to another host however the scheme is written', () => {
     for (const url of ['http://issuer.test/jwks.json', 'HTTP://issuer.test/jwks.json', 'Http://issuer.test/jwks.json']) {
-      expect(problemsOf({ ...LIVE, AUTH_JWKS_URL: url })).toEqual(['AUTH_JWKS_URL must be https:// (or file:, or http:// to a loopback address) when UPSTREAM_MODE=live']);
+      expect(problemsOf({ ...LIVE, AUTH_JWKS_URL: url })).toEqual([
+        'AUTH_JWKS_URL must be https:// (or file:, or http:// to a loopback address) when UPSTREAM_MODE=live',
+      ]);
     }
     expect(problemsOf({ ...LIVE, AUTH_JWKS_URL: 'HTTPS://issuer.test/jwks.json' })).toEqual([]);
   });
 
   it('closes the doors on a sandbox in production too: a memory store, every hop trusted, placeholders', () => {
     expect(problemsOf(PRODUCTION_SANDBOX)).toEqual([]);
-    expect(problemsOf({ ...PRODUCTION_SANDBOX, STORE_URL: 'sqlite::memory:', WEBHOOK_ALLOWED_IPS: 'any', TRUST_PROXY: 'true', BANK_PASSWORD: 'changeme' })).toEqual([
+    expect(
+      problemsOf({
+        ...PRODUCTION_SANDBOX,
+        STORE_URL: 'sqlite::memory:',
+        WEBHOOK_ALLOWED_IPS: 'any',
+        TRUST_PROXY: 'true',
+        BANK_PASSWORD: 'changeme',
+      }),
+    ).toEqual([
       expect.stringMatching(/^STORE_URL=sqlite::memory: is refused when NODE_ENV=production/),
       expect.stringMatching(/^TRUST_PROXY=true trusts every hop, refused when NODE_ENV=production/),
       expect.stringMatching(/^BANK_PASSWORD reads as a placeholder .*refused when NODE_ENV=production/),
@@ -70,7 +88,9 @@ describe('the configuration schema', () => {
   it('refuses a mode in another case, and applies the production rules to it', () => {
     const problems = problemsOf({ ...LIVE, UPSTREAM_MODE: 'LIVE', WEBHOOK_CLIENT_SECRET: 'short' });
     expect(problems[0]).toBe('UPSTREAM_MODE must be "sandbox" or "live"');
-    expect(problems).toContain('WEBHOOK_CLIENT_SECRET is shorter than 16 characters, refused when UPSTREAM_MODE=LIVE: whoever guesses it can sign a delivery; agree a longer one with the bank');
+    expect(problems).toContain(
+      'WEBHOOK_CLIENT_SECRET is shorter than 16 characters, refused when UPSTREAM_MODE=LIVE: whoever guesses it can sign a delivery; agree a longer one with the bank',
+    );
   });
 
   it('reads levels, switches and booleans whatever their case, and names a bad one', () => {
@@ -94,7 +114,9 @@ describe('the configuration schema', () => {
   });
 
   it('compares WEBHOOK_PORT with the PORT given, and lets both be 0 (each a free port)', () => {
-    expect(problemsOf({ PORT: '5000', WEBHOOK_PORT: '5000' })).toEqual(['WEBHOOK_PORT must differ from PORT: the webhook gets a port of its own']);
+    expect(problemsOf({ PORT: '5000', WEBHOOK_PORT: '5000' })).toEqual([
+      'WEBHOOK_PORT must differ from PORT: the webhook gets a port of its own',
+    ]);
     expect(loadConfig({ PORT: '5000', WEBHOOK_PORT: '4001' }).webhookPort).toBe(4001);
     expect(loadConfig({ PORT: '0', WEBHOOK_PORT: '0' }).webhookPort).toBe(0);
   });
@@ -103,9 +125,17 @@ describe('the configuration schema', () => {
 describe('loadSchemaSettings', () => {
   it('reads what the published SDL depends on, and nothing the server alone needs', () => {
     expect(loadSchemaSettings({})).toEqual({ catalogueMaxAgeS: 600, publishAccessDirectives: true });
-    expect(loadSchemaSettings({ NODE_ENV: 'production', BANK_LIST_TTL_S: '60', PUBLISH_ACCESS_DIRECTIVES: 'false' })).toEqual({ catalogueMaxAgeS: 60, publishAccessDirectives: false });
+    expect(loadSchemaSettings({ NODE_ENV: 'production', BANK_LIST_TTL_S: '60', PUBLISH_ACCESS_DIRECTIVES: 'false' })).toEqual({
+      catalogueMaxAgeS: 60,
+      publishAccessDirectives: false,
+    });
     expect(() => loadSchemaSettings({ BANK_LIST_TTL_S: 'ten', PUBLISH_ACCESS_DIRECTIVES: 'no' })).toThrow(
-      expect.objectContaining({ problems: ['BANK_LIST_TTL_S must be a whole number from 0 to 86400, got "ten"', 'PUBLISH_ACCESS_DIRECTIVES must be true or false, got "no"'] }),
+      expect.objectContaining({
+        problems: [
+          'BANK_LIST_TTL_S must be a whole number from 0 to 86400, got "ten"',
+          'PUBLISH_ACCESS_DIRECTIVES must be true or false, got "no"',
+        ],
+      }),
     );
   });
 });

@@ -62,12 +62,22 @@ export function weakSecrets(env: Env, closedBy: string | undefined): { name: str
     const value = env[name];
     if (value === undefined) return [];
     if (readsAsPlaceholder(value)) {
-      return [{ name, problem: `reads as a placeholder (REPLACE-ME…, changeme, example, xxx…, <…>), refused when ${closedBy}: anyone who reads the template has it; set the real value` }];
+      return [
+        {
+          name,
+          problem: `reads as a placeholder (REPLACE-ME…, changeme, example, xxx…, <…>), refused when ${closedBy}: anyone who reads the template has it; set the real value`,
+        },
+      ];
     }
     // Counted in code points, as a person counts characters; none is lost, so none is mishandled.
     // oxlint-disable-next-line typescript/no-misused-spread
     if (WEBHOOK_SECRETS.has(name) && [...value].length < WEBHOOK_SECRET_MIN_LENGTH) {
-      return [{ name, problem: `is shorter than ${WEBHOOK_SECRET_MIN_LENGTH} characters, refused when ${closedBy}: whoever guesses it can sign a delivery; agree a longer one with the bank` }];
+      return [
+        {
+          name,
+          problem: `is shorter than ${WEBHOOK_SECRET_MIN_LENGTH} characters, refused when ${closedBy}: whoever guesses it can sign a delivery; agree a longer one with the bank`,
+        },
+      ];
     }
     return [];
   });

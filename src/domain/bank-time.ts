@@ -83,4 +83,3 @@ function zoneOffsetAt(wallClock: DateTime<true>, timezone: string): number | nul
   offsetsByMinute.set(key, offset);
   return offset;
 }
-

@@ -14,7 +14,16 @@ const ours: ComparedFields = {
 
 describe('bankDifferences', () => {
   it('finds none where the bank writes the same amounts another way and the currency in another case', () => {
-    expect(bankDifferences(ours, { ...ours, transactionAmount: '1000.0', settledAmount: '990', feeAmount: '010.000', vatAmount: '0.750', currency: 'ngn' })).toEqual([]);
+    expect(
+      bankDifferences(ours, {
+        ...ours,
+        transactionAmount: '1000.0',
+        settledAmount: '990',
+        feeAmount: '010.000',
+        vatAmount: '0.750',
+        currency: 'ngn',
+      }),
+    ).toEqual([]);
   });
 
   it('tells amounts apart to the last digit, past what a float holds', () => {

@@ -28,10 +28,20 @@ export interface Confirmation {
 }
 
 /** Not checked with the bank: confirmation is off, or the notification was stored before it existed. */
-export const UNCHECKED: Confirmation = Object.freeze({ status: 'UNCHECKED', checkedAt: null, differences: Object.freeze([]), acknowledgedByBank: null });
+export const UNCHECKED: Confirmation = Object.freeze({
+  status: 'UNCHECKED',
+  checkedAt: null,
+  differences: Object.freeze([]),
+  acknowledgedByBank: null,
+});
 
 /** Stored, waiting for the bank's answer. */
-export const PENDING: Confirmation = Object.freeze({ status: 'PENDING', checkedAt: null, differences: Object.freeze([]), acknowledgedByBank: null });
+export const PENDING: Confirmation = Object.freeze({
+  status: 'PENDING',
+  checkedAt: null,
+  differences: Object.freeze([]),
+  acknowledgedByBank: null,
+});
 
 /** A decision to record over a PENDING notification. */
 export interface ConfirmationOutcome {
@@ -59,7 +69,9 @@ export const COMPARED_FIELDS = [
 export type ComparedField = (typeof COMPARED_FIELDS)[number];
 
 /** What is compared of a record, ours or the bank's. */
-export type ComparedFields = { [K in ComparedField]: K extends 'settlementId' | 'sessionId' | 'accountNumber' | 'transactionAmount' ? string : string | null };
+export type ComparedFields = {
+  [K in ComparedField]: K extends 'settlementId' | 'sessionId' | 'accountNumber' | 'transactionAmount' ? string : string | null;
+};
 
 const COMPARED_AMOUNTS: ReadonlySet<ComparedField> = new Set(['transactionAmount', 'settledAmount', 'feeAmount', 'vatAmount']);
 

@@ -14,7 +14,9 @@ const stored: MoneyFields = {
 describe('money fields', () => {
   it('finds none different in an honest retry, however its amounts and currency are written', () => {
     expect(moneyDifferences(stored, { ...stored })).toEqual([]);
-    expect(moneyDifferences(stored, { ...stored, transactionAmount: '1500.0', settledAmount: '01489.250', feeAmount: '10', currency: 'ngn' })).toEqual([]);
+    expect(
+      moneyDifferences(stored, { ...stored, transactionAmount: '1500.0', settledAmount: '01489.250', feeAmount: '10', currency: 'ngn' }),
+    ).toEqual([]);
     expect(moneyDifferences({ ...stored, transactionAmount: '0.50' }, { ...stored, transactionAmount: '000.5' })).toEqual([]);
   });
 

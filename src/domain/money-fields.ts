@@ -6,7 +6,15 @@ import type { NewCollectionNotification } from './notification.ts';
  * deliveries of one settlementId that differ in any of them are a conflict (a bank fault or a
  * forgery), not a retry.
  */
-export const MONEY_FIELDS = ['accountNumber', 'transactionAmount', 'settledAmount', 'feeAmount', 'vatAmount', 'currency', 'sourceAccountNumber'] as const;
+export const MONEY_FIELDS = [
+  'accountNumber',
+  'transactionAmount',
+  'settledAmount',
+  'feeAmount',
+  'vatAmount',
+  'currency',
+  'sourceAccountNumber',
+] as const;
 export type MoneyField = (typeof MONEY_FIELDS)[number];
 export type MoneyFields = Pick<NewCollectionNotification, MoneyField>;
 

@@ -75,11 +75,27 @@ export interface ReconcileReportRecord {
   items: ReconcileItemRecord[];
 }
 
-const COUNTED = { MATCHED: 'matched', MISMATCHED: 'mismatched', NOT_AT_BANK: 'notAtBank', MISSING_HERE: 'missingHere', UNKNOWN: 'unknown' } as const;
+const COUNTED = {
+  MATCHED: 'matched',
+  MISMATCHED: 'mismatched',
+  NOT_AT_BANK: 'notAtBank',
+  MISSING_HERE: 'missingHere',
+  UNKNOWN: 'unknown',
+} as const;
 
 /** The report of `items`, counted. */
 export function reconcileReport(items: ReconcileItemRecord[]): ReconcileReportRecord {
-  const report: ReconcileReportRecord = { checked: items.length, matched: 0, missingHere: 0, mismatched: 0, notAtBank: 0, unknown: 0, recovered: 0, failed: 0, items };
+  const report: ReconcileReportRecord = {
+    checked: items.length,
+    matched: 0,
+    missingHere: 0,
+    mismatched: 0,
+    notAtBank: 0,
+    unknown: 0,
+    recovered: 0,
+    failed: 0,
+    items,
+  };
   for (const item of items) {
     if (item.verdict === null) report.failed += 1;
     else report[COUNTED[item.verdict]] += 1;

@@ -35,7 +35,8 @@ describe('callback subscription places', () => {
     const places: CallbackPlace[] = [];
     const callers = MAX_CALLBACK_SUBSCRIPTIONS / MAX_CALLBACK_SUBSCRIPTIONS_PER_CALLER;
     for (let c = 0; c < callers; c += 1) {
-      for (let i = 0; i < MAX_CALLBACK_SUBSCRIPTIONS_PER_CALLER; i += 1) places.push(limits.admit(verified(`caller-${c}`)) as CallbackPlace);
+      for (let i = 0; i < MAX_CALLBACK_SUBSCRIPTIONS_PER_CALLER; i += 1)
+        places.push(limits.admit(verified(`caller-${c}`)) as CallbackPlace);
     }
     expect(counts.at(-1)).toBe(10_000);
     const refused = limits.admit(verified('newcomer'));

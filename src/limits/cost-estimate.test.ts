@@ -26,9 +26,13 @@ describe('estimateBankCalls over the subgraph schema', () => {
 
   it('prices reads by id: one a record, one per hundred entity references', () => {
     expect(estimate('{ collectionNotification(settlementId: "1") { cursor } }')).toBe(1);
-    expect(estimate('{ a: collectionNotification(settlementId: "1") { cursor } b: collectionNotification(settlementId: "2") { cursor } }')).toBe(2);
+    expect(
+      estimate('{ a: collectionNotification(settlementId: "1") { cursor } b: collectionNotification(settlementId: "2") { cursor } }'),
+    ).toBe(2);
     const entities = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on CollectionNotification { cursor } } }';
-    const references = (n: number) => ({ r: Array.from({ length: n }, (_, i) => ({ __typename: 'CollectionNotification', settlementId: String(i) })) });
+    const references = (n: number) => ({
+      r: Array.from({ length: n }, (_, i) => ({ __typename: 'CollectionNotification', settlementId: String(i) })),
+    });
     expect(estimate(entities, references(1))).toBe(1);
     expect(estimate(entities, references(100))).toBe(1);
     expect(estimate(entities, references(2_500))).toBe(25);
@@ -37,16 +41,22 @@ describe('estimateBankCalls over the subgraph schema', () => {
   it('prices store reads: a page one, a range of days one per 16 days it touches', () => {
     expect(estimate('{ collectionNotifications(first: 100) { nodes { settlementId } } }')).toBe(1);
     expect(estimate('{ collectionNotifications(from: "2026-11-01T00:00:00Z") { nodes { settlementId } } }')).toBe(1);
-    expect(estimate('{ quarantinedDeliveries(first: 100, from: "2025-11-01T00:00:00Z", to: "2026-11-01T00:00:00Z") { nodes { rawBody } } }')).toBe(1);
+    expect(
+      estimate('{ quarantinedDeliveries(first: 100, from: "2025-11-01T00:00:00Z", to: "2026-11-01T00:00:00Z") { nodes { rawBody } } }'),
+    ).toBe(1);
     const aliased = Array.from({ length: 30 }, (_, i) => `q${i}: quarantinedDeliveries { nodes { id } }`).join(' ');
     expect(estimate(`{ ${aliased} }`)).toBe(30);
     const month = '{ collectionSummary(from: "2026-10-01T00:00:00+01:00", to: "2026-11-01T00:00:00+01:00") { count days { date count } } }';
     expect(estimate(month)).toBe(2);
     const year = 'query($from: DateTime!, $to: DateTime!) { collectionSummary(from: $from, to: $to) { count } }';
     expect(estimate(year, { from: '2025-11-26T00:00:00Z', to: '2026-11-26T00:00:00Z' })).toBe(23);
-    expect(estimate('{ collectionNotifications(from: "2025-11-26T00:00:00Z", to: "2026-11-26T00:00:00Z") { nodes { settlementId } } }')).toBe(23);
+    expect(
+      estimate('{ collectionNotifications(from: "2025-11-26T00:00:00Z", to: "2026-11-26T00:00:00Z") { nodes { settlementId } } }'),
+    ).toBe(23);
     const aliases = Array.from({ length: 100 }, (_, i) => `s${i}: collectionSummary(from: $from, to: $to) { count }`).join(' ');
-    expect(estimate(`query($from: DateTime!, $to: DateTime!) { ${aliases} }`, { from: '2025-11-26T00:00:00Z', to: '2026-11-26T00:00:00Z' })).toBe(2_300);
+    expect(
+      estimate(`query($from: DateTime!, $to: DateTime!) { ${aliases} }`, { from: '2025-11-26T00:00:00Z', to: '2026-11-26T00:00:00Z' }),
+    ).toBe(2_300);
   });
 
   it('counts every alias, and merges fields that execution merges', () => {
@@ -67,12 +77,17 @@ describe('estimateBankCalls over the subgraph schema', () => {
   });
 
   it('prices each mutation that calls the bank', () => {
-    expect(estimate('mutation { merchantForgotPassword(email: "a@b.ng") { status } transactionAuthorize(redirectUri: "https://a.b/c") { code } }')).toBe(2);
+    expect(
+      estimate(
+        'mutation { merchantForgotPassword(email: "a@b.ng") { status } transactionAuthorize(redirectUri: "https://a.b/c") { code } }',
+      ),
+    ).toBe(2);
   });
 
   it('prices a check with the bank as one call, and a reconciliation one per distinct id (two with REPUSH)', () => {
     expect(estimate('{ bankTransaction(settlementId: "S1") { verdict stored { cursor } quarantined { id } } }')).toBe(1);
-    const reconcile = 'mutation($s: [String!], $t: [String!], $r: RecoverMode) { reconcileCollections(sessionIds: $s, settlementIds: $t, recover: $r) { checked } }';
+    const reconcile =
+      'mutation($s: [String!], $t: [String!], $r: RecoverMode) { reconcileCollections(sessionIds: $s, settlementIds: $t, recover: $r) { checked } }';
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `T-${i}`);
     expect(estimate(reconcile, { t: ids(30) })).toBe(30);
     expect(estimate(reconcile, { s: ids(30), r: 'IMPORT' })).toBe(30);
@@ -86,7 +101,8 @@ describe('estimateBankCalls over the subgraph schema', () => {
   });
 
   it('prices entity references by their count and type, from variables or literals', () => {
-    const query = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on Account { accountName bank { name } } ... on BillCategory { bills { id } } } }';
+    const query =
+      'query($r: [_Any!]!) { _entities(representations: $r) { ... on Account { accountName bank { name } } ... on BillCategory { bills { id } } } }';
     const r = [
       ...Array.from({ length: 7 }, () => ({ __typename: 'Account', accountNumber: '0123456789', bankCode: '000023' })),
       { __typename: 'Bank', code: '000023' },

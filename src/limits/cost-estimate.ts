@@ -75,7 +75,8 @@ class Estimator {
     const sets = nodes.flatMap((n) => (n.selectionSet ? [n.selectionSet] : []));
     if (parent === this.schema.getQueryType() && name === '_entities') return this.entitiesCost(field, node, sets);
     const args = argumentsOf(field, node, this.variables);
-    const weight = (this.prices.fieldWeight(parent.name, name) ?? 0) + storeReadPrice(parent.name, name, args) + idListPrice(parent.name, name, args);
+    const weight =
+      (this.prices.fieldWeight(parent.name, name) ?? 0) + storeReadPrice(parent.name, name, args) + idListPrice(parent.name, name, args);
     if (sets.length === 0) return weight;
     const below = this.childrenCost(getNamedType(field.type), sets);
     return below === 0 ? weight : weight + this.itemCount(parent, field, node) * below;
@@ -103,7 +104,8 @@ class Estimator {
     let total = 0;
     for (const [typename, count] of counts) {
       const type = this.schema.getType(typename);
-      if (isObjectType(type)) total += count * ((this.prices.typeWeight(typename) ?? 0) + this.selectionCost(type, sets)) + referenceReadPrice(typename, count);
+      if (isObjectType(type))
+        total += count * ((this.prices.typeWeight(typename) ?? 0) + this.selectionCost(type, sets)) + referenceReadPrice(typename, count);
     }
     return total;
   }

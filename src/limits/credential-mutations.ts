@@ -3,10 +3,25 @@
  * code, refresh token or authorization code to the bank, so a document carrying many (aliases, or
  * fragments) would try many guesses in one request, past any per-request limit in front of us.
  */
-import { GraphQLError, Kind, type ASTVisitor, type FieldNode, type GraphQLSchema, type SelectionSetNode, type ValidationContext, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  type ASTVisitor,
+  type FieldNode,
+  type GraphQLSchema,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql';
 
 /** The mutations that send a customer's credentials to the bank. */
-export const CREDENTIAL_MUTATIONS: readonly string[] = ['merchantLogin', 'merchantResetPassword', 'merchantForgotPassword', 'merchantRefreshSession', 'transactionToken'];
+export const CREDENTIAL_MUTATIONS: readonly string[] = [
+  'merchantLogin',
+  'merchantResetPassword',
+  'merchantForgotPassword',
+  'merchantRefreshSession',
+  'transactionToken',
+];
 
 /**
  * The validation rule refusing an operation with more than one credential-bearing mutation (by
@@ -40,7 +55,13 @@ export function oneCredentialMutationRule(schema: GraphQLSchema): ValidationRule
 }
 
 /** The guarded root fields of a selection, by response key, through inline fragments and fragment spreads. */
-function collectRootFields(context: ValidationContext, set: SelectionSetNode, guarded: ReadonlySet<string>, fields: Map<string, FieldNode>, spread: Set<string>): void {
+function collectRootFields(
+  context: ValidationContext,
+  set: SelectionSetNode,
+  guarded: ReadonlySet<string>,
+  fields: Map<string, FieldNode>,
+  spread: Set<string>,
+): void {
   for (const selection of set.selections) {
     if (selection.kind === Kind.FIELD) {
       if (guarded.has(selection.name.value)) fields.set(selection.alias?.value ?? selection.name.value, selection);

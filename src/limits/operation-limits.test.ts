@@ -23,7 +23,9 @@ describe('refuseTooExpensive', () => {
   });
 
   it('answers the same for the same document without variables, request after request', () => {
-    const dear = parse(`{ ${Array.from({ length: 26 }, (_, i) => `a${i}: account(accountNumber: "0123456789", bankCode: "000023") { accountName }`).join(' ')} }`);
+    const dear = parse(
+      `{ ${Array.from({ length: 26 }, (_, i) => `a${i}: account(accountNumber: "0123456789", bankCode: "000023") { accountName }`).join(' ')} }`,
+    );
     const cheap = parse('{ banks { code } }');
     for (let i = 0; i < 3; i += 1) {
       expect(verdict(dear)).toBe(26);

@@ -89,4 +89,3 @@ function argument(directive: ConstDirectiveNode, name: string): unknown {
   const node = directive.arguments?.find((arg) => arg.name.value === name);
   return node === undefined ? undefined : valueFromASTUntyped(node.value);
 }
-

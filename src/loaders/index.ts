@@ -1,11 +1,5 @@
 import DataLoader from 'dataloader';
-import type {
-  AccountRecord,
-  BankRecord,
-  BillCategoryRecord,
-  BillRecord,
-  CollectionNotificationRecord,
-} from '../domain/index.ts';
+import type { AccountRecord, BankRecord, BillCategoryRecord, BillRecord, CollectionNotificationRecord } from '../domain/index.ts';
 import type { NotificationStore } from '../store/types.ts';
 import type { BankClients } from '../upstream/types.ts';
 import type { ReferenceCopy } from './reference-cache.ts';
@@ -29,11 +23,7 @@ export interface Loaders {
 }
 
 /** Builds a request's loaders over the process-wide reference data, the clients and the store. */
-export function createLoaders(deps: {
-  bank: BankClients;
-  referenceData: ReferenceData;
-  store: NotificationStore;
-}): Loaders {
+export function createLoaders(deps: { bank: BankClients; referenceData: ReferenceData; store: NotificationStore }): Loaders {
   // The caches keep one refresh in flight and answer a fresh copy at once: nothing to share here.
   let oldestCopy: number | undefined;
   const valueOf = <T>(copy: ReferenceCopy<T>): T => {

@@ -51,7 +51,7 @@ describe('createReferenceCache', () => {
     expect(await cache.get()).toBe('v2');
   });
 
-  it('rejects with the load\'s own error when there is no copy yet', async () => {
+  it("rejects with the load's own error when there is no copy yet", async () => {
     const failure = unavailable();
     const { cache, refreshes } = cacheOver([failure, 'v1']);
     await expect(cache.get()).rejects.toBe(failure);

@@ -61,7 +61,7 @@ export function createTopicListeners<Topic extends string>(logger: Logger, kind:
       const listeners = byTopic.get(topic);
       if (!listeners || listeners.size === 0) return;
       const payload = decode(message);
-      if (payload === undefined) return  logger.warn({ topic, backend: kind }, 'pub/sub message dropped: not a JSON object');
+      if (payload === undefined) return logger.warn({ topic, backend: kind }, 'pub/sub message dropped: not a JSON object');
       listeners.handOut(payload);
     },
     clear: () => byTopic.clear(),

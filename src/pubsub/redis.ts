@@ -207,7 +207,11 @@ async function allReady(clients: Redis[], timeoutMs: number): Promise<boolean> {
       }),
   );
   try {
-    return await withinDeadline(Promise.all(ready).then(() => true), timeoutMs, false);
+    return await withinDeadline(
+      Promise.all(ready).then(() => true),
+      timeoutMs,
+      false,
+    );
   } finally {
     for (const cleanup of cleanups) cleanup();
   }

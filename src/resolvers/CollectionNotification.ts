@@ -12,13 +12,17 @@ export const CollectionNotification: CollectionNotificationResolvers = {
   cursor: (notification) => encodeCursor(notification.position),
   // The bytes are stored only where the text cannot give them back (not UTF-8); else they are its UTF-8.
   rawBodyBase64: ({ rawBody, rawBodyBytes }) =>
-    (rawBodyBytes ? Buffer.from(rawBodyBytes.buffer, rawBodyBytes.byteOffset, rawBodyBytes.byteLength) : Buffer.from(rawBody, 'utf8')).toString('base64'),
+    (rawBodyBytes
+      ? Buffer.from(rawBodyBytes.buffer, rawBodyBytes.byteOffset, rawBodyBytes.byteLength)
+      : Buffer.from(rawBody, 'utf8')
+    ).toString('base64'),
 };
 
 export const CollectionNotificationConnection: CollectionNotificationConnectionResolvers = {
   edges: (page) => page.notifications,
   nodes: (page) => page.notifications,
-  pageInfo: ({ notifications, hasNextPage }) => pageInfoOf(notifications, hasNextPage, (notification) => encodeCursor(notification.position)),
+  pageInfo: ({ notifications, hasNextPage }) =>
+    pageInfoOf(notifications, hasNextPage, (notification) => encodeCursor(notification.position)),
 };
 
 export const CollectionNotificationEdge: CollectionNotificationEdgeResolvers = {

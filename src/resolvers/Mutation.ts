@@ -18,17 +18,18 @@ export const Mutation: MutationResolvers = {
       resetCode: valid.required(resetCode, 'resetCode'),
       password: valid.required(password, 'password'),
     }),
-  merchantRefreshSession: (_, { refreshToken }, { bank }) =>
-    bank.wallet.refreshSession(valid.required(refreshToken, 'refreshToken')),
+  merchantRefreshSession: (_, { refreshToken }, { bank }) => bank.wallet.refreshSession(valid.required(refreshToken, 'refreshToken')),
 
   reviewQuarantinedDelivery: async (_, { id, note }, { quarantine, caller }) => {
     const reviewedBy = caller.kind === 'verified' ? (caller.subject ?? null) : null;
     const result = await quarantine.review({ id, note: valid.note(note), reviewedBy, reviewedAt: new Date().toISOString() });
-    if (result.status === 'already-reviewed') throw badUserInput('id', `was reviewed at ${result.delivery.reviewedAt}; a review is recorded once.`);
+    if (result.status === 'already-reviewed')
+      throw badUserInput('id', `was reviewed at ${result.delivery.reviewedAt}; a review is recorded once.`);
     return result.status === 'reviewed' ? result.delivery : null;
   },
 
-  reconcileCollections: (_, { recover, ...lists }, { reconciliation }) => reconciliation.reconcile(valid.transferIds(lists), recover ?? 'NONE'),
+  reconcileCollections: (_, { recover, ...lists }, { reconciliation }) =>
+    reconciliation.reconcile(valid.transferIds(lists), recover ?? 'NONE'),
 
   transactionAuthorize: (_, { redirectUri }, { bank }) => bank.transaction.authorize(valid.redirectUri(redirectUri)),
   transactionToken: (_, { code, redirectUri }, { bank }) =>

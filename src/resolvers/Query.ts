@@ -41,7 +41,14 @@ export const Query: QueryResolvers = {
     const limit = valid.pageSize(args.first, DEFAULT_PAGE, MAX_PAGE);
     const before = args.after == null ? undefined : decodeQuarantineCursor(args.after);
     const { from, to } = valid.openRange(args.from, args.to);
-    const rows = await quarantine.list({ before, limit: limit + 1, kind: args.kind ?? undefined, reviewed: args.reviewed ?? undefined, from, to });
+    const rows = await quarantine.list({
+      before,
+      limit: limit + 1,
+      kind: args.kind ?? undefined,
+      reviewed: args.reviewed ?? undefined,
+      from,
+      to,
+    });
     return { deliveries: rows.slice(0, limit), hasNextPage: rows.length > limit };
   },
   bankTransaction: (_, args, { reconciliation }) => reconciliation.check(valid.transferId(args)),

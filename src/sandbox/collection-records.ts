@@ -24,7 +24,12 @@ const ACCOUNT_NUMBER = /^\d{10}$/;
 /** What the console takes as an amount: naira and at most kobo, as a bank's form would. */
 const CONSOLE_AMOUNT = /^\d{1,18}(?:\.\d{1,2})?$/;
 /** The payer every console transfer comes from (a demo account at GTBank). */
-const PAYER = { sourceAccountNumber: '0011223344', sourceAccountName: 'CHUKWUEMEKA OBI', sourceBankCode: '000013', sourceBankName: 'GTBank' };
+const PAYER = {
+  sourceAccountNumber: '0011223344',
+  sourceAccountName: 'CHUKWUEMEKA OBI',
+  sourceBankCode: '000013',
+  sourceBankName: 'GTBank',
+};
 
 /** `JSON.rawJSON` (Node 24), which TypeScript's lib does not know yet: a number written as given. */
 const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
@@ -172,4 +177,3 @@ function digits(count: number): string {
   while (text.length < count) text += String(randomInt(0, 1_000_000)).padStart(6, '0');
   return text.slice(0, count);
 }
-

@@ -23,7 +23,7 @@ async function makeTransfer(sandbox: BankSandbox, order: Record<string, unknown>
   return postJson(`${sandbox.collection.consoleUrl}/transfers`, order);
 }
 
-describe('the sandbox bank\'s collection service (ops 15 to 17)', () => {
+describe("the sandbox bank's collection service (ops 15 to 17)", () => {
   const sandbox = useSandbox();
   const verify = (path: string, headers: Record<string, string> = signed) => call(`${sandbox().urls.collection}${path}`, { headers });
 
@@ -40,10 +40,12 @@ describe('the sandbox bank\'s collection service (ops 15 to 17)', () => {
     expect(repush.status).toBe(401);
   });
 
-  it('answers a transfer it never sent with the bank\'s not-found shape, amounts written 0.0', async () => {
+  it("answers a transfer it never sent with the bank's not-found shape, amounts written 0.0", async () => {
     const answer = await verify('/PiPverifyTransaction_sessionid?session_id=NEVER-SENT');
     expect(answer.status).toBe(200);
-    expect(answer.text).toContain('"tranRemarks":"Transaction not found!!!","transactionAmount":0.0,"settledAmount":0.0,"feeAmount":0.0,"vatAmount":0.0,');
+    expect(answer.text).toContain(
+      '"tranRemarks":"Transaction not found!!!","transactionAmount":0.0,"settledAmount":0.0,"feeAmount":0.0,"vatAmount":0.0,',
+    );
     expect(answer.json).toMatchObject({ sessionId: '', settlementId: '', accountNumber: '', notification_acknowledgement: 0 });
   });
 
@@ -53,8 +55,19 @@ describe('the sandbox bank\'s collection service (ops 15 to 17)', () => {
   });
 
   it('answers ops 15 and 16 from what it sent, amounts as JSON numbers from their decimal text', async () => {
-    const made = (await makeTransfer(sandbox(), { accountNumber: '1234567890', amount: '12000.50', feeAmount: '10.75', settledAmount: '11989.75', lost: true })).json;
-    for (const path of [`/PiPverifyTransaction_settlementid?settlement_id=${made.settlementId}`, `/PiPverifyTransaction_sessionid?session_id=${made.sessionId}`]) {
+    const made = (
+      await makeTransfer(sandbox(), {
+        accountNumber: '1234567890',
+        amount: '12000.50',
+        feeAmount: '10.75',
+        settledAmount: '11989.75',
+        lost: true,
+      })
+    ).json;
+    for (const path of [
+      `/PiPverifyTransaction_settlementid?settlement_id=${made.settlementId}`,
+      `/PiPverifyTransaction_sessionid?session_id=${made.sessionId}`,
+    ]) {
       const answer = await verify(path);
       expect(answer.text).toContain('"transactionAmount":12000.5,"settledAmount":11989.75,"feeAmount":10.75,"vatAmount":0.0,');
       expect(answer.json).toMatchObject({
@@ -83,28 +96,44 @@ describe('the sandbox bank\'s collection service (ops 15 to 17)', () => {
     sandbox().collection.deliverTo(webhook.url);
     const made = (await makeTransfer(sandbox(), { accountNumber: '0123456789', amount: '1500.00', lost: true })).json;
     expect(webhook.received).toHaveLength(0);
-    const repush = await postJson(`${sandbox().urls.collection}/PiP_RepushTransaction_SettlementId`, { settlement_id: '', session_id: made.sessionId }, signed);
+    const repush = await postJson(
+      `${sandbox().urls.collection}/PiP_RepushTransaction_SettlementId`,
+      { settlement_id: '', session_id: made.sessionId },
+      signed,
+    );
     expect(repush.json).toEqual({ requestSuccessful: true, responseCode: '00', responseMessage: 'Transaction has been queued for repush' });
     const [delivery] = await webhook.received.atLeast(1);
     expect(JSON.parse(delivery!.body)).toEqual(made.notification);
     expect(delivery!.headers).toMatchObject(signed);
-    const unknown = await postJson(`${sandbox().urls.collection}/PiP_RepushTransaction_SettlementId`, { settlement_id: 'NEVER-SENT' }, signed);
+    const unknown = await postJson(
+      `${sandbox().urls.collection}/PiP_RepushTransaction_SettlementId`,
+      { settlement_id: 'NEVER-SENT' },
+      signed,
+    );
     expect(unknown.json).toEqual({ requestSuccessful: false, responseCode: '25', responseMessage: 'Transaction not found' });
-    const neither = await postJson(`${sandbox().urls.collection}/PiP_RepushTransaction_SettlementId`, { settlement_id: '', session_id: '' }, signed);
+    const neither = await postJson(
+      `${sandbox().urls.collection}/PiP_RepushTransaction_SettlementId`,
+      { settlement_id: '', session_id: '' },
+      signed,
+    );
     expect(neither.status).toBe(400);
   });
 
   it('op 17: declines with 96 while it knows no webhook to deliver to', async () => {
     const made = (await makeTransfer(sandbox(), { accountNumber: '0123456789', amount: '1500.00', lost: true })).json;
-    const repush = await postJson(`${sandbox().urls.collection}/PiP_RepushTransaction_SettlementId`, { settlement_id: made.settlementId }, signed);
+    const repush = await postJson(
+      `${sandbox().urls.collection}/PiP_RepushTransaction_SettlementId`,
+      { settlement_id: made.settlementId },
+      signed,
+    );
     expect(repush.json).toMatchObject({ requestSuccessful: false, responseCode: '96' });
   });
 });
 
-describe('the sandbox bank\'s console', () => {
+describe("the sandbox bank's console", () => {
   const sandbox = useSandbox();
 
-  it('makes a transfer and delivers it, signed, answering with its ids and the webhook\'s reply; a 00 is acknowledged', async () => {
+  it("makes a transfer and delivers it, signed, answering with its ids and the webhook's reply; a 00 is acknowledged", async () => {
     const webhook = await startWebhook();
     sandbox().collection.deliverTo(webhook.url);
     const answer = await makeTransfer(sandbox(), { accountNumber: '0123456789', amount: '1500.00', narration: 'Invoice 42' });
@@ -112,12 +141,21 @@ describe('the sandbox bank\'s console', () => {
     expect(answer.json).toMatchObject({
       delivered: true,
       webhook: { status: 200, reply: { responseCode: '00', sessionId: answer.json.sessionId } },
-      notification: { accountNumber: '0123456789', transactionAmount: '1500.00', settledAmount: '1500.00', feeAmount: '0.00', tranRemarks: 'Invoice 42' },
+      notification: {
+        accountNumber: '0123456789',
+        transactionAmount: '1500.00',
+        settledAmount: '1500.00',
+        feeAmount: '0.00',
+        tranRemarks: 'Invoice 42',
+      },
     });
     const [delivery] = webhook.received;
     expect(delivery!.headers).toMatchObject(signed);
     expect(JSON.parse(delivery!.body)).toEqual(answer.json.notification);
-    const verified = await call(`${sandbox().urls.collection}/PiPverifyTransaction_settlementid?settlement_id=${answer.json.settlementId}`, { headers: signed });
+    const verified = await call(
+      `${sandbox().urls.collection}/PiPverifyTransaction_settlementid?settlement_id=${answer.json.settlementId}`,
+      { headers: signed },
+    );
     expect(verified.json.notification_acknowledgement).toBe(1);
   });
 
@@ -130,7 +168,9 @@ describe('the sandbox bank\'s console', () => {
     const again = await postJson(`${sandbox().collection.consoleUrl}/transfers/${lost.settlementId}/deliveries`, {});
     expect(again.json).toMatchObject({ settlementId: lost.settlementId, delivered: true, webhook: { reply: { responseCode: '03' } } });
     // A 03 is no acknowledgement.
-    const verified = await call(`${sandbox().urls.collection}/PiPverifyTransaction_sessionid?session_id=${lost.sessionId}`, { headers: signed });
+    const verified = await call(`${sandbox().urls.collection}/PiPverifyTransaction_sessionid?session_id=${lost.sessionId}`, {
+      headers: signed,
+    });
     expect(verified.json.notification_acknowledgement).toBe(0);
     expect((await postJson(`${sandbox().collection.consoleUrl}/transfers/NEVER-SENT/deliveries`, {})).status).toBe(404);
   });
@@ -158,7 +198,7 @@ describe('the sandbox bank\'s console', () => {
   });
 });
 
-describe('the sandbox bank with the partner\'s own pair', () => {
+describe("the sandbox bank with the partner's own pair", () => {
   it('signs its deliveries and checks ops 15 to 17 with the pair it is given', async () => {
     const sandbox = await startSandbox({ partner: { clientId: 'partner-7', clientSecret: new Secret('shh-its-a-secret') } });
     const webhook = await startWebhook();
@@ -166,7 +206,9 @@ describe('the sandbox bank with the partner\'s own pair', () => {
     const made = (await makeTransfer(sandbox, { accountNumber: '0123456789', amount: '1.00' })).json;
     expect(webhook.received[0]!.headers).toMatchObject(collectionHeaders('partner-7', 'shh-its-a-secret'));
     const path = `/PiPverifyTransaction_settlementid?settlement_id=${made.settlementId}`;
-    expect((await call(`${sandbox.urls.collection}${path}`, { headers: collectionHeaders('partner-7', 'shh-its-a-secret') })).status).toBe(200);
+    expect((await call(`${sandbox.urls.collection}${path}`, { headers: collectionHeaders('partner-7', 'shh-its-a-secret') })).status).toBe(
+      200,
+    );
     expect((await call(`${sandbox.urls.collection}${path}`, { headers: signed })).status).toBe(401);
   });
 

@@ -171,14 +171,7 @@ export interface SandboxBill {
   list_order: string;
 }
 
-function bill(
-  category_id: number,
-  bill_id: number,
-  bill_code: string,
-  name: string,
-  description: string,
-  fee: string,
-): SandboxBill {
+function bill(category_id: number, bill_id: number, bill_code: string, name: string, description: string, fee: string): SandboxBill {
   return { bill_id, name, category_id, bill_code, description, fee, list_order: String(bill_id % 100) };
 }
 

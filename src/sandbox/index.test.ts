@@ -24,9 +24,13 @@ describe('the sandbox server', () => {
 
   it.each([
     ['the account area', '/account/NIP?account_number=0123456789', accountHeaders],
-    ['the billing area', '/provipay/webapi/categories', {
-      authorization: basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword),
-    }],
+    [
+      'the billing area',
+      '/provipay/webapi/categories',
+      {
+        authorization: basic(sandboxCredentials.billingUsername, sandboxCredentials.billingPassword),
+      },
+    ],
   ])('answers 404 when a client drops the prefix of %s', async (_name, path, headers) => {
     const origin = new URL(sandbox().urls.base).origin;
     expect((await call(`${origin}${path}`, { headers })).status).toBe(404);

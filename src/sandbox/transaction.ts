@@ -142,13 +142,16 @@ export function tokenRoutes(state: OAuthState): FastifyPluginAsync {
       }
       const problem = redeemCode(state, form);
       if (problem !== undefined) return oauthError(reply, problem.status, problem.error, problem.description);
-      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send({
-        access_token: randomBytes(32).toString('base64url'),
-        token_type: 'Bearer',
-        expires_in: ACCESS_TOKEN_TTL_S,
-        refresh_token: randomBytes(32).toString('base64url'),
-        scope: 'transactions',
-      });
+      return reply
+        .header('cache-control', 'no-store')
+        .header('pragma', 'no-cache')
+        .send({
+          access_token: randomBytes(32).toString('base64url'),
+          token_type: 'Bearer',
+          expires_in: ACCESS_TOKEN_TTL_S,
+          refresh_token: randomBytes(32).toString('base64url'),
+          scope: 'transactions',
+        });
     });
   };
 }

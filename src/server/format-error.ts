@@ -52,7 +52,10 @@ export function formatGraphQLError(error: GraphQLError, logger: Logger): GraphQL
 }
 
 /** A subscription result as a client may see it: its errors through `formatGraphQLError`, the rest as is. */
-export function maskExecutionResult(result: ExecutionResult, logger: Logger): ExecutionResult | (Omit<ExecutionResult, 'errors'> & { errors: GraphQLFormattedError[] }) {
+export function maskExecutionResult(
+  result: ExecutionResult,
+  logger: Logger,
+): ExecutionResult | (Omit<ExecutionResult, 'errors'> & { errors: GraphQLFormattedError[] }) {
   return result.errors ? { ...result, errors: result.errors.map((error) => formatGraphQLError(error, logger)) } : result;
 }
 

@@ -24,7 +24,10 @@ const DONE: Done = { done: true, value: undefined };
 type TestExtra = { connection: unknown };
 
 /** graphql-ws's `useServer` on a free port; `keepAlive` as useServer takes it. Disposed after the test. */
-async function startGraphqlWs(options: ServerOptions<Record<string, unknown> | undefined, Extra & Partial<TestExtra>>, keepAlive?: number): Promise<string> {
+async function startGraphqlWs(
+  options: ServerOptions<Record<string, unknown> | undefined, Extra & Partial<TestExtra>>,
+  keepAlive?: number,
+): Promise<string> {
   const server = createServer();
   const wss = new WebSocketServer({ server, path: '/graphql' });
   const disposable = useServer<Record<string, unknown> | undefined, TestExtra>({ schema, ...options }, wss, keepAlive);
@@ -171,7 +174,11 @@ describe('graphql-ws, as the WebSocket server relies on it', () => {
     const client = await openRawSubscriber(url, SUBSCRIBE);
     await member.nextCalled;
     member.step.current.reject(new Error('the feed broke'));
-    expect(await client.arrived('error')).toEqual({ id: client.id, type: 'error', payload: [{ message: 'masked', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+    expect(await client.arrived('error')).toEqual({
+      id: client.id,
+      type: 'error',
+      payload: [{ message: 'masked', extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
+    });
     expect(thrown).toEqual(['the feed broke']);
   });
 

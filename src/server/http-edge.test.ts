@@ -19,7 +19,7 @@ describe('the HTTP edge while it drains', () => {
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    onCleanup(async () =>  server.closeAllConnections());
+    onCleanup(async () => server.closeAllConnections());
     const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
     onCleanup(async () => void socket.destroy());
     let received = '';
@@ -33,7 +33,9 @@ describe('the HTTP edge while it drains', () => {
     // Its 503 waits on the wire behind the answer in flight: the metric is the only sign it was refused.
     await waitFor(async () => {
       const { values } = await metrics.httpRequestDuration.get();
-      return values.some((v) => v.labels.route === 'draining' && v.labels.status_code === '503' && v.labels.method === 'GET') ? true : undefined;
+      return values.some((v) => v.labels.route === 'draining' && v.labels.status_code === '503' && v.labels.method === 'GET')
+        ? true
+        : undefined;
     });
     answer();
     await closed;

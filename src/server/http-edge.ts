@@ -56,7 +56,13 @@ export interface HttpEdge {
 }
 
 /** Creates the server with the shared timeouts; nothing listens until Fastify's `listen`. */
-export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics, 'httpRequestDuration'>; trustProxy: TrustProxy }): HttpEdge {
+export function createHttpEdge({
+  metrics,
+  trustProxy,
+}: {
+  metrics: Pick<Metrics, 'httpRequestDuration'>;
+  trustProxy: TrustProxy;
+}): HttpEdge {
   const servers: Server[] = [];
   // Every open socket of every server, WebSockets included: Node's closeAllConnections knows only HTTP
   // ones, and a WebSocket client that never answers its close would otherwise hold the drain past its deadline.
@@ -85,7 +91,11 @@ export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics,
     target.on('request', (request: IncomingMessage, response: ServerResponse) => {
       if (!draining) return listener(request, response);
       const started = performance.now();
-      response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': DRAINING_BODY.length, connection: 'close' });
+      response.writeHead(503, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': DRAINING_BODY.length,
+        connection: 'close',
+      });
       response.end(DRAINING_BODY);
       responded({ method: request.method ?? 'GET', route: DRAINING_ROUTE, statusCode: 503 }, (performance.now() - started) / 1000);
     });
@@ -104,7 +114,14 @@ export function createHttpEdge({ metrics, trustProxy }: { metrics: Pick<Metrics,
       draining = true;
       for (const each of servers) each.closeIdleConnections();
       const closed = closeRoutes();
-      if (await withinDeadline(closed.then(() => true), SHUTDOWN_DEADLINES.connectionsMs, false)) return;
+      if (
+        await withinDeadline(
+          closed.then(() => true),
+          SHUTDOWN_DEADLINES.connectionsMs,
+          false,
+        )
+      )
+        return;
       for (const each of servers) each.closeAllConnections();
       for (const socket of sockets) socket.destroy();
       // The routes finish once their connections are gone; a failure of theirs still comes first.

@@ -66,18 +66,37 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
     edge,
   });
   const ownPort = settings.webhookPort !== undefined;
-  const fastify = createFastify(services, edge, (handler) => edge.serve(ownPort ? handler : (request, response) => webhook(request, response) || handler(request, response)));
+  const fastify = createFastify(services, edge, (handler) =>
+    edge.serve(ownPort ? handler : (request, response) => webhook(request, response) || handler(request, response)),
+  );
   const webhookFastify = ownPort
-    ? createFastify(services, edge, (handler) => edge.serveOnOwnPort((request, response) => webhook(request, response) || handler(request, response)))
+    ? createFastify(services, edge, (handler) =>
+        edge.serveOnOwnPort((request, response) => webhook(request, response) || handler(request, response)),
+      )
     : undefined;
 
   registerMetricsRoute(fastify, services.metrics);
   for (const app of [fastify, webhookFastify]) if (app !== undefined) registerSandboxBankRoute(app, settings.sandboxBank);
-  registerHealthRoutes(webhookFastify ?? fastify, { store: services.store, pubsub: services.pubsub, registry: services.metrics.registry, isDraining: edge.isDraining });
+  registerHealthRoutes(webhookFastify ?? fastify, {
+    store: services.store,
+    pubsub: services.pubsub,
+    registry: services.metrics.registry,
+    isDraining: edge.isDraining,
+  });
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
-  const limits = createOperationLimits(schema, { maxCost: services.maxOperationCost, introspection: settings.introspection, logger: services.logger });
+  const limits = createOperationLimits(schema, {
+    maxCost: services.maxOperationCost,
+    introspection: settings.introspection,
+    logger: services.logger,
+  });
   const apollo = await registerGraphQL(fastify, { schema, services, settings, limits });
-  const subscriptions = attachSubscriptionServer(fastify.server, { schema, services, routerSecret: settings.routerSecret, limits, keepAliveMs: settings.subscriptionKeepAliveMs });
+  const subscriptions = attachSubscriptionServer(fastify.server, {
+    schema,
+    services,
+    routerSecret: settings.routerSecret,
+    limits,
+    keepAliveMs: settings.subscriptionKeepAliveMs,
+  });
 
   return {
     async listen(port, host) {
@@ -114,7 +133,10 @@ function createFastify(services: Services, edge: HttpEdge, serve: (handler: Requ
   });
   // Callback style (not async) on every request's path: no promise per response.
   fastify.addHook('onResponse', (request, reply, done) => {
-    edge.responded({ method: request.method, route: request.routeOptions.url ?? 'unmatched', statusCode: reply.statusCode }, reply.elapsedTime / 1000);
+    edge.responded(
+      { method: request.method, route: request.routeOptions.url ?? 'unmatched', statusCode: reply.statusCode },
+      reply.elapsedTime / 1000,
+    );
     done();
   });
   return fastify;

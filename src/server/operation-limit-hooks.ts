@@ -5,7 +5,16 @@
  */
 import type { ApolloServerPlugin, GraphQLRequest, GraphQLRequestContextDidResolveOperation } from '@apollo/server';
 import { ApolloServerErrorCode } from '@apollo/server/errors';
-import { getOperationAST, GraphQLError, parse, specifiedRules, validate, type DocumentNode, type ExecutionArgs, type GraphQLSchema } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  parse,
+  specifiedRules,
+  validate,
+  type DocumentNode,
+  type ExecutionArgs,
+  type GraphQLSchema,
+} from 'graphql';
 import type { SubscribePayload } from 'graphql-ws';
 import type { Context } from '../context.ts';
 import type { OperationLimits } from '../limits/operation-limits.ts';
@@ -23,7 +32,10 @@ export function asksForCallback(request: GraphQLRequest): boolean {
  * subscription without the callback protocol (nothing over plain HTTP could carry its events), or
  * an operation priced over the budget (no bank call). Undefined when it may go on.
  */
-export function refuseHttpOperation(limits: OperationLimits, { document, operation, request, response }: GraphQLRequestContextDidResolveOperation<Context>): GraphQLError | undefined {
+export function refuseHttpOperation(
+  limits: OperationLimits,
+  { document, operation, request, response }: GraphQLRequestContextDidResolveOperation<Context>,
+): GraphQLError | undefined {
   // No such operation: Apollo answers that itself.
   if (operation === undefined) return undefined;
   if (operation.operation === 'subscription' && !asksForCallback(request)) {
@@ -77,7 +89,10 @@ export function checkWebSocketOperation(
   }
   const invalid = validate(schema, document, [...specifiedRules, ...limits.validationRules]);
   if (invalid.length > 0) {
-    return invalid.map((error) => new GraphQLError(error.message, { nodes: error.nodes, extensions: { code: ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED } }));
+    return invalid.map(
+      (error) =>
+        new GraphQLError(error.message, { nodes: error.nodes, extensions: { code: ApolloServerErrorCode.GRAPHQL_VALIDATION_FAILED } }),
+    );
   }
   const operationName = payload.operationName ?? undefined;
   const operation = getOperationAST(document, operationName);

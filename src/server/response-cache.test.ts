@@ -11,8 +11,9 @@ import { responseCachePlugins } from './response-cache.ts';
 
 // A schema whose hints and access rules disagree: a public type with a guarded field. The product's
 // schema has none (its guarded types are all no-store), but nothing in the hints alone prevents one.
-const schema = buildSubgraphSchema([{
-  typeDefs: parse(`
+const schema = buildSubgraphSchema([
+  {
+    typeDefs: parse(`
     extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@requiresScopes"])
     enum CacheControlScope { PUBLIC PRIVATE }
     directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
@@ -22,11 +23,18 @@ const schema = buildSubgraphSchema([{
       secret: String @requiresScopes(scopes: [["secrets:read"]])
     }
   `),
-  resolvers: { Query: { catalogue: () => ({ name: 'open', secret: 'only for secrets:read' }) } },
-}]);
+    resolvers: { Query: { catalogue: () => ({ name: 'open', secret: 'only for secrets:read' }) } },
+  },
+]);
 enforceAccessRules(schema, () => undefined);
 
-const READER: Caller = { kind: 'verified', scopes: new Set(['secrets:read']), accounts: [], lifetime: { acceptedUntil: Date.now() + 600_000, onKeyWithdrawn: () => () => undefined }, subject: 'reader' };
+const READER: Caller = {
+  kind: 'verified',
+  scopes: new Set(['secrets:read']),
+  accounts: [],
+  lifetime: { acceptedUntil: Date.now() + 600_000, onKeyWithdrawn: () => () => undefined },
+  subject: 'reader',
+};
 
 async function startServer() {
   const metrics = createMetrics();

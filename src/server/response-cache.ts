@@ -44,7 +44,11 @@ export interface ResponseCacheOptions {
 }
 
 /** The response cache's plugins, hits and misses counted in `graphql_response_cache_total`. */
-export function responseCachePlugins<C extends ResponseCacheContext>({ schema, catalogueMaxAgeS, metrics }: ResponseCacheOptions): ApolloServerPlugin<C>[] {
+export function responseCachePlugins<C extends ResponseCacheContext>({
+  schema,
+  catalogueMaxAgeS,
+  metrics,
+}: ResponseCacheOptions): ApolloServerPlugin<C>[] {
   const readsGuarded = guardedReader(schema);
   const freshness: ApolloServerPlugin<C> = {
     async requestDidStart() {
@@ -101,7 +105,8 @@ function guardedReader(schema: GraphQLSchema): (document: DocumentNode) => boole
           const [parent, field] = [types.getParentType(), types.getFieldDef()];
           if (!parent || !field) return undefined;
           const introspection = field.name === '__schema' || field.name === '__type';
-          if (!introspection && rules.field(parent.name, field.name) === undefined && rules.entity(parent.name) === undefined) return undefined;
+          if (!introspection && rules.field(parent.name, field.name) === undefined && rules.entity(parent.name) === undefined)
+            return undefined;
           guarded = true;
           return BREAK;
         },

@@ -1,6 +1,11 @@
 // Subscriptions over Apollo Router's HTTP callback protocol: Apollo's own plugin, given only the
 // subscriptions that may run, so nothing is sent on a caller's behalf before it is authorized.
-import type { ApolloServerPlugin, GraphQLRequestContext, GraphQLRequestContextDidResolveOperation, GraphQLRequestContextWillSendResponse } from '@apollo/server';
+import type {
+  ApolloServerPlugin,
+  GraphQLRequestContext,
+  GraphQLRequestContextDidResolveOperation,
+  GraphQLRequestContextWillSendResponse,
+} from '@apollo/server';
 import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { ApolloServerPluginSubscriptionCallback } from '@apollo/server/plugin/subscriptionCallback';
 import { createSourceEventStream, GraphQLError, type GraphQLFormattedError } from 'graphql';
@@ -97,10 +102,16 @@ export function subscriptionCallbackPlugin(options: SubscriptionCallbackOptions)
  * Why the callback extension is refused (not an object, its URL, its heartbeat), or undefined; the
  * URL normalised in place.
  */
-function refuseExtension(subscription: unknown, options: { callbackUrls: CallbackUrls; onUrlRefused: () => void }): GraphQLError | undefined {
+function refuseExtension(
+  subscription: unknown,
+  options: { callbackUrls: CallbackUrls; onUrlRefused: () => void },
+): GraphQLError | undefined {
   if (typeof subscription !== 'object' || subscription === null || Array.isArray(subscription)) {
     return withStatus(
-      badUserInput('extensions.subscription', 'must be an object ({ callbackUrl, subscriptionId, verifier, heartbeatIntervalMs }), as Apollo Router sends it.'),
+      badUserInput(
+        'extensions.subscription',
+        'must be an object ({ callbackUrl, subscriptionId, verifier, heartbeatIntervalMs }), as Apollo Router sends it.',
+      ),
       400,
     );
   }
@@ -114,8 +125,18 @@ function refuseExtension(subscription: unknown, options: { callbackUrls: Callbac
   extension.callbackUrl = url.href;
   delete extension.callback_url;
   const heartbeat = extension.heartbeatIntervalMs ?? extension.heartbeat_interval_ms;
-  if (heartbeat !== undefined && heartbeat !== 0 && !(Number.isSafeInteger(heartbeat) && (heartbeat as number) >= MIN_HEARTBEAT_INTERVAL_MS)) {
-    return withStatus(badUserInput('heartbeatIntervalMs', `must be 0 (no heartbeats) or a whole number of at least ${MIN_HEARTBEAT_INTERVAL_MS} milliseconds.`), 400);
+  if (
+    heartbeat !== undefined &&
+    heartbeat !== 0 &&
+    !(Number.isSafeInteger(heartbeat) && (heartbeat as number) >= MIN_HEARTBEAT_INTERVAL_MS)
+  ) {
+    return withStatus(
+      badUserInput(
+        'heartbeatIntervalMs',
+        `must be 0 (no heartbeats) or a whole number of at least ${MIN_HEARTBEAT_INTERVAL_MS} milliseconds.`,
+      ),
+      400,
+    );
   }
   return undefined;
 }
@@ -124,13 +145,19 @@ function refuseExtension(subscription: unknown, options: { callbackUrls: Callbac
  * The gates a resolved callback request passes in order, before any request goes out: a
  * subscription, the operation limits, the dry run, a place. Throws the first refusal.
  */
-async function admit(resolved: GraphQLRequestContextDidResolveOperation<Context>, options: SubscriptionCallbackOptions): Promise<CallbackPlace> {
+async function admit(
+  resolved: GraphQLRequestContextDidResolveOperation<Context>,
+  options: SubscriptionCallbackOptions,
+): Promise<CallbackPlace> {
   const type = resolved.operation?.operation;
   if (type !== undefined && type !== 'subscription') {
     resolved.response.http.status = 400;
-    throw new GraphQLError(`extensions.subscription asks for the callback protocol, which serves subscriptions only; this operation is a ${type}.`, {
-      extensions: { code: ApolloServerErrorCode.BAD_REQUEST },
-    });
+    throw new GraphQLError(
+      `extensions.subscription asks for the callback protocol, which serves subscriptions only; this operation is a ${type}.`,
+      {
+        extensions: { code: ApolloServerErrorCode.BAD_REQUEST },
+      },
+    );
   }
   const tooDear = refuseHttpOperation(options.limits, resolved);
   if (tooDear !== undefined) throw tooDear;
@@ -226,7 +253,9 @@ function callbackFetcher(logger: Logger, checking: ReadonlyMap<string, { redirec
     // The plugin always sends a JSON string.
     const message = JSON.parse(String(init?.body ?? '{}')) as CallbackMessage;
     const body = formatCallbackErrors(message, logger);
-    const response = await traceCallbackMessage(body, () => fetch(url, { ...init, body, redirect: 'manual', signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS) }));
+    const response = await traceCallbackMessage(body, () =>
+      fetch(url, { ...init, body, redirect: 'manual', signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS) }),
+    );
     const check = message.action === 'check' ? checking.get(checkKey(url, message.id)) : undefined;
     if (check !== undefined && response.status >= 300 && response.status < 400) check.redirected = true;
     return response;

@@ -27,7 +27,14 @@ export interface WebSocketContext extends Context {
 /** The context of operation `id` on a connection whose upgrade request carried `upgradeHeaders`. */
 export function createWebSocketContext(
   services: ContextDeps,
-  operation: { connection: SocketConnection; caller: Caller; id: string; request: SubscribePayload; upgradeHeaders: Headers; args: ExecutionArgs },
+  operation: {
+    connection: SocketConnection;
+    caller: Caller;
+    id: string;
+    request: SubscribePayload;
+    upgradeHeaders: Headers;
+    args: ExecutionArgs;
+  },
 ): WebSocketContext {
   const { connection, caller, id, request } = operation;
   return {

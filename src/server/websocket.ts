@@ -95,7 +95,8 @@ export function attachSubscriptionServer(
     accessKey,
   });
   const acknowledged = (extra: ConnectionContext['extra']): ConnectionExtra => {
-    if (extra.connection === undefined || extra.caller === undefined) throw new Error('graphql-ws ran an operation on a connection it had not acknowledged');
+    if (extra.connection === undefined || extra.caller === undefined)
+      throw new Error('graphql-ws ran an operation on a connection it had not acknowledged');
     return extra as ConnectionExtra;
   };
   const disposable = useServer<ConnectionParams, ConnectionExtra>(
@@ -147,9 +148,12 @@ function tooManyOperations() {
 function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs: number; services: Services }) {
   const { logger, metrics, authenticator } = deps.services;
   return async ({ extra, connectionParams }: ConnectionContext): Promise<boolean> => {
-    const provided = extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
+    const provided =
+      extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
     if (!routerSecretAccepted(deps.routerSecret, provided)) return false;
-    extra.caller = await authenticator.callerOf(extra.request.headers.authorization ?? connectionParams?.Authorization ?? connectionParams?.authorization);
+    extra.caller = await authenticator.callerOf(
+      extra.request.headers.authorization ?? connectionParams?.Authorization ?? connectionParams?.authorization,
+    );
     if (extra.caller.kind === 'verified') {
       closeWhenTokenEnds(extra.socket, extra.caller.lifetime, (why) => {
         extra.tokenEnded = why;

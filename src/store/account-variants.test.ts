@@ -32,7 +32,7 @@ const parameters = (sql: string) => [...new Set(Array.from(sql.matchAll(/\$(\d+)
 const oneTo = (n: number) => Array.from({ length: n }, (_, index) => index + 1);
 
 describe('account variants', () => {
-  it('fills the account slot with nothing, one account or several, numbered after the read\'s own parameters', () => {
+  it("fills the account slot with nothing, one account or several, numbered after the read's own parameters", () => {
     const variants = accountVariants((account) => `SELECT 1 FROM t WHERE ${account}a = $1 AND b = $2`);
     expect(variants).toEqual({
       all: 'SELECT 1 FROM t WHERE a = $1 AND b = $2',
@@ -41,7 +41,7 @@ describe('account variants', () => {
     });
   });
 
-  it('picks the variant of a filter and appends its account to the read\'s values', () => {
+  it("picks the variant of a filter and appends its account to the read's values", () => {
     expect(everyRead).toBe(true);
     expect(accountParameter(FILTERS.all)).toEqual(['all', []]);
     expect(accountParameter(FILTERS.one)).toEqual(['one', ['0123456789']]);
@@ -67,7 +67,8 @@ describe('account variants', () => {
       expect(text('one'), read).toContain(`account_number = $${own + 1} AND `);
       expect(text('several'), read).toContain(`account_number = ANY($${own + 1}::text[]) AND `);
       // The values forAccounts hands over line up with the parameters.
-      for (const kind of ACCOUNT_KINDS) expect(forAccounts(read, FILTERS[kind], oneTo(own)).values, `${read} ${kind}`).toHaveLength(parameters(text(kind)).length);
+      for (const kind of ACCOUNT_KINDS)
+        expect(forAccounts(read, FILTERS[kind], oneTo(own)).values, `${read} ${kind}`).toHaveLength(parameters(text(kind)).length);
     }
   });
 
@@ -77,7 +78,7 @@ describe('account variants', () => {
     expect(Object.keys(QUERIES)).toHaveLength(7 + 3 * READS.length);
   });
 
-  it('prepares SQLite\'s variants with the account\'s one parameter more than the read for every account', async () => {
+  it("prepares SQLite's variants with the account's one parameter more than the read for every account", async () => {
     const path = tempSqlitePath();
     await (await storeAt(`sqlite:${path}`)).close();
     const database = new DatabaseSync(path);
@@ -96,14 +97,16 @@ describe('account variants', () => {
 });
 
 describe.runIf(databaseUrl !== undefined)('PostgreSQL account variants', () => {
-  it('prepares each variant with the read\'s parameter types, then text for one account or text[] for several', async () => {
+  it("prepares each variant with the read's parameter types, then text for one account or text[] for several", async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
     await storeAt(url);
     const client = await postgresSession(url);
     const typesOf = async (sql: string) => {
       await client.query('DEALLOCATE ALL');
       await client.query(`PREPARE variant AS ${sql}`);
-      const { rows } = await client.query<{ types: string[] }>("SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = 'variant'");
+      const { rows } = await client.query<{ types: string[] }>(
+        "SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = 'variant'",
+      );
       return rows[0]!.types;
     };
     for (const [read, queries] of POSTGRES_READS) {

@@ -13,7 +13,10 @@ export function byAccountKind<T>(make: (kind: AccountKind) => T): Record<Account
 }
 
 /** Which variant a filter takes and its accounts: none, the one account, or the several. */
-export function accountParameter({ accountNumber, accounts }: AccountFilter): ['all', []] | ['one', [string]] | ['several', [readonly string[]]] {
+export function accountParameter({
+  accountNumber,
+  accounts,
+}: AccountFilter): ['all', []] | ['one', [string]] | ['several', [readonly string[]]] {
   if (accounts !== undefined) return ['several', [accounts]];
   return accountNumber === undefined ? ['all', []] : ['one', [accountNumber]];
 }
@@ -25,7 +28,11 @@ export type RangedRead = 'newestSince' | 'newestInRange';
  * A time-ranged page's read and its times, each as `time` writes it: since `from` when there is no
  * `to`, else [from, to). Without `from` the range starts at `start`, before every time.
  */
-export function rangedRead<T>({ from, to }: { from: Date | undefined; to: Date | undefined }, time: (date: Date) => T, start: T): ['newestSince', [T]] | ['newestInRange', [T, T]] {
+export function rangedRead<T>(
+  { from, to }: { from: Date | undefined; to: Date | undefined },
+  time: (date: Date) => T,
+  start: T,
+): ['newestSince', [T]] | ['newestInRange', [T, T]] {
   const since = from === undefined ? start : time(from);
   return to === undefined ? ['newestSince', [since]] : ['newestInRange', [since, time(to)]];
 }

@@ -121,7 +121,14 @@ describe('createInsertBatcher', () => {
     const poison = notification({ settlementId: 'poison' });
     const results = await Promise.allSettled([...good.slice(0, 3), poison, poison, ...good.slice(3)].map((one) => batcher.insert(one)));
     expect(results.map((result) => (result.status === 'fulfilled' ? result.value.status : 'rejected'))).toEqual([
-      'inserted', 'inserted', 'inserted', 'rejected', 'rejected', 'inserted', 'inserted', 'inserted',
+      'inserted',
+      'inserted',
+      'inserted',
+      'rejected',
+      'rejected',
+      'inserted',
+      'inserted',
+      'inserted',
     ]);
     // Seven distinct rows, halved wherever the poison is: 7 ✗, 4 ✗, 2 ✓, 2 ✗, 1 ✓, 1 ✗ (the poison), 3 ✓.
     expect(calls.map((batch) => batch.length)).toEqual([7, 4, 2, 2, 1, 1, 3]);
@@ -135,9 +142,14 @@ describe('createInsertBatcher', () => {
       if (refused) throw refusals[refused.settlementId as keyof typeof refusals];
       return write(notifications);
     };
-    const batcher = createInsertBatcher(refusing, { refusedStatement: () => true, refusedRow: (error) => (error as { aboutRow?: boolean }).aboutRow === true });
+    const batcher = createInsertBatcher(refusing, {
+      refusedStatement: () => true,
+      refusedRow: (error) => (error as { aboutRow?: boolean }).aboutRow === true,
+    });
     const [poison, unlucky, good] = await Promise.allSettled(
-      [notification({ settlementId: 'poison' }), notification({ settlementId: 'unlucky' }), notification()].map((one) => batcher.insert(one)),
+      [notification({ settlementId: 'poison' }), notification({ settlementId: 'unlucky' }), notification()].map((one) =>
+        batcher.insert(one),
+      ),
     );
     expect(poison).toMatchObject({ status: 'rejected', reason: expect.any(UnstorableNotificationError) });
     expect((poison as PromiseRejectedResult).reason.cause).toBe(refusals.poison);
@@ -157,4 +169,3 @@ describe('createInsertBatcher', () => {
     expect(calls).toEqual([5]);
   });
 });
-

@@ -163,7 +163,11 @@ async function run(write: WriteBatch, batch: Entry[], options: Pick<BatchOptions
  * so on down to single rows, so one row the store will not take (whatever the reason) fails alone
  * and its batch-mates are stored. A failure that is not a refusal fails them all at once.
  */
-async function writeApartOnRefusal(write: WriteBatch, notifications: NewCollectionNotification[], options: Pick<BatchOptions, 'batchSizes'> & Refusals): Promise<Outcome[]> {
+async function writeApartOnRefusal(
+  write: WriteBatch,
+  notifications: NewCollectionNotification[],
+  options: Pick<BatchOptions, 'batchSizes'> & Refusals,
+): Promise<Outcome[]> {
   try {
     const { records, settled } = await write(notifications);
     record(options.batchSizes, notifications.length, records.some((record) => record !== null) ? 'committed' : 'rolled-back');

@@ -48,7 +48,10 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     expect(result).toMatchObject({ status: 'inserted', notification: { source: 'WEBHOOK', confirmation: PENDING } });
     await untilSettled(store, [result]);
     const [read] = await store.getMany([one.settlementId]);
-    expect(read).toMatchObject({ source: 'WEBHOOK', confirmation: { status: 'PENDING', checkedAt: null, differences: [], acknowledgedByBank: null } });
+    expect(read).toMatchObject({
+      source: 'WEBHOOK',
+      confirmation: { status: 'PENDING', checkedAt: null, differences: [], acknowledgedByBank: null },
+    });
     expect((await store.listAfter({ after: START_OF_LOG, limit: 5 }))[0]?.confirmation.status).toBe('PENDING');
   });
 
@@ -88,19 +91,39 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     await store.confirmations.defer([one.settlementId], 60_000);
     expect(await store.confirmations.claim({ limit: 1, leaseMs: 60_000 })).toEqual([]);
     await store.confirmations.defer([one.settlementId], 0);
-    expect((await store.confirmations.claim({ limit: 1, leaseMs: 60_000 })).map((record) => record.settlementId)).toEqual([one.settlementId]);
+    expect((await store.confirmations.claim({ limit: 1, leaseMs: 60_000 })).map((record) => record.settlementId)).toEqual([
+      one.settlementId,
+    ]);
   });
 
   test('records an outcome once, over a PENDING notification only, and never changes a decided one', async () => {
     const { store } = await setup();
     const [a, b, unchecked] = [pending(), pending(), notification()];
     await stored(store, a, b, unchecked);
-    const mismatch = outcome(b.settlementId, { status: 'MISMATCHED', differences: ['transactionAmount', 'currency'], acknowledgedByBank: false });
-    expect(await store.confirmations.record([outcome(a.settlementId), mismatch, outcome(unchecked.settlementId), outcome('unknown')])).toEqual([true, true, false, false]);
-    expect(await store.confirmations.record([outcome(a.settlementId, { status: 'NOT_AT_BANK', acknowledgedByBank: null })])).toEqual([false]);
+    const mismatch = outcome(b.settlementId, {
+      status: 'MISMATCHED',
+      differences: ['transactionAmount', 'currency'],
+      acknowledgedByBank: false,
+    });
+    expect(
+      await store.confirmations.record([outcome(a.settlementId), mismatch, outcome(unchecked.settlementId), outcome('unknown')]),
+    ).toEqual([true, true, false, false]);
+    expect(await store.confirmations.record([outcome(a.settlementId, { status: 'NOT_AT_BANK', acknowledgedByBank: null })])).toEqual([
+      false,
+    ]);
     const [readA, readB, readUnchecked] = await store.getMany([a.settlementId, b.settlementId, unchecked.settlementId]);
-    expect(readA!.confirmation).toEqual({ status: 'CONFIRMED', checkedAt: '2026-11-22T13:05:10.000Z', differences: [], acknowledgedByBank: true });
-    expect(readB!.confirmation).toEqual({ status: 'MISMATCHED', checkedAt: '2026-11-22T13:05:10.000Z', differences: ['transactionAmount', 'currency'], acknowledgedByBank: false });
+    expect(readA!.confirmation).toEqual({
+      status: 'CONFIRMED',
+      checkedAt: '2026-11-22T13:05:10.000Z',
+      differences: [],
+      acknowledgedByBank: true,
+    });
+    expect(readB!.confirmation).toEqual({
+      status: 'MISMATCHED',
+      checkedAt: '2026-11-22T13:05:10.000Z',
+      differences: ['transactionAmount', 'currency'],
+      acknowledgedByBank: false,
+    });
     expect(readUnchecked!.confirmation).toEqual(UNCHECKED);
     expect(await store.confirmations.countPending()).toBe(0);
     expect(await store.confirmations.oldestPending()).toBeNull();
@@ -126,14 +149,38 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
 
   test('lists the log through a position, and only its CONFIRMED notifications when asked', async () => {
     const { store } = await setup();
-    const [a, b, c, d] = [pending({ accountNumber: '1111111111' }), pending(), pending({ accountNumber: '1111111111' }), pending({ accountNumber: '1111111111' })];
+    const [a, b, c, d] = [
+      pending({ accountNumber: '1111111111' }),
+      pending(),
+      pending({ accountNumber: '1111111111' }),
+      pending({ accountNumber: '1111111111' }),
+    ];
     const positions = await stored(store, a, b, c, d);
-    await store.confirmations.record([outcome(a.settlementId), outcome(b.settlementId), outcome(c.settlementId, { status: 'MISMATCHED', differences: ['vatAmount'] }), outcome(d.settlementId)]);
+    await store.confirmations.record([
+      outcome(a.settlementId),
+      outcome(b.settlementId),
+      outcome(c.settlementId, { status: 'MISMATCHED', differences: ['vatAmount'] }),
+      outcome(d.settlementId),
+    ]);
     const ids = (records: { settlementId: string }[]) => records.map((record) => record.settlementId);
-    expect(ids(await store.listAfter({ after: START_OF_LOG, through: positions[2], limit: 10 }))).toEqual([a, b, c].map((n) => n.settlementId));
+    expect(ids(await store.listAfter({ after: START_OF_LOG, through: positions[2], limit: 10 }))).toEqual(
+      [a, b, c].map((n) => n.settlementId),
+    );
     expect(ids(await store.listAfter({ after: START_OF_LOG, confirmed: true, limit: 10 }))).toEqual([a, b, d].map((n) => n.settlementId));
-    expect(ids(await store.listAfter({ after: positions[0]!, accountNumber: '1111111111', confirmed: true, limit: 10 }))).toEqual([d.settlementId]);
-    expect(ids(await store.listAfter({ after: START_OF_LOG, accounts: ['1111111111', '2222222222'], through: positions[2], confirmed: true, limit: 10 }))).toEqual([a.settlementId]);
+    expect(ids(await store.listAfter({ after: positions[0]!, accountNumber: '1111111111', confirmed: true, limit: 10 }))).toEqual([
+      d.settlementId,
+    ]);
+    expect(
+      ids(
+        await store.listAfter({
+          after: START_OF_LOG,
+          accounts: ['1111111111', '2222222222'],
+          through: positions[2],
+          confirmed: true,
+          limit: 10,
+        }),
+      ),
+    ).toEqual([a.settlementId]);
   });
 
   testShared('lets two stores on one database claim side by side, each notification once', async () => {
@@ -163,7 +210,7 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
       CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ${postgres ? 'TIMESTAMPTZ NOT NULL DEFAULT now()' : 'TEXT NOT NULL'});
       INSERT INTO schema_migrations VALUES (1, '${first!.name}', '2026-01-01T00:00:00.000Z'), (2, '${second!.name}', '2026-01-02T00:00:00.000Z');
       INSERT INTO collection_notifications (settlement_id, session_id, account_number, transaction_amount, received_at, raw_body${postgres ? ', event_time, transaction_amount_numeric' : ''})
-        VALUES ('OLD-1', 'S-old', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{}'${postgres ? ", now(), 1500" : ''})`);
+        VALUES ('OLD-1', 'S-old', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{}'${postgres ? ', now(), 1500' : ''})`);
     const store = await database.open();
     const [old] = await store.getMany(['OLD-1']);
     expect(old).toMatchObject({ settlementId: 'OLD-1', source: 'WEBHOOK', confirmation: UNCHECKED });
@@ -189,24 +236,31 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
   });
 });
 
-describe.each(storeBackends.filter((backend) => backend.name.startsWith('SQLite')))('outcomes on the connection the webhook writes on, $name', (backend) => {
-  it("ride a batch of deliveries written in the same turn, and one the database refuses fails alone, never the deliveries'", async () => {
-    const database = await backend.create();
-    const store = await database.open();
-    const [good, refused] = [pending(), pending()];
-    await stored(store, good, refused);
-    await database.exec(`CREATE TRIGGER refuse_outcome BEFORE UPDATE OF confirmation_status ON collection_notifications
+describe.each(storeBackends.filter((backend) => backend.name.startsWith('SQLite')))(
+  'outcomes on the connection the webhook writes on, $name',
+  (backend) => {
+    it("ride a batch of deliveries written in the same turn, and one the database refuses fails alone, never the deliveries'", async () => {
+      const database = await backend.create();
+      const store = await database.open();
+      const [good, refused] = [pending(), pending()];
+      await stored(store, good, refused);
+      await database.exec(`CREATE TRIGGER refuse_outcome BEFORE UPDATE OF confirmation_status ON collection_notifications
       WHEN NEW.settlement_id = '${refused.settlementId}' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
-    const delivery = notification();
-    const [recordedGood, recordedRefused, inserted] = await Promise.allSettled([
-      store.confirmations.record([outcome(good.settlementId)]),
-      store.confirmations.record([outcome(refused.settlementId)]),
-      store.insert(delivery),
-    ]);
-    expect(recordedGood).toEqual({ status: 'fulfilled', value: [true] });
-    expect(recordedRefused).toMatchObject({ status: 'rejected' });
-    expect(inserted).toMatchObject({ status: 'fulfilled', value: { status: 'inserted' } });
-    const [readGood, readRefused, readDelivery] = await store.getMany([good.settlementId, refused.settlementId, delivery.settlementId]);
-    expect([readGood!.confirmation.status, readRefused!.confirmation.status, readDelivery?.settlementId]).toEqual(['CONFIRMED', 'PENDING', delivery.settlementId]);
-  });
-});
+      const delivery = notification();
+      const [recordedGood, recordedRefused, inserted] = await Promise.allSettled([
+        store.confirmations.record([outcome(good.settlementId)]),
+        store.confirmations.record([outcome(refused.settlementId)]),
+        store.insert(delivery),
+      ]);
+      expect(recordedGood).toEqual({ status: 'fulfilled', value: [true] });
+      expect(recordedRefused).toMatchObject({ status: 'rejected' });
+      expect(inserted).toMatchObject({ status: 'fulfilled', value: { status: 'inserted' } });
+      const [readGood, readRefused, readDelivery] = await store.getMany([good.settlementId, refused.settlementId, delivery.settlementId]);
+      expect([readGood!.confirmation.status, readRefused!.confirmation.status, readDelivery?.settlementId]).toEqual([
+        'CONFIRMED',
+        'PENDING',
+        delivery.settlementId,
+      ]);
+    });
+  },
+);

@@ -237,7 +237,8 @@ function decisionOf({ head = START_OF_LOG, firstPending }: DecisionBounds): Deci
   return { through: { txid: firstPending.txid, seq: firstPending.seq - 1 }, pendingAt: firstPending };
 }
 
-const pickMoney = (record: MoneyFields): MoneyFields => Object.fromEntries(MONEY_FIELDS.map((field) => [field, record[field]])) as MoneyFields;
+const pickMoney = (record: MoneyFields): MoneyFields =>
+  Object.fromEntries(MONEY_FIELDS.map((field) => [field, record[field]])) as MoneyFields;
 
 /** A read whose account filters leave no account: nothing to ask the database. */
 const NO_ACCOUNT = 'none';
@@ -246,7 +247,13 @@ const NO_ACCOUNT = 'none';
  * A query's `accountNumber` and `accounts` as one filter: the one account when that is all they
  * leave (the single-account statements and indexes serve it), NO_ACCOUNT when they leave none.
  */
-function narrowed({ accountNumber, accounts }: { accountNumber?: string | undefined; accounts?: readonly string[] | undefined }): AccountFilter | typeof NO_ACCOUNT {
+function narrowed({
+  accountNumber,
+  accounts,
+}: {
+  accountNumber?: string | undefined;
+  accounts?: readonly string[] | undefined;
+}): AccountFilter | typeof NO_ACCOUNT {
   if (accounts === undefined) return { accountNumber, accounts: undefined };
   if (accountNumber !== undefined) return accounts.includes(accountNumber) ? { accountNumber, accounts: undefined } : NO_ACCOUNT;
   const distinct = [...new Set(accounts)];
@@ -307,16 +314,19 @@ function knownStored() {
 
 /** Group commit over the backend's batch insert, each insert answered with its record; every id it wrote or found becomes known. */
 function groupCommit(backend: StoreBackend, options: BatchOptions, stored: ReturnType<typeof knownStored>) {
-  return createInsertBatcher(async (notifications) => {
-    const { positions, settled } = await backend.insertBatch(notifications);
-    notifications.forEach((notification, index) =>
-      positions[index] ? stored.add(notification.settlementId, notification) : stored.addFound(notification.settlementId),
-    );
-    return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
-  }, {
-    ...options,
-    inFlight: backend.batchesInFlight,
-    refusedStatement: (error) => backend.refusedStatement(error),
-    refusedRow: (error) => backend.refusedRow(error),
-  });
+  return createInsertBatcher(
+    async (notifications) => {
+      const { positions, settled } = await backend.insertBatch(notifications);
+      notifications.forEach((notification, index) =>
+        positions[index] ? stored.add(notification.settlementId, notification) : stored.addFound(notification.settlementId),
+      );
+      return { records: positions.map((position, index) => position && insertedRecord(notifications[index]!, position)), settled };
+    },
+    {
+      ...options,
+      inFlight: backend.batchesInFlight,
+      refusedStatement: (error) => backend.refusedStatement(error),
+      refusedRow: (error) => backend.refusedRow(error),
+    },
+  );
 }

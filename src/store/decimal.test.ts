@@ -25,8 +25,20 @@ describe('exact amounts', () => {
 describe('bankDays', () => {
   it('cuts at midnight in the zone, clipping the first and last day to the range', () => {
     expect(bankDays(new Date('2024-04-30T23:30:00Z'), new Date('2024-05-02T12:00:00+01:00'), 'Africa/Lagos')).toEqual([
-      { date: '2024-05-01', from: Date.parse('2024-04-30T23:30:00Z'), to: Date.parse('2024-05-02T00:00:00+01:00'), fromOffset: 60, toOffset: 60 },
-      { date: '2024-05-02', from: Date.parse('2024-05-02T00:00:00+01:00'), to: Date.parse('2024-05-02T12:00:00+01:00'), fromOffset: 60, toOffset: 60 },
+      {
+        date: '2024-05-01',
+        from: Date.parse('2024-04-30T23:30:00Z'),
+        to: Date.parse('2024-05-02T00:00:00+01:00'),
+        fromOffset: 60,
+        toOffset: 60,
+      },
+      {
+        date: '2024-05-02',
+        from: Date.parse('2024-05-02T00:00:00+01:00'),
+        to: Date.parse('2024-05-02T12:00:00+01:00'),
+        fromOffset: 60,
+        toOffset: 60,
+      },
     ]);
   });
 
@@ -47,20 +59,30 @@ describe('bankDays and summaryRecord against luxon, day by day', () => {
     while (day.toMillis() < to.getTime()) {
       const next = day.plus({ days: 1 }).startOf('day');
       const iso = (ms: number) => DateTime.fromMillis(ms, { zone }).toISO()!;
-      days.push({ date: day.toISODate()!, from: iso(Math.max(day.toMillis(), from.getTime())), to: iso(Math.min(next.toMillis(), to.getTime())) });
+      days.push({
+        date: day.toISODate()!,
+        from: iso(Math.max(day.toMillis(), from.getTime())),
+        to: iso(Math.min(next.toMillis(), to.getTime())),
+      });
       day = next;
     }
     return days;
   }
 
-  it.each(['Africa/Lagos', 'UTC', 'Etc/UTC', 'Europe/London', 'America/New_York', 'America/Santiago', 'Asia/Kolkata', 'Australia/Lord_Howe', 'Pacific/Chatham'])(
-    'cuts and writes every day of two years in %s as luxon does',
-    (zone) => {
-      const [from, to] = [new Date('2023-01-01T07:13:00Z'), new Date('2025-01-03T19:00:00Z')];
-      const days = bankDays(from, to, zone);
-      const written = summaryRecord(days, [], zone).days.map(({ date, from: start, to: end }) => ({ date, from: start, to: end }));
-      expect(written).toEqual(luxonDays(from, to, zone));
-    },
-  );
+  it.each([
+    'Africa/Lagos',
+    'UTC',
+    'Etc/UTC',
+    'Europe/London',
+    'America/New_York',
+    'America/Santiago',
+    'Asia/Kolkata',
+    'Australia/Lord_Howe',
+    'Pacific/Chatham',
+  ])('cuts and writes every day of two years in %s as luxon does', (zone) => {
+    const [from, to] = [new Date('2023-01-01T07:13:00Z'), new Date('2025-01-03T19:00:00Z')];
+    const days = bankDays(from, to, zone);
+    const written = summaryRecord(days, [], zone).days.map(({ date, from: start, to: end }) => ({ date, from: start, to: end }));
+    expect(written).toEqual(luxonDays(from, to, zone));
+  });
 });
-

@@ -56,8 +56,16 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     ]);
 
     expect(results.map((result) => result.status)).toEqual(['inserted', 'duplicate', 'inserted', 'duplicate']);
-    expect(results[0]).toEqual({ status: 'inserted', notification: { ...fresh, position: anyPosition, source: 'WEBHOOK', confirmation: UNCHECKED }, settled: anyPosition });
-    expect(results[2]).toEqual({ status: 'inserted', notification: { ...twice, position: anyPosition, source: 'WEBHOOK', confirmation: UNCHECKED }, settled: anyPosition });
+    expect(results[0]).toEqual({
+      status: 'inserted',
+      notification: { ...fresh, position: anyPosition, source: 'WEBHOOK', confirmation: UNCHECKED },
+      settled: anyPosition,
+    });
+    expect(results[2]).toEqual({
+      status: 'inserted',
+      notification: { ...twice, position: anyPosition, source: 'WEBHOOK', confirmation: UNCHECKED },
+      settled: anyPosition,
+    });
     // One batch, one commit, and positions in the batch's order: the order the inserts came (on
     // PostgreSQL a batch is written in settlementId order, which these ids share).
     // One statement of the three distinct settlementIds: the second copy of one never reaches the database.
@@ -143,7 +151,9 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     const results = (await Promise.all(settled)).flat();
     // None failed: two of them waiting on each other would have deadlocked, failing one batch.
     expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
-    const inserted = results.flatMap((result) => (result.status === 'fulfilled' && result.value.status === 'inserted' ? [result.value.notification.settlementId] : []));
+    const inserted = results.flatMap((result) =>
+      result.status === 'fulfilled' && result.value.status === 'inserted' ? [result.value.notification.settlementId] : [],
+    );
     expect(inserted.toSorted()).toEqual(notifications.map((one) => one.settlementId).toSorted());
     // On PostgreSQL all four are written at once, none having committed when the next gathers; on
     // SQLite the first commits within its turn, and the store then answers the others itself.
@@ -187,15 +197,18 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
   });
 
   // The bound is the store core's, the same on every backend: the in-memory database fills it fastest.
-  it.runIf(backend.enabled && !backend.shared)(`remembers the last ${KNOWN_STORED_IDS} settlementIds: an older one is looked up in the database again`, async () => {
-    const { store, batches } = await setup();
-    const oldest = notification();
-    await store.insert(oldest);
-    await Promise.all(Array.from({ length: KNOWN_STORED_IDS }, () => store.insert(notification())));
-    batches.length = 0;
-    expect(await store.insert(oldest)).toEqual({ status: 'duplicate' });
-    expect(batches).toEqual([{ size: 1, outcome: 'rolled-back' }]);
-  });
+  it.runIf(backend.enabled && !backend.shared)(
+    `remembers the last ${KNOWN_STORED_IDS} settlementIds: an older one is looked up in the database again`,
+    async () => {
+      const { store, batches } = await setup();
+      const oldest = notification();
+      await store.insert(oldest);
+      await Promise.all(Array.from({ length: KNOWN_STORED_IDS }, () => store.insert(notification())));
+      batches.length = 0;
+      expect(await store.insert(oldest)).toEqual({ status: 'duplicate' });
+      expect(batches).toEqual([{ size: 1, outcome: 'rolled-back' }]);
+    },
+  );
 
   test('answers every insert queued before close, and stores each of them', async () => {
     const { database, store } = await setup();

@@ -4,7 +4,15 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
-import { capturingLogger, databaseUrl, isolatedPostgresUrl, postgresSession, queryFile, silent, tempDirectory } from '../../test/helpers/stores.ts';
+import {
+  capturingLogger,
+  databaseUrl,
+  isolatedPostgresUrl,
+  postgresSession,
+  queryFile,
+  silent,
+  tempDirectory,
+} from '../../test/helpers/stores.ts';
 import { createNotificationStore } from './index.ts';
 
 describe('createNotificationStore', () => {
@@ -33,7 +41,9 @@ describe('createNotificationStore', () => {
   it('names the sqlite store when its directory cannot be created', async () => {
     const directory = tempDirectory();
     await writeFile(join(directory, 'a-file'), '');
-    const error = await createNotificationStore(`sqlite:${join(directory, 'a-file', 'x.db')}`, { logger: silent }).catch((caught: unknown) => caught);
+    const error = await createNotificationStore(`sqlite:${join(directory, 'a-file', 'x.db')}`, { logger: silent }).catch(
+      (caught: unknown) => caught,
+    );
     expect(String(error)).toMatch(/Could not open the sqlite store/);
   });
 
@@ -49,21 +59,26 @@ describe('createNotificationStore', () => {
     }
   });
 
-  it.runIf(databaseUrl !== undefined)('fails on a PostgreSQL database that does not exist without echoing the URL or password', async () => {
-    const url = new URL(databaseUrl ?? '');
-    url.password = 's3cret-Passw0rd';
-    url.pathname = '/no_such_database_for_store_test';
-    const error = await createNotificationStore(url.toString(), { logger: silent }).catch((caught: unknown) => caught);
-    expect(String(error)).toMatch(/Could not open the postgres store \(3D000\)/);
-    expect(String(error)).not.toContain('s3cret-Passw0rd');
-    expect(String(error)).not.toContain(url.toString());
-  });
+  it.runIf(databaseUrl !== undefined)(
+    'fails on a PostgreSQL database that does not exist without echoing the URL or password',
+    async () => {
+      const url = new URL(databaseUrl ?? '');
+      url.password = 's3cret-Passw0rd';
+      url.pathname = '/no_such_database_for_store_test';
+      const error = await createNotificationStore(url.toString(), { logger: silent }).catch((caught: unknown) => caught);
+      expect(String(error)).toMatch(/Could not open the postgres store \(3D000\)/);
+      expect(String(error)).not.toContain('s3cret-Passw0rd');
+      expect(String(error)).not.toContain(url.toString());
+    },
+  );
 
   it('refuses a SQLite store made by a pre-release build, saying so and what to do, and leaves it as it was', async () => {
     const path = join(tempDirectory(), 'collections.db');
     const database = new DatabaseSync(path);
-    database.exec("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT");
-    database.exec("INSERT INTO schema_migrations VALUES (1, 'collection_notifications', '2026-11-01T00:00:00Z'), (2, 'collection_summaries', '2026-11-02T00:00:00Z')");
+    database.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT');
+    database.exec(
+      "INSERT INTO schema_migrations VALUES (1, 'collection_notifications', '2026-11-01T00:00:00Z'), (2, 'collection_summaries', '2026-11-02T00:00:00Z')",
+    );
     database.close();
     const error = await createNotificationStore(`sqlite:${path}`, { logger: silent }).catch((caught: unknown) => caught);
     expect(String(error)).toMatch(/made by a pre-release build of bank-subgraph/);
@@ -78,7 +93,9 @@ describe('createNotificationStore', () => {
     await store.close();
     queryFile(path, 'DROP TABLE collection_quarantine');
     const error = await createNotificationStore(`sqlite:${path}`, { logger: silent }).catch((caught: unknown) => caught);
-    expect(String(error)).toMatch(/made by a pre-release build of bank-subgraph \(its version 1, "store_schema", has no collection_quarantine/);
+    expect(String(error)).toMatch(
+      /made by a pre-release build of bank-subgraph \(its version 1, "store_schema", has no collection_quarantine/,
+    );
     expect(String(error)).toContain('Point STORE_URL at a new, empty database');
     expect(queryFile(path, 'SELECT count(*) AS n FROM collection_notifications')).toEqual([{ n: 1 }]);
   });
@@ -90,17 +107,22 @@ describe('createNotificationStore', () => {
     const client = await postgresSession(url);
     await client.query('DROP TABLE collection_quarantine');
     const error = await createNotificationStore(url, { logger: silent }).catch((caught: unknown) => caught);
-    expect(String(error)).toMatch(/Could not open the postgres store: this store was made by a pre-release build .*has no collection_quarantine/);
+    expect(String(error)).toMatch(
+      /Could not open the postgres store: this store was made by a pre-release build .*has no collection_quarantine/,
+    );
   });
 
   it.runIf(databaseUrl !== undefined)('refuses a PostgreSQL store made by a pre-release build, saying so and what to do', async () => {
     const url = await isolatedPostgresUrl(databaseUrl!);
     const client = await postgresSession(url);
-    await client.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())');
-    await client.query("INSERT INTO schema_migrations (version, name) VALUES (1, 'collection_notifications'), (5, 'identifiers_in_byte_order')");
+    await client.query(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+    );
+    await client.query(
+      "INSERT INTO schema_migrations (version, name) VALUES (1, 'collection_notifications'), (5, 'identifiers_in_byte_order')",
+    );
     const error = await createNotificationStore(url, { logger: silent }).catch((caught: unknown) => caught);
     expect(String(error)).toMatch(/Could not open the postgres store: this store was made by a pre-release build/);
     expect((await client.query("SELECT to_regclass('collection_notifications') AS t")).rows).toEqual([{ t: null }]);
   });
 });
-

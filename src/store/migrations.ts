@@ -66,22 +66,22 @@ export class UnknownStoreSchemaError extends Error {
  * Applies, in order and each once, the migrations the database has not recorded; returns those
  * applied. Refuses a store whose recorded migrations carry other names than this release's.
  */
-export async function runMigrations(
-  target: MigrationTarget,
-  migrations: readonly Migration[],
-  logger: Logger,
-): Promise<Migration[]> {
+export async function runMigrations(target: MigrationTarget, migrations: readonly Migration[], logger: Logger): Promise<Migration[]> {
   return target.withLock(async () => {
     await target.ensureTable();
     const applied = await target.applied();
     for (const migration of migrations) {
       const recorded = applied.get(migration.version);
       if (recorded !== undefined && recorded !== migration.name) {
-        throw new UnknownStoreSchemaError(`its schema_migrations records "${recorded}" as version ${migration.version}, where this release has "${migration.name}"`);
+        throw new UnknownStoreSchemaError(
+          `its schema_migrations records "${recorded}" as version ${migration.version}, where this release has "${migration.name}"`,
+        );
       }
       const missing = recorded === undefined ? [] : await target.missingTables(migration.tables);
       if (missing.length > 0) {
-        throw new UnknownStoreSchemaError(`its version ${migration.version}, "${recorded}", has no ${missing.join(', ')}, which this release's makes`);
+        throw new UnknownStoreSchemaError(
+          `its version ${migration.version}, "${recorded}", has no ${missing.join(', ')}, which this release's makes`,
+        );
       }
     }
     const known = new Set(migrations.map((migration) => migration.version));

@@ -127,7 +127,13 @@ export function toInsertParams(notification: NewCollectionNotification): InsertV
  */
 export function insertedRecord(notification: NewCollectionNotification, position: LogPosition): CollectionNotificationRecord {
   const { confirmation = UNCHECKED, source = 'WEBHOOK', ...fields } = notification;
-  return { position, ...fields, rawBodyBytes: notification.rawBodyBytes ?? null, source, confirmation: { ...confirmation, differences: [...confirmation.differences] } };
+  return {
+    position,
+    ...fields,
+    rawBodyBytes: notification.rawBodyBytes ?? null,
+    source,
+    confirmation: { ...confirmation, differences: [...confirmation.differences] },
+  };
 }
 
 /** The differences column: a JSON array once decided, null while nothing was compared. */
@@ -182,7 +188,10 @@ export function toRecord(row: NotificationRow): CollectionNotificationRecord {
     receivedAt: row.received_at,
     rawBody: row.raw_body,
     // A Buffer from pg, a Uint8Array from node:sqlite: the same bytes either way.
-    rawBodyBytes: row.raw_body_bytes === null ? null : new Uint8Array(row.raw_body_bytes.buffer, row.raw_body_bytes.byteOffset, row.raw_body_bytes.byteLength),
+    rawBodyBytes:
+      row.raw_body_bytes === null
+        ? null
+        : new Uint8Array(row.raw_body_bytes.buffer, row.raw_body_bytes.byteOffset, row.raw_body_bytes.byteLength),
     source: row.source as NotificationSource,
     confirmation: confirmationOf(row),
   };

@@ -37,7 +37,8 @@ const QUERIES = {
 export function createPostgresConfirmations(runners: { outcomes: RunQuery; leases: RunQuery }): ConfirmationBackend {
   const ON_LEASES: ReadonlySet<keyof typeof QUERIES> = new Set(['claim', 'defer']);
   const query = async <Row extends Record<string, unknown>>(name: keyof typeof QUERIES, values: unknown[] = []) =>
-    (await (ON_LEASES.has(name) ? runners.leases : runners.outcomes)<Row>({ name: `confirmations-${name}`, text: QUERIES[name], values })).rows;
+    (await (ON_LEASES.has(name) ? runners.leases : runners.outcomes)<Row>({ name: `confirmations-${name}`, text: QUERIES[name], values }))
+      .rows;
   return {
     claim: ({ limit, leaseMs }) => query<NotificationRow & Record<string, unknown>>('claim', [limit, leaseMs]),
     async record(outcomes) {

@@ -29,7 +29,10 @@ export function withDeadline(pool: pg.Pool, timeoutMs: number): RunQuery {
       // A connection checked out of the pool has no listener of the pool's: without one, its
       // failure mid-statement would be an unhandled 'error' event, as pg-pool's own query knows.
       client.on('error', fail);
-      const deadline = setTimeout(() => fail(new Error(`PostgreSQL gave no answer within ${timeoutMs} ms; the connection is dropped`)), timeoutMs);
+      const deadline = setTimeout(
+        () => fail(new Error(`PostgreSQL gave no answer within ${timeoutMs} ms; the connection is dropped`)),
+        timeoutMs,
+      );
       const answer = (error: Error | undefined, result: pg.QueryResult<Row>) => {
         if (error) return fail(error);
         if (answered) return;

@@ -10,7 +10,11 @@ const MIGRATION_TIMEOUT_MS = 120_000;
 const MIGRATION_LOCK_KEY = 7_314_001;
 
 /** Applies the migrations not yet applied; answers the store's identity and the database's own `synchronous_commit`. */
-export async function migrate(url: string, settings: pg.ClientConfig, logger: Logger): Promise<{ identity: string; synchronousCommit: string | undefined }> {
+export async function migrate(
+  url: string,
+  settings: pg.ClientConfig,
+  logger: Logger,
+): Promise<{ identity: string; synchronousCommit: string | undefined }> {
   const client = new pg.Client({
     connectionString: url,
     ...settings,
@@ -53,7 +57,9 @@ function migrationTarget(client: pg.Client): MigrationTarget {
     },
     async missingTables(tables) {
       // to_regclass reads the search_path, as every statement of the store does.
-      const result = await client.query<{ name: string }>('SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(name) IS NULL', [tables]);
+      const result = await client.query<{ name: string }>('SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(name) IS NULL', [
+        tables,
+      ]);
       return result.rows.map((row) => row.name);
     },
     async apply(migration: Migration) {
@@ -73,4 +79,3 @@ function migrationTarget(client: pg.Client): MigrationTarget {
     },
   };
 }
-

@@ -14,7 +14,10 @@ import {
 import type { KeepOutcome, QuarantineStore } from './types.ts';
 
 // Each id list one text[] parameter, unnested: each id found through its own index entries.
-const WITH_IDS = quarantineWithIds((n) => `$${n}`, (n) => `(SELECT unnest($${n}::text[]))`);
+const WITH_IDS = quarantineWithIds(
+  (n) => `$${n}`,
+  (n) => `(SELECT unnest($${n}::text[]))`,
+);
 
 /** The quarantine over `runners`: `quarantine` for its writes and count, `read` for pages, reviews and reads by a transfer's ids. */
 export function createPostgresQuarantine(runners: { quarantine: RunQuery; read: RunQuery }): QuarantineStore {
@@ -23,15 +26,20 @@ export function createPostgresQuarantine(runners: { quarantine: RunQuery; read: 
     async keep(deliveries, { maxRows, maxBytes }) {
       // One jsonb parameter, as the notifications' insert takes its batch; the bytes in base64, then their size.
       const rows = deliveries.map((delivery) => [
-        ...quarantineParams(delivery).map((value) => (value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value)),
+        ...quarantineParams(delivery).map((value) =>
+          value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value,
+        ),
         delivery.rawBody.byteLength,
       ]);
-      const { rows: [result] } = await runners.quarantine<{ outcomes: KeepOutcome[] }>({
+      const {
+        rows: [result],
+      } = await runners.quarantine<{ outcomes: KeepOutcome[] }>({
         name: 'quarantine-keep',
         text: 'SELECT collection_quarantine_keep($1::jsonb, $2, $3) AS outcomes',
         values: [JSON.stringify(rows), maxRows, maxBytes],
       });
-      if (result?.outcomes.length !== deliveries.length) throw new Error('collection_quarantine_keep answered for another number of deliveries');
+      if (result?.outcomes.length !== deliveries.length)
+        throw new Error('collection_quarantine_keep answered for another number of deliveries');
       return result.outcomes;
     },
     async list(query) {
@@ -51,11 +59,17 @@ export function createPostgresQuarantine(runners: { quarantine: RunQuery; read: 
       return found ? { status: 'already-reviewed', delivery: toQuarantineRecord(found) } : { status: 'unknown' };
     },
     async withTransferIds({ settlementIds, sessionIds, limit }) {
-      const { rows } = await runners.read<QuarantineRow>({ name: 'quarantine-with-ids', text: WITH_IDS, values: [settlementIds, sessionIds, limit] });
+      const { rows } = await runners.read<QuarantineRow>({
+        name: 'quarantine-with-ids',
+        text: WITH_IDS,
+        values: [settlementIds, sessionIds, limit],
+      });
       return rows.map(toQuarantineRecord);
     },
     async countUnreviewed() {
-      const { rows: [row] } = await runners.quarantine<{ n: string }>({
+      const {
+        rows: [row],
+      } = await runners.quarantine<{ n: string }>({
         name: 'quarantine-unreviewed',
         text: 'SELECT unreviewed AS n FROM collection_quarantine_backlog',
       });

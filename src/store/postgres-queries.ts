@@ -44,7 +44,15 @@ const logRange = (n: number) =>
     AND ($${n + 4}::boolean IS NOT TRUE OR confirmation_status = 'CONFIRMED')`;
 
 /** The parameters of a log read's range (see logRange): after, through (none: past every position), confirmed only. */
-export function rangeParams({ after, through, confirmed }: { after: LogPosition; through: LogPosition | undefined; confirmed: boolean }): unknown[] {
+export function rangeParams({
+  after,
+  through,
+  confirmed,
+}: {
+  after: LogPosition;
+  through: LogPosition | undefined;
+  confirmed: boolean;
+}): unknown[] {
   return [...positionParams(after), ...(through ? positionParams(through) : [AFTER_EVERY_TXID, LAST_SEQ]), confirmed];
 }
 
@@ -80,7 +88,9 @@ type VariantName<Read extends string> = `${Read}${(typeof VARIANT_SUFFIX)[Accoun
 const variantName = <Read extends string>(read: Read, kind: AccountKind) => `${read}${VARIANT_SUFFIX[kind]}` as VariantName<Read>;
 
 /** Every read's variants (see accountVariants), by statement name. */
-export function withAccountVariants<Read extends string>(reads: Record<Read, (account: string) => string>): Record<VariantName<Read>, string> {
+export function withAccountVariants<Read extends string>(
+  reads: Record<Read, (account: string) => string>,
+): Record<VariantName<Read>, string> {
   const entries = Object.entries<(account: string) => string>(reads).flatMap(([read, text]) => {
     const variants = accountVariants(text);
     return ACCOUNT_KINDS.map((kind) => [variantName(read, kind), variants[kind]] as const);
@@ -122,7 +132,11 @@ const SIZE_SQL = `SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
 const field = (column: (typeof INSERT_COLUMNS)[number]) => `(u.r ->> ${INSERT_COLUMNS.indexOf(column)})`;
 /** A column's value from the batch's row: bytes come in base64, the bank's acknowledgement as 0 or 1. */
 const columnValue = (column: (typeof INSERT_COLUMNS)[number]) =>
-  BYTES_COLUMNS.has(column) ? `decode(${field(column)}, 'base64')` : column === 'acknowledged_by_bank' ? `${field(column)}::boolean` : field(column);
+  BYTES_COLUMNS.has(column)
+    ? `decode(${field(column)}, 'base64')`
+    : column === 'acknowledged_by_bank'
+      ? `${field(column)}::boolean`
+      : field(column);
 
 /**
  * What summaries and time ranges read, computed from the same text as the record:
@@ -138,7 +152,8 @@ const SUMMARY_VALUES = {
 
 /** The reads of the settled log, each with its account-condition slot; QUERIES holds their variants. */
 const ACCOUNT_READS = {
-  newest: (account: string) => `${FROM} WHERE ${account}(txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
+  newest: (account: string) =>
+    `${FROM} WHERE ${account}(txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
   after: (account: string) => `${FROM} WHERE ${account}${logRange(1)} AND ${SETTLED} ORDER BY txid, seq LIMIT $6`,
   // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
   newestInRange: inRange,
@@ -191,4 +206,3 @@ export function rangedPage({ from, to, bound, limit }: { from: Date | undefined;
 
 /** `position` as the (txid, seq) parameters of a query. */
 export const positionParams = (position: LogPosition) => [String(position.txid), position.seq];
-

@@ -10,7 +10,9 @@ const SUMS = `count(*) AS count, sum(transaction_amount_numeric) AS transaction_
   sum(fee_amount_numeric) AS fee_amount, sum(vat_amount_numeric) AS vat_amount`;
 
 /** One aggregate per day, each an index range scan, in one statement (so one snapshot). */
-const sumsPerDay = (account: string) => `SELECT s.* FROM unnest($1::timestamptz[], $2::timestamptz[]) WITH ORDINALITY AS d(start_at, end_at, day)
+const sumsPerDay = (
+  account: string,
+) => `SELECT s.* FROM unnest($1::timestamptz[], $2::timestamptz[]) WITH ORDINALITY AS d(start_at, end_at, day)
   CROSS JOIN LATERAL (
     SELECT ${SUMS} FROM collection_notifications WHERE ${account}event_time >= d.start_at AND event_time < d.end_at
   ) AS s

@@ -34,7 +34,14 @@ type PoolRole = keyof typeof POOL_SIZES;
  * they only move a due time, and one lost in a crash of the database makes a row due sooner. Every
  * other session waits for it, outcomes included, as a 00 does.
  */
-const SYNCHRONOUS_COMMIT: Record<PoolRole, 'on' | 'off'> = { write: 'on', log: 'on', read: 'on', quarantine: 'on', confirmation: 'on', lease: 'off' };
+const SYNCHRONOUS_COMMIT: Record<PoolRole, 'on' | 'off'> = {
+  write: 'on',
+  log: 'on',
+  read: 'on',
+  quarantine: 'on',
+  confirmation: 'on',
+  lease: 'off',
+};
 
 const POOL_SETTINGS = {
   // Opening a connection, and waiting for a free one, fails after this rather than stalling a webhook.
@@ -133,7 +140,13 @@ function insertRows(notifications: readonly NewCollectionNotification[]): string
 
 /** A column's value as the JSON row carries it: text made well-formed, bytes in base64 (the insert decodes them). */
 const jsonValue = (value: InsertValue) =>
-  value === null || typeof value === 'number' ? value : typeof value !== 'string' ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') : value.isWellFormed() ? value : value.toWellFormed();
+  value === null || typeof value === 'number'
+    ? value
+    : typeof value !== 'string'
+      ? Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')
+      : value.isWellFormed()
+        ? value
+        : value.toWellFormed();
 
 /**
  * Whether PostgreSQL answered the statement with an error of its own (a SQLSTATE), other than the
@@ -170,7 +183,8 @@ interface BoundsRow {
 function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, close: () => Promise<void>): StoreBackend {
   const query = async <Row extends pg.QueryResultRow>(role: PoolRole, name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
     (await runners[role]<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
-  const select = (role: PoolRole, name: Exclude<QueryName, 'insert' | 'size' | 'decisionBounds'>, values: unknown[]) => query<NotificationRow>(role, name, values);
+  const select = (role: PoolRole, name: Exclude<QueryName, 'insert' | 'size' | 'decisionBounds'>, values: unknown[]) =>
+    query<NotificationRow>(role, name, values);
   const position = async (name: 'settledHead' | 'committedHead', values: unknown[]) => {
     const [row] = await query<{ txid: string; seq: string }>('log', name, values);
     return row && toPosition(row.txid, row.seq);
@@ -184,7 +198,10 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     rowOfSession: async (sessionId) => (await select('read', 'bySession', [sessionId]))[0],
     async newestFirst({ accountNumber, accounts, before, limit, from, to }) {
       const bound = before ? positionParams(before) : [AFTER_EVERY_TXID, 0];
-      const page = from === undefined && to === undefined ? { read: 'newest' as const, values: [...bound, limit] } : rangedPage({ from, to, bound, limit });
+      const page =
+        from === undefined && to === undefined
+          ? { read: 'newest' as const, values: [...bound, limit] }
+          : rangedPage({ from, to, bound, limit });
       const { name, values } = forAccounts(page.read, { accountNumber, accounts }, page.values);
       return select('read', name, values);
     },
@@ -197,7 +214,8 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     committedHead: () => position('committedHead', []),
     async decisionBounds() {
       const [row] = await query<BoundsRow>('log', 'decisionBounds');
-      const at = (txid: string | null | undefined, seq: string | null | undefined) => (txid == null || seq == null ? undefined : toPosition(txid, seq));
+      const at = (txid: string | null | undefined, seq: string | null | undefined) =>
+        txid == null || seq == null ? undefined : toPosition(txid, seq);
       return { head: at(row?.head_txid, row?.head_seq), firstPending: at(row?.pending_txid, row?.pending_seq) };
     },
     confirmations: createPostgresConfirmations({ outcomes: runners.confirmation, leases: runners.lease }),

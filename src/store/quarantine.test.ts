@@ -52,8 +52,21 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
     const { quarantine } = await setup();
     // Odd whitespace, a byte-order mark, a NUL, and bytes that are not UTF-8 at all.
     const odd = Uint8Array.from([0xef, 0xbb, 0xbf, 0x20, 0x09, 0x0d, 0x0a, 0x7b, 0x00, 0xff, 0xfe, 0x22, 0x7d, 0x20, 0x0a]);
-    const first = delivery({ kind: 'CONFLICT', reason: 'conflicting_duplicate', detail: 'transactionAmount: 950000.00 (stored: 1500.00)', responseCode: '01', accountNumber: '0123456789' });
-    const second = delivery({ kind: 'UNSTORABLE', reason: 'store_refused_row', rawBody: odd, sessionId: null, settlementId: null, accountNumber: null });
+    const first = delivery({
+      kind: 'CONFLICT',
+      reason: 'conflicting_duplicate',
+      detail: 'transactionAmount: 950000.00 (stored: 1500.00)',
+      responseCode: '01',
+      accountNumber: '0123456789',
+    });
+    const second = delivery({
+      kind: 'UNSTORABLE',
+      reason: 'store_refused_row',
+      rawBody: odd,
+      sessionId: null,
+      settlementId: null,
+      accountNumber: null,
+    });
     expect(await quarantine.keep([first, second], MANY)).toEqual(['kept', 'kept']);
 
     const listed = await quarantine.list(page());
@@ -121,7 +134,12 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
     const { quarantine } = await setup();
     await quarantine.keep([delivery(), delivery()], MANY);
     const [kept, other] = await quarantine.list(page());
-    const review = { id: kept!.id, note: 'Called the bank with the session id; credited by hand.', reviewedBy: 'ops-1', reviewedAt: '2026-11-23T08:00:00.000Z' };
+    const review = {
+      id: kept!.id,
+      note: 'Called the bank with the session id; credited by hand.',
+      reviewedBy: 'ops-1',
+      reviewedAt: '2026-11-23T08:00:00.000Z',
+    };
 
     expect(await quarantine.review(review)).toEqual({
       status: 'reviewed',
@@ -153,7 +171,10 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
     const range = { from: new Date(kept[1]!.receivedAt), to: new Date(kept[3]!.receivedAt) };
     expect(sessions(await quarantine.list(page(range)))).toEqual([kept[2]!.sessionId, kept[1]!.sessionId]);
     expect(sessions(await quarantine.list(page({ from: range.to })))).toEqual([kept[4]!.sessionId, kept[3]!.sessionId]);
-    expect(sessions(await quarantine.list(page({ before: Number(all[1]!.id), limit: 2 })))).toEqual([kept[2]!.sessionId, kept[1]!.sessionId]);
+    expect(sessions(await quarantine.list(page({ before: Number(all[1]!.id), limit: 2 })))).toEqual([
+      kept[2]!.sessionId,
+      kept[1]!.sessionId,
+    ]);
   });
 
   testShared('keeps the quarantine across close and reopen', async () => {
@@ -187,7 +208,13 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
   test("finds the deliveries kept with a transfer's settlementId or sessionId, reviewed or not, newest first and at most the limit", async () => {
     const { quarantine } = await setup();
     const bySettlement = delivery({ settlementId: 'STL-X', sessionId: 'S-other' });
-    const bySession = delivery({ kind: 'CONFLICT', reason: 'conflicting_duplicate', responseCode: '01', settlementId: 'STL-Y', sessionId: 'S-X' });
+    const bySession = delivery({
+      kind: 'CONFLICT',
+      reason: 'conflicting_duplicate',
+      responseCode: '01',
+      settlementId: 'STL-Y',
+      sessionId: 'S-X',
+    });
     const both = delivery({ settlementId: 'STL-X', sessionId: 'S-X' });
     const unrelated = delivery({ settlementId: 'STL-Z', sessionId: null });
     await quarantine.keep([bySettlement, bySession, both, unrelated, delivery({ settlementId: null, sessionId: null })], MANY);
@@ -196,7 +223,11 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
 
     const found = await quarantine.withTransferIds({ settlementIds: ['STL-X'], sessionIds: ['S-X'], limit: 10 });
     // Each once, though `both` matches by either id.
-    expect(found.map((one) => [one.settlementId, one.sessionId])).toEqual([['STL-X', 'S-X'], ['STL-Y', 'S-X'], ['STL-X', 'S-other']]);
+    expect(found.map((one) => [one.settlementId, one.sessionId])).toEqual([
+      ['STL-X', 'S-X'],
+      ['STL-Y', 'S-X'],
+      ['STL-X', 'S-other'],
+    ]);
     expect(found[0]).toMatchObject({ id: reviewed.id, kind: 'REJECTED', rawBody: both.rawBody, reviewNote: 'seen' });
     expect(await quarantine.withTransferIds({ settlementIds: ['STL-X'], sessionIds: [], limit: 1 })).toHaveLength(1);
     expect(await quarantine.withTransferIds({ settlementIds: ['S-X'], sessionIds: ['STL-X'], limit: 10 })).toEqual([]);

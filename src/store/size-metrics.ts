@@ -59,8 +59,14 @@ export function exportQuarantineUnreviewed(registry: Registry, quarantine: Pick<
  * notifications alone), so every replica, and a restarted one, shows the same:
  * `collection_confirmations_pending` and `collection_confirmation_oldest_pending_seconds`.
  */
-export function exportConfirmationBacklog(registry: Registry, confirmations: Pick<ConfirmationQueue, 'countPending' | 'oldestPending'>): void {
-  const backlog = lastMeasured(async () => ({ count: await confirmations.countPending(), oldest: await confirmations.oldestPending() }), UNREVIEWED_TTL_MS);
+export function exportConfirmationBacklog(
+  registry: Registry,
+  confirmations: Pick<ConfirmationQueue, 'countPending' | 'oldestPending'>,
+): void {
+  const backlog = lastMeasured(
+    async () => ({ count: await confirmations.countPending(), oldest: await confirmations.oldestPending() }),
+    UNREVIEWED_TTL_MS,
+  );
   new Gauge({
     name: 'collection_confirmations_pending',
     help: "Stored notifications waiting for the bank's collection service to confirm them (PENDING), read from the store at scrape time: the same on every replica.",
@@ -88,7 +94,12 @@ export function exportConfirmationBacklog(registry: Registry, confirmations: Pic
  */
 function lastMeasured<T>(measure: () => Promise<T>, ttlMs: number) {
   let last: { at: number; value: T } | undefined;
-  const refresh = singleFlight(() => measure().then((value) => void (last = { at: Date.now(), value }), () => undefined));
+  const refresh = singleFlight(() =>
+    measure().then(
+      (value) => void (last = { at: Date.now(), value }),
+      () => undefined,
+    ),
+  );
   return {
     async read(): Promise<T | undefined> {
       if (!last || Date.now() - last.at >= ttlMs) await withinDeadline(refresh(), SCRAPE_WAIT_MS, undefined);

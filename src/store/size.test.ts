@@ -47,7 +47,9 @@ describe.each(storeBackends)('NotificationStore.size on $name', (backend) => {
     const database = await backend.create();
     const store = await database.open();
     for (let i = 0; i < 3; i += 1) await Promise.all(Array.from({ length: 50 }, () => store.insert(notification())));
-    await database.query('DELETE FROM collection_notifications WHERE seq IN (SELECT seq FROM collection_notifications ORDER BY seq LIMIT 100)');
+    await database.query(
+      'DELETE FROM collection_notifications WHERE seq IN (SELECT seq FROM collection_notifications ORDER BY seq LIMIT 100)',
+    );
     await analyzed(database, store.kind);
     expect((await store.size()).approximateRows).toBe(50);
   });

@@ -56,7 +56,9 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
     defer: database.prepare(`UPDATE collection_notifications SET confirmation_due_ms = ?
       WHERE settlement_id IN (SELECT value FROM json_each(?)) AND confirmation_status = 'PENDING'`),
     countPending: database.prepare("SELECT count(*) AS n FROM collection_notifications WHERE confirmation_status = 'PENDING'"),
-    oldestPending: database.prepare("SELECT received_at FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY seq LIMIT 1"),
+    oldestPending: database.prepare(
+      "SELECT received_at FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY seq LIMIT 1",
+    ),
   };
   let waiting: Rider[] = [];
   let scheduled = false;
@@ -68,7 +70,13 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
       const acknowledged = outcome.acknowledgedByBank === null ? null : Number(outcome.acknowledgedByBank);
       database.exec('SAVEPOINT outcome');
       try {
-        const { changes } = statements.record.run(outcome.status, outcome.checkedAt, differencesColumn(outcome), acknowledged, outcome.settlementId);
+        const { changes } = statements.record.run(
+          outcome.status,
+          outcome.checkedAt,
+          differencesColumn(outcome),
+          acknowledged,
+          outcome.settlementId,
+        );
         database.exec('RELEASE outcome');
         return { rider, recorded: changes === 1 };
       } catch (error) {
@@ -91,7 +99,13 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
     waiting = [];
     if (riders.length === 0) return;
     try {
-      answer(inTransaction(database, () => writeAll(riders), (results) => results.some((result) => 'recorded' in result && result.recorded)));
+      answer(
+        inTransaction(
+          database,
+          () => writeAll(riders),
+          (results) => results.some((result) => 'recorded' in result && result.recorded),
+        ),
+      );
     } catch (error) {
       for (const rider of riders) rider.reject(error);
     }
@@ -118,7 +132,9 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
       );
     },
     record(outcomes) {
-      const recorded = Promise.all(outcomes.map((outcome) => new Promise<boolean>((resolve, reject) => waiting.push({ outcome, resolve, reject }))));
+      const recorded = Promise.all(
+        outcomes.map((outcome) => new Promise<boolean>((resolve, reject) => waiting.push({ outcome, resolve, reject }))),
+      );
       schedule();
       return recorded;
     },
@@ -140,7 +156,11 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
       };
     },
     async defer(settlementIds, delayMs) {
-      inLightTransaction(database, () => statements.defer.run(Date.now() + delayMs, JSON.stringify(settlementIds)).changes, (changed) => changed > 0);
+      inLightTransaction(
+        database,
+        () => statements.defer.run(Date.now() + delayMs, JSON.stringify(settlementIds)).changes,
+        (changed) => changed > 0,
+      );
     },
     async countPending() {
       return Number(statements.countPending.get()?.n);

@@ -66,7 +66,12 @@ export function prepareInsert(database: DatabaseSync): StatementSync {
  * bank's retries of notifications we already own stay cheap. `alongside` writes in the same
  * transaction after the rows (true when it wrote anything the commit must keep).
  */
-export function insertRows(database: DatabaseSync, insert: StatementSync, rows: readonly SQLInputValue[][], alongside: () => boolean = () => false): (number | null)[] {
+export function insertRows(
+  database: DatabaseSync,
+  insert: StatementSync,
+  rows: readonly SQLInputValue[][],
+  alongside: () => boolean = () => false,
+): (number | null)[] {
   return inTransaction(
     database,
     () => {

@@ -27,7 +27,12 @@ export function createQuarantineReads(database: DatabaseSync) {
   return {
     quarantineWithIds(query: TransferIdsQuery): QuarantinedDeliveryRecord[] {
       // The ids travel as JSON arrays: one statement for any number of them.
-      withIds ??= database.prepare(quarantineWithIds((n) => `?${n}`, (n) => `(SELECT value FROM json_each(?${n}))`));
+      withIds ??= database.prepare(
+        quarantineWithIds(
+          (n) => `?${n}`,
+          (n) => `(SELECT value FROM json_each(?${n}))`,
+        ),
+      );
       const values = [JSON.stringify(query.settlementIds), JSON.stringify(query.sessionIds), query.limit];
       return (withIds.all(...values) as unknown as QuarantineRow[]).map(toQuarantineRecord);
     },

@@ -44,17 +44,19 @@ export function startSqliteReader(path: string, logger: Logger): SqliteReader {
     });
     return started;
   };
-  const call = (method: HeavyRead) => (...args: unknown[]) => {
-    if (closed) return Promise.reject(new Error('The sqlite store is closed'));
-    worker ??= start();
-    const id = (next += 1);
-    const waiting: Pending = Promise.withResolvers();
-    pending.set(id, waiting);
-    // Held while it has reads to answer; an idle reader must not keep the process alive.
-    worker.ref();
-    worker.postMessage({ id, method, args });
-    return waiting.promise;
-  };
+  const call =
+    (method: HeavyRead) =>
+    (...args: unknown[]) => {
+      if (closed) return Promise.reject(new Error('The sqlite store is closed'));
+      worker ??= start();
+      const id = (next += 1);
+      const waiting: Pending = Promise.withResolvers();
+      pending.set(id, waiting);
+      // Held while it has reads to answer; an idle reader must not keep the process alive.
+      worker.ref();
+      worker.postMessage({ id, method, args });
+      return waiting.promise;
+    };
   return {
     rowsOf: call('rowsOf'),
     rowOfSession: call('rowOfSession'),

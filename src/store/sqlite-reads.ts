@@ -9,9 +9,11 @@ import { accountParameter, daySums, prepareSummaryStatements, prepareVariants, r
 import type { DayWindow, DaySums } from './summary.ts';
 
 // Every row here is at txid 0: a position with a larger txid (from another store) is past them all.
-const seqBefore = (position: LogPosition | undefined) => (position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+const seqBefore = (position: LogPosition | undefined) =>
+  position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq;
 const seqAfter = (position: LogPosition) => (position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
-const seqThrough = (position: LogPosition | undefined) => (position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+const seqThrough = (position: LogPosition | undefined) =>
+  position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq;
 // The log reads' bounds, (after, through], and whether only CONFIRMED notifications count.
 const LOG_RANGE = "seq > ? AND seq <= ? AND (? = 0 OR confirmation_status = 'CONFIRMED')";
 export const atSeq = (seq: number): LogPosition => ({ txid: 0, seq });
@@ -67,5 +69,13 @@ export function createSqliteReads(database: DatabaseSync) {
 export type SqliteReads = ReturnType<typeof createSqliteReads>;
 
 /** The reads a GraphQL caller (or a scrape) can make as heavy as it likes: the reader thread runs them. */
-export const HEAVY_READS = ['rowsOf', 'rowOfSession', 'newestFirst', 'daySums', 'quarantinePage', 'quarantineUnreviewed', 'quarantineWithIds'] as const;
+export const HEAVY_READS = [
+  'rowsOf',
+  'rowOfSession',
+  'newestFirst',
+  'daySums',
+  'quarantinePage',
+  'quarantineUnreviewed',
+  'quarantineWithIds',
+] as const;
 export type HeavyRead = (typeof HEAVY_READS)[number];

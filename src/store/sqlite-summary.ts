@@ -98,7 +98,8 @@ export function prepareSummaryStatements(database: DatabaseSync) {
     return statement;
   };
   const sums = (account: string) => `SELECT ${KOBO_SUMS} FROM collection_notifications WHERE ${account}${IN_RANGE}`;
-  const beyond = (account: string) => `SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${account}${IN_RANGE}`;
+  const beyond = (account: string) =>
+    `SELECT ${BEYOND_KOBO} FROM collection_notifications WHERE amounts_beyond_kobo = 1 AND ${account}${IN_RANGE}`;
   // A page of [from, to): the range's index alone (seq is in every index) picks the page's seqs,
   // then only those rows are read; it costs what the range holds, as a summary of it does. Walking
   // seq instead would first skip every newer row outside the range.

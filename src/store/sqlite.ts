@@ -37,7 +37,10 @@ export async function openSqliteStore(location: string, options: SqliteStoreOpti
  * their own, so none of them holds the event loop that answers the bank; an in-memory database has
  * no second connection, so there they run here.
  */
-export async function createSqliteStore(database: DatabaseSync, options: SqliteStoreOptions & { readerPath?: string }): Promise<CollectionStore> {
+export async function createSqliteStore(
+  database: DatabaseSync,
+  options: SqliteStoreOptions & { readerPath?: string },
+): Promise<CollectionStore> {
   try {
     const mode = configureConnection(database);
     if (mode !== 'wal' && mode !== 'memory') {
@@ -53,8 +56,7 @@ export async function createSqliteStore(database: DatabaseSync, options: SqliteS
 }
 
 function migrationTarget(database: DatabaseSync): MigrationTarget {
-  const isRecorded = (version: number) =>
-    database.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(version) !== undefined;
+  const isRecorded = (version: number) => database.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(version) !== undefined;
   return {
     // SQLite has no advisory lock: each apply takes the write lock (BEGIN IMMEDIATE) and re-checks.
     withLock: (work) => work(),
@@ -68,7 +70,9 @@ function migrationTarget(database: DatabaseSync): MigrationTarget {
       return new Map(rows.map((row) => [Number(row.version), String(row.name)]));
     },
     async missingTables(tables) {
-      const found = database.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (SELECT value FROM json_each(?))").all(JSON.stringify(tables));
+      const found = database
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (SELECT value FROM json_each(?))")
+        .all(JSON.stringify(tables));
       return tables.filter((table) => !found.some((row) => row.name === table));
     },
     async apply(migration: Migration) {
@@ -115,7 +119,10 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
       }
       riders.committed();
       // Committed in seq order, one writer at a time: everything up to this batch's last row is settled.
-      return { positions: seqs.map((seq) => (seq === null ? null : atSeq(seq))), settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))) };
+      return {
+        positions: seqs.map((seq) => (seq === null ? null : atSeq(seq))),
+        settled: atSeq(Math.max(0, ...seqs.map((seq) => seq ?? 0))),
+      };
     },
     rowsOf: (settlementIds) => heavy.rowsOf(settlementIds),
     rowOfSession: (sessionId) => heavy.rowOfSession(sessionId),
@@ -144,7 +151,10 @@ type HeavyReads = Omit<SqliteReader, 'close'>;
 
 /** The heavy reads on this thread's connection: an in-memory database has no other. */
 function onThisThread(reads: SqliteReads): HeavyReads {
-  const call = (name: HeavyRead) => async (...args: unknown[]) => (reads[name] as (...values: unknown[]) => unknown)(...args);
+  const call =
+    (name: HeavyRead) =>
+    async (...args: unknown[]) =>
+      (reads[name] as (...values: unknown[]) => unknown)(...args);
   return Object.fromEntries(HEAVY_READS.map((name) => [name, call(name)])) as HeavyReads;
 }
 

@@ -94,7 +94,11 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     await store.insert(first);
     await store.insert(second);
     await store.insert(notification({ sessionId: 'NIP-SESSION-2' }));
-    expect(await store.findBySessionId('NIP-SESSION-1')).toMatchObject({ settlementId: first.settlementId, accountNumber: '1234567890', source: 'RECONCILED' });
+    expect(await store.findBySessionId('NIP-SESSION-1')).toMatchObject({
+      settlementId: first.settlementId,
+      accountNumber: '1234567890',
+      source: 'RECONCILED',
+    });
     expect(await store.findBySessionId('NIP-SESSION-3')).toBeNull();
     // Exactly: a session id is never matched by case or by a prefix.
     expect(await store.findBySessionId('nip-session-1')).toBeNull();
@@ -194,7 +198,9 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
       if (result.status !== 'inserted') throw new Error('not inserted');
       const listed = await store.listAfter({ after: START_OF_LOG, limit: 10 });
       const below = listed.filter((record) => comparePositions(record.position, result.settled) <= 0);
-      const every = await Promise.all(results.map(async (r) => (await store.getMany([r.status === 'inserted' ? r.notification.settlementId : '']))[0]!));
+      const every = await Promise.all(
+        results.map(async (r) => (await store.getMany([r.status === 'inserted' ? r.notification.settlementId : '']))[0]!),
+      );
       expect(below).toEqual(every.filter((record) => comparePositions(record.position, result.settled) <= 0));
       // Where one writer commits at a time in seq order, a commit settles itself.
       if (store.kind === 'sqlite') expect(result.settled).toEqual(result.notification.position);
@@ -220,7 +226,15 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     const { store } = await setup();
     const kept = notification({ transactionAmount: '1500.0', currency: null });
     await store.insert(kept);
-    const money = { accountNumber: kept.accountNumber, transactionAmount: '1500.0', settledAmount: kept.settledAmount, feeAmount: kept.feeAmount, vatAmount: kept.vatAmount, currency: null, sourceAccountNumber: kept.sourceAccountNumber };
+    const money = {
+      accountNumber: kept.accountNumber,
+      transactionAmount: '1500.0',
+      settledAmount: kept.settledAmount,
+      feeAmount: kept.feeAmount,
+      vatAmount: kept.vatAmount,
+      currency: null,
+      sourceAccountNumber: kept.sourceAccountNumber,
+    };
     expect(await store.moneyOf(kept.settlementId)).toEqual(money);
     expect(await store.moneyOf('never-stored')).toBeNull();
   });
@@ -249,7 +263,10 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
   test('keeps the bytes of a body that is not UTF-8 exactly, and none beside a body whose text gives them back', async () => {
     const { store } = await setup();
     // A Latin-1 é: its text reads U+FFFD, its bytes are kept beside it.
-    const latin1 = Buffer.from('{"tranRemarks":"Caf\u00e9 \u00e0 Lagos"}'.replace(/\\u00(e9|e0)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+    const latin1 = Buffer.from(
+      '{"tranRemarks":"Caf\u00e9 \u00e0 Lagos"}'.replace(/\\u00(e9|e0)/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+      'latin1',
+    );
     const odd = notification({ rawBody: latin1.toString('utf8'), rawBodyBytes: new Uint8Array(latin1) });
     const plain = notification();
     const results = [await store.insert(odd), await store.insert(plain)];
@@ -271,7 +288,7 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
       CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ${postgres ? 'TIMESTAMPTZ NOT NULL DEFAULT now()' : 'TEXT NOT NULL'});
       INSERT INTO schema_migrations VALUES (1, 'store_schema', ${postgres ? 'now()' : "'2026-01-01T00:00:00.000Z'"});
       INSERT INTO collection_notifications (settlement_id, session_id, account_number, transaction_amount, received_at, raw_body${postgres ? ', event_time, transaction_amount_numeric' : ''})
-        VALUES ('OLD-1', 'S-old', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{"tranRemarks":"Café"}'${postgres ? ", now(), 1500" : ''});
+        VALUES ('OLD-1', 'S-old', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{"tranRemarks":"Café"}'${postgres ? ', now(), 1500' : ''});
       INSERT INTO collection_quarantine (kind, reason, response_code, received_at, raw_body, reviewed_at)
         VALUES ('REJECTED', 'invalid_account_number', '02', '2026-01-01T00:00:00.000Z', ${postgres ? "'\\x7b7d'" : "x'7b7d'"}, NULL),
                ('REJECTED', 'invalid_account_number', '02', '2026-01-01T00:00:00.000Z', ${postgres ? "'\\x7b7d7d'" : "x'7b7d7d'"}, '2026-01-02T00:00:00.000Z')`);
@@ -320,7 +337,8 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
       store.summarize({ ...range, timezone: 'Africa/Lagos' }),
       store.size(),
     ];
-    for (const call of calls) await expect(call).rejects.toThrow(`The ${backend.name.startsWith('PostgreSQL') ? 'postgres' : 'sqlite'} store is closed`);
+    for (const call of calls)
+      await expect(call).rejects.toThrow(`The ${backend.name.startsWith('PostgreSQL') ? 'postgres' : 'sqlite'} store is closed`);
   });
 
   test('refuses a negative limit instead of listing everything', async () => {

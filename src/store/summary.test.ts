@@ -49,7 +49,12 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
     const summary = await store.summarize({ from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-03T00:00:00+01:00'), timezone: WAT });
     expect(summary.days).toEqual([
       { date: '2024-05-01', from: '2024-05-01T00:00:00.000+01:00', to: '2024-05-02T00:00:00.000+01:00', ...referenceTotals([lateOnFirst]) },
-      { date: '2024-05-02', from: '2024-05-02T00:00:00.000+01:00', to: '2024-05-03T00:00:00.000+01:00', ...referenceTotals([midnight, halfPast, received]) },
+      {
+        date: '2024-05-02',
+        from: '2024-05-02T00:00:00.000+01:00',
+        to: '2024-05-03T00:00:00.000+01:00',
+        ...referenceTotals([midnight, halfPast, received]),
+      },
     ]);
     expect(summary).toMatchObject({ count: 4, transactionAmount: '15.00' });
 
@@ -70,13 +75,21 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
     const summary = await store.summarize({ from: at('2024-05-01T08:00:00Z'), to: at('2024-05-01T10:00:00+01:00'), timezone: WAT });
     expect(summary).toMatchObject({ count: 2, transactionAmount: '3.00' });
     expect(summary.days).toEqual([
-      { date: '2024-05-01', from: '2024-05-01T09:00:00.000+01:00', to: '2024-05-01T10:00:00.000+01:00', ...referenceTotals([atFrom, justBeforeTo]) },
+      {
+        date: '2024-05-01',
+        from: '2024-05-01T09:00:00.000+01:00',
+        to: '2024-05-01T10:00:00.000+01:00',
+        ...referenceTotals([atFrom, justBeforeTo]),
+      },
     ]);
   });
 
   test('filters by account, and covers every account without one', async () => {
     const store = await openStore();
-    const mine = [notification({ accountNumber: '1111111111', transactionAmount: '0.10' }), notification({ accountNumber: '1111111111', transactionAmount: '0.20' })];
+    const mine = [
+      notification({ accountNumber: '1111111111', transactionAmount: '0.10' }),
+      notification({ accountNumber: '1111111111', transactionAmount: '0.20' }),
+    ];
     const theirs = notification({ accountNumber: '2222222222', transactionAmount: '1234567890123.45' });
     for (const n of [...mine, theirs]) await store.insert(n);
     const range = { from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-02T00:00:00+01:00'), timezone: WAT };
@@ -89,13 +102,22 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
 
   test('gives every day of the range, zero where nothing arrived, and null sums no notification carries', async () => {
     const store = await openStore();
-    await store.insert(notification({ transactionTime: '2024-05-02T12:00:00+01:00', settledAmount: null, feeAmount: null, vatAmount: null }));
+    await store.insert(
+      notification({ transactionTime: '2024-05-02T12:00:00+01:00', settledAmount: null, feeAmount: null, vatAmount: null }),
+    );
     const summary = await store.summarize({ from: at('2024-05-01T12:00:00+01:00'), to: at('2024-05-03T12:00:00+01:00'), timezone: WAT });
     const empty = { count: 0, transactionAmount: '0.00', settledAmount: null, feeAmount: null, vatAmount: null };
     expect(summary).toMatchObject({ count: 1, transactionAmount: '1500.00', settledAmount: null, feeAmount: null, vatAmount: null });
     expect(summary.days).toEqual([
       { date: '2024-05-01', from: '2024-05-01T12:00:00.000+01:00', to: '2024-05-02T00:00:00.000+01:00', ...empty },
-      { ...empty, date: '2024-05-02', from: '2024-05-02T00:00:00.000+01:00', to: '2024-05-03T00:00:00.000+01:00', count: 1, transactionAmount: '1500.00' },
+      {
+        ...empty,
+        date: '2024-05-02',
+        from: '2024-05-02T00:00:00.000+01:00',
+        to: '2024-05-03T00:00:00.000+01:00',
+        count: 1,
+        transactionAmount: '1500.00',
+      },
       { date: '2024-05-03', from: '2024-05-03T00:00:00.000+01:00', to: '2024-05-03T12:00:00.000+01:00', ...empty },
     ]);
   });
@@ -111,7 +133,10 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
     }
     // Stored late: its bank time is in range though its seq is the newest.
     const late = await store.insert(notification({ accountNumber: '1111111111', transactionTime: '2024-05-01T09:05:00+01:00' }));
-    const inRange = [...stored.slice(1, 5).map((s) => s.position.seq), late.status === 'inserted' ? late.notification.position.seq : -1].reverse();
+    const inRange = [
+      ...stored.slice(1, 5).map((s) => s.position.seq),
+      late.status === 'inserted' ? late.notification.position.seq : -1,
+    ].reverse();
     await untilSettled(store, [late]);
     const range = { from: at('2024-05-01T09:00:00+01:00'), to: at('2024-05-01T10:00:00+01:00') };
 

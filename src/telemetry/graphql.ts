@@ -15,7 +15,10 @@ export function traceGraphQLHandler(handler: RouteHandlerMethod): RouteHandlerMe
     const parent = contextFromHeaders(request.headers);
     const span = tracer.startSpan(
       `${request.method} ${request.routeOptions.url ?? '/graphql'}`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'http.route': request.routeOptions.url ?? '/graphql' } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': request.method, 'http.route': request.routeOptions.url ?? '/graphql' },
+      },
       parent,
     );
     return inSpan(span, parent, async () => {

@@ -91,6 +91,10 @@ export async function startTracing(env: Env): Promise<Tracing | undefined> {
   return {
     description: describe(env),
     shutdown: (timeoutMs = TRACING_FLUSH_MS) =>
-      (stopped ??= withinDeadline(sdk.shutdown().catch(() => undefined), timeoutMs, undefined)),
+      (stopped ??= withinDeadline(
+        sdk.shutdown().catch(() => undefined),
+        timeoutMs,
+        undefined,
+      )),
   };
 }

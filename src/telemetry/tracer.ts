@@ -6,16 +6,7 @@
  *
  * This folder imports nothing of ours, so any floor may use it.
  */
-import {
-  ROOT_CONTEXT,
-  SpanStatusCode,
-  context,
-  isSpanContextValid,
-  propagation,
-  trace,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanStatusCode, context, isSpanContextValid, propagation, trace, type Context, type Span } from '@opentelemetry/api';
 
 /** The tracer every span of the subgraph comes from. */
 export const tracer = trace.getTracer('bank-subgraph');
@@ -64,7 +55,12 @@ export function markFailed(span: Span, errorType: string): void {
  * Runs `work` inside `span` (its active context) and ends the span when it settles; a throw marks
  * it failed with `errorType(error)`.
  */
-export async function inSpan<T>(span: Span, parent: Context, work: () => Promise<T>, errorType: (error: unknown) => string = errorName): Promise<T> {
+export async function inSpan<T>(
+  span: Span,
+  parent: Context,
+  work: () => Promise<T>,
+  errorType: (error: unknown) => string = errorName,
+): Promise<T> {
   try {
     return await context.with(trace.setSpan(parent, span), work);
   } catch (error) {

@@ -6,7 +6,11 @@ import { contextFromHeaders, inSpan, tracer, tracingOn, type Headers } from './t
  * it sends one, active while `handle` runs (so the store write and the publish are its children,
  * and its log lines carry its trace id). `recordWebhookReply` adds the reply code.
  */
-export function traceWebhookDelivery<T>(request: { method: string; headers: Headers }, route: string, handle: () => Promise<T>): Promise<T> {
+export function traceWebhookDelivery<T>(
+  request: { method: string; headers: Headers },
+  route: string,
+  handle: () => Promise<T>,
+): Promise<T> {
   if (!tracingOn()) return handle();
   const parent = contextFromHeaders(request.headers);
   const span = tracer.startSpan(

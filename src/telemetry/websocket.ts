@@ -19,7 +19,12 @@ export interface OperationTrace {
 export function operationTrace(upgradeHeaders: Headers, args: ExecutionArgs, authenticated: boolean): OperationTrace | undefined {
   if (!tracingOn()) return undefined;
   const operation = getOperationAST(args.document, args.operationName);
-  return { parent: contextFromHeaders(upgradeHeaders), type: operation?.operation ?? 'unknown', name: args.operationName ?? operation?.name?.value, authenticated };
+  return {
+    parent: contextFromHeaders(upgradeHeaders),
+    type: operation?.operation ?? 'unknown',
+    name: args.operationName ?? operation?.name?.value,
+    authenticated,
+  };
 }
 
 function spanName(operation: OperationTrace): string {
@@ -56,7 +61,11 @@ export async function inOperationSpan<R>(operation: OperationTrace | undefined, 
  */
 export function traceEvent<R>(operation: OperationTrace | undefined, hasErrors: boolean, present: () => R): R {
   if (operation === undefined || operation.type !== 'subscription') return present();
-  const span = tracer.startSpan(`${spanName(operation)} event`, { kind: SpanKind.PRODUCER, attributes: attributes(operation) }, operation.parent);
+  const span = tracer.startSpan(
+    `${spanName(operation)} event`,
+    { kind: SpanKind.PRODUCER, attributes: attributes(operation) },
+    operation.parent,
+  );
   try {
     return context.with(trace.setSpan(operation.parent, span), present);
   } finally {

@@ -3,13 +3,7 @@ import { startFakeBank } from '../../test/helpers/fake-bank.ts';
 import { lastReceived, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
-import {
-  createTestClients,
-  expectUpstreamError,
-  sandboxBankCredentials,
-  sandboxSecrets,
-  urlsAt,
-} from '../../test/helpers/bank-clients.ts';
+import { createTestClients, expectUpstreamError, sandboxBankCredentials, sandboxSecrets, urlsAt } from '../../test/helpers/bank-clients.ts';
 
 describe('account client, odd answers', () => {
   it('calls a bank list without a banks array an invalid response', async () => {
@@ -100,11 +94,10 @@ describe('account client against the sandbox (ops 1-3)', () => {
   it('op 1: wrong configured credentials are UPSTREAM_UNAUTHORIZED', async () => {
     const credentials = { ...sandboxBankCredentials, password: new Secret('not-the-password') };
     const { clients } = createTestClients(sandbox().urls, { credentials });
-    await expectUpstreamError(
-      clients.account.lookupAccount({ accountNumber: '0123456789' }),
-      'UPSTREAM_UNAUTHORIZED',
-      [...sandboxSecrets, 'not-the-password'],
-    );
+    await expectUpstreamError(clients.account.lookupAccount({ accountNumber: '0123456789' }), 'UPSTREAM_UNAUTHORIZED', [
+      ...sandboxSecrets,
+      'not-the-password',
+    ]);
   });
 
   it('op 2: lists the banks with their 6-digit codes, under the /v1 path', async () => {

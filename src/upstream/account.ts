@@ -5,15 +5,7 @@
 import type { BankCredentials, BankUrls } from './types.ts';
 import { readAccountRecord, readResponseCodeFailure, requireApproved } from './account-record.ts';
 import { bankUrl, type BankHttp } from './http.ts';
-import {
-  arrayBody,
-  invalidAnswer,
-  isObject,
-  objectBody,
-  optionalString,
-  requiredString,
-  type JsonObject,
-} from './read.ts';
+import { arrayBody, invalidAnswer, isObject, objectBody, optionalString, requiredString, type JsonObject } from './read.ts';
 import type { BankRecord, BvnRecord } from '../domain/index.ts';
 import type { AccountClient } from './types.ts';
 

@@ -3,13 +3,7 @@ import { startFakeBank } from '../../test/helpers/fake-bank.ts';
 import { basic, lastReceived, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
-import {
-  createTestClients,
-  expectUpstreamError,
-  sandboxBankCredentials,
-  sandboxSecrets,
-  urlsAt,
-} from '../../test/helpers/bank-clients.ts';
+import { createTestClients, expectUpstreamError, sandboxBankCredentials, sandboxSecrets, urlsAt } from '../../test/helpers/bank-clients.ts';
 
 describe('billing client, odd answers', () => {
   it('calls a category without a numeric category_id an invalid response', async () => {

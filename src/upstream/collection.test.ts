@@ -145,10 +145,16 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
   it.each([
     ['an HTML page', { text: '<html>Gateway</html>', contentType: 'text/html' }],
     ['a JSON array', { text: '[]', contentType: 'application/json' }],
-    ['an amount with an exponent', { text: '{"settlementId":"S-9","sessionId":"N-9","accountNumber":"0123456789","transactionAmount":1e3}' }],
+    [
+      'an amount with an exponent',
+      { text: '{"settlementId":"S-9","sessionId":"N-9","accountNumber":"0123456789","transactionAmount":1e3}' },
+    ],
     ['a negative amount', { text: '{"settlementId":"S-9","sessionId":"N-9","accountNumber":"0123456789","transactionAmount":"-5.00"}' }],
     ['a record without an account', { text: '{"settlementId":"S-9","sessionId":"N-9","transactionAmount":5.0}' }],
-    ['a record about another transfer', { text: '{"settlementId":"S-OTHER","sessionId":"N-9","accountNumber":"0123456789","transactionAmount":5.0}' }],
+    [
+      'a record about another transfer',
+      { text: '{"settlementId":"S-OTHER","sessionId":"N-9","accountNumber":"0123456789","transactionAmount":5.0}' },
+    ],
   ])('calls %s an invalid response', async (_what, answer) => {
     const bank = await startFakeCollectionBank();
     bank.answer('S-9', answer);
@@ -166,7 +172,9 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
     await expect(clients.collection.verifyBySessionId(TRANSFER.sessionId)).resolves.toMatchObject({ transactionAmount: '1000.0' });
     expect(bank.calls('verifyBySettlementId')).toBe(2);
     expect(bank.calls('verifyBySessionId')).toBe(2);
-    const retried = (await metrics.bankRetries.get()).values.filter((v) => v.labels.area === 'collection' && v.labels.decision === 'retried');
+    const retried = (await metrics.bankRetries.get()).values.filter(
+      (v) => v.labels.area === 'collection' && v.labels.decision === 'retried',
+    );
     const operations = retried.map((v): [string, number] => [String(v.labels.operation), v.value]);
     expect(operations.sort(([a], [b]) => a.localeCompare(b))).toEqual([
       ['verifyBySessionId', 1],
@@ -226,7 +234,8 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
     bank.answerEvery({ status: 503 });
     const { clients, metrics } = createTestClients(urlsAt(bank.url));
     // The production threshold: that many failed calls in the window open it.
-    for (let i = 0; i < defaultBreakerOptions.volumeThreshold; i += 1) await expectUpstreamError(clients.collection.verifyBySettlementId(`S-${i}`), 'UPSTREAM_UNAVAILABLE');
+    for (let i = 0; i < defaultBreakerOptions.volumeThreshold; i += 1)
+      await expectUpstreamError(clients.collection.verifyBySettlementId(`S-${i}`), 'UPSTREAM_UNAVAILABLE');
     const open = (await metrics.bankCircuitOpen.get()).values.find((v) => v.labels.area === 'collection');
     expect(open?.value).toBe(1);
     const reached = bank.calls();
@@ -249,7 +258,7 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
     ]);
   });
 
-  it('spends one of the operation\'s bank calls per call, and refuses past the budget without calling', async () => {
+  it("spends one of the operation's bank calls per call, and refuses past the budget without calling", async () => {
     const bank = await startFakeCollectionBank();
     const { clients } = createTestClients(urlsAt(bank.url));
     const budget = createBankBudget(clients, 1);
@@ -262,15 +271,23 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
   it('refuses an empty id and a repush without ids before calling the bank', async () => {
     const bank = await startFakeCollectionBank();
     const { clients } = createTestClients(urlsAt(bank.url));
-    await expect(clients.collection.verifyBySettlementId(' ')).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT', argumentName: 'settlementId' } });
-    await expect(clients.collection.verifyBySessionId('')).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT', argumentName: 'sessionId' } });
+    await expect(clients.collection.verifyBySettlementId(' ')).rejects.toMatchObject({
+      extensions: { code: 'BAD_USER_INPUT', argumentName: 'settlementId' },
+    });
+    await expect(clients.collection.verifyBySessionId('')).rejects.toMatchObject({
+      extensions: { code: 'BAD_USER_INPUT', argumentName: 'sessionId' },
+    });
     await expect(clients.collection.repush({})).rejects.toMatchObject({ extensions: { code: 'BAD_USER_INPUT' } });
     expect(bank.calls()).toBe(0);
   });
 
   it('without BANK_COLLECTION_URL, fails each call as unavailable, naming the variable', async () => {
     const { clients } = createTestClients({ ...urlsAt('http://127.0.0.1:9'), collection: undefined });
-    for (const call of [clients.collection.verifyBySettlementId('S-1'), clients.collection.verifyBySessionId('N-1'), clients.collection.repush({ settlementId: 'S-1' })]) {
+    for (const call of [
+      clients.collection.verifyBySettlementId('S-1'),
+      clients.collection.verifyBySessionId('N-1'),
+      clients.collection.repush({ settlementId: 'S-1' }),
+    ]) {
       const error = await expectUpstreamError(call, 'UPSTREAM_UNAVAILABLE');
       expect(error.message).toContain('BANK_COLLECTION_URL');
     }
@@ -306,7 +323,11 @@ describe('collection client against the sandbox bank (ops 15 to 17)', () => {
     expect(record?.transactionTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+01:00$/);
     expect(record?.settledAt).toBe(record?.transactionTime);
     const request = lastReceived(sandbox(), '/PiPverifyTransaction_settlementid');
-    expect(request).toMatchObject({ method: 'GET', path: '/collection/PiPverifyTransaction_settlementid', query: { settlement_id: made.settlementId } });
+    expect(request).toMatchObject({
+      method: 'GET',
+      path: '/collection/PiPverifyTransaction_settlementid',
+      query: { settlement_id: made.settlementId },
+    });
     expect(request.headers).toMatchObject({
       'client-id': sandboxCredentials.webhookClientId,
       'x-auth-signature': sandbox().fingerprint(
@@ -331,25 +352,42 @@ describe('collection client against the sandbox bank (ops 15 to 17)', () => {
   it('is refused with UPSTREAM_UNAUTHORIZED when the secret is not the one the bank knows', async () => {
     const collectionCredentials = { clientId: sandboxCredentials.webhookClientId, clientSecret: new Secret('not-the-webhook-secret') };
     const { clients } = createTestClients(sandbox().urls, { collectionCredentials });
-    await expectUpstreamError(clients.collection.verifyBySettlementId('S-1'), 'UPSTREAM_UNAUTHORIZED', [...sandboxSecrets, 'not-the-webhook-secret']);
-    await expectUpstreamError(clients.collection.repush({ settlementId: 'S-1' }), 'UPSTREAM_UNAUTHORIZED', [...sandboxSecrets, 'not-the-webhook-secret']);
+    await expectUpstreamError(clients.collection.verifyBySettlementId('S-1'), 'UPSTREAM_UNAUTHORIZED', [
+      ...sandboxSecrets,
+      'not-the-webhook-secret',
+    ]);
+    await expectUpstreamError(clients.collection.repush({ settlementId: 'S-1' }), 'UPSTREAM_UNAUTHORIZED', [
+      ...sandboxSecrets,
+      'not-the-webhook-secret',
+    ]);
   });
 
   it('op 17: the bank sends the same signed body again to the webhook, and then holds our 00', async () => {
     const deliveries = new Inbox<{ headers: Record<string, unknown>; body: string }>();
     const webhook = await startFakeBank((request, reply) => {
       deliveries.push({ headers: request.headers, body: request.body });
-      reply.json({ requestSuccessful: true, sessionId: JSON.parse(request.body).sessionId, responseMessage: 'success', responseCode: '00' });
+      reply.json({
+        requestSuccessful: true,
+        sessionId: JSON.parse(request.body).sessionId,
+        responseMessage: 'success',
+        responseCode: '00',
+      });
     });
     sandbox().collection.deliverTo(`${webhook.url}/webhooks/collection`);
     const made = await lostTransfer('2500.50');
     const clients = clientsFor();
-    await expect(clients.collection.repush({ settlementId: made.settlementId })).resolves.toMatchObject({ queued: true, responseCode: '00' });
+    await expect(clients.collection.repush({ settlementId: made.settlementId })).resolves.toMatchObject({
+      queued: true,
+      responseCode: '00',
+    });
     const [delivery] = await deliveries.atLeast(1);
     expect(JSON.parse(delivery!.body)).toEqual(made.notification);
     expect(delivery!.headers).toMatchObject({ 'client-id': sandboxCredentials.webhookClientId, 'content-type': 'application/json' });
     await expect(clients.collection.verifyBySettlementId(made.settlementId)).resolves.toMatchObject({ acknowledged: true });
-    expect(JSON.parse(lastReceived(sandbox(), '/PiP_RepushTransaction_SettlementId').body)).toEqual({ settlement_id: made.settlementId, session_id: '' });
+    expect(JSON.parse(lastReceived(sandbox(), '/PiP_RepushTransaction_SettlementId').body)).toEqual({
+      settlement_id: made.settlementId,
+      session_id: '',
+    });
     await expect(clients.collection.repush({ sessionId: 'NEVER-SENT' })).resolves.toMatchObject({ queued: false, responseCode: '25' });
   });
 });

@@ -5,13 +5,7 @@
  * signs its deliveries with: the bank checks our calls with it as we check its deliveries.
  */
 import { ErrorCode, UpstreamError, badUserInput } from '../errors.ts';
-import {
-  collectionSignature,
-  isAmountWithinDigits,
-  readBankTime,
-  type BankTransactionRecord,
-  type RepushRecord,
-} from '../domain/index.ts';
+import { collectionSignature, isAmountWithinDigits, readBankTime, type BankTransactionRecord, type RepushRecord } from '../domain/index.ts';
 import { Secret } from '../secret.ts';
 import { readResponseCodeFailure } from './account-record.ts';
 import { parseKeepingNumberText } from './exact-json.ts';
@@ -110,7 +104,11 @@ function notConfigured(operation: Operation): UpstreamError {
  * decide it). The spec shows amounts as JSON numbers and allows strings: both are read from the
  * body's text. Fields it does not name are ignored here and kept in `raw`.
  */
-function readVerifyAnswer({ body, text }: BankResponse, asked: { field: IdField; id: string }, timezone: string): BankTransactionRecord | null {
+function readVerifyAnswer(
+  { body, text }: BankResponse,
+  asked: { field: IdField; id: string },
+  timezone: string,
+): BankTransactionRecord | null {
   const answer = objectBody(body, 'verify answer');
   const settlementId = idOf(answer, 'settlementId');
   const sessionId = idOf(answer, 'sessionId');

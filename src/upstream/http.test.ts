@@ -66,9 +66,7 @@ describe('the shared bank call', () => {
   });
 
   it('maps a 401 to our configured credentials to UPSTREAM_UNAUTHORIZED', async () => {
-    const bank = await startFakeBank((_request, reply) =>
-      reply.status(401).json({ responseCode: '401', responseMessage: 'Unauthorized' }),
-    );
+    const bank = await startFakeBank((_request, reply) => reply.status(401).json({ responseCode: '401', responseMessage: 'Unauthorized' }));
     const { clients } = createTestClients(urlsAt(bank.url));
     await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAUTHORIZED');
   });
@@ -83,9 +81,7 @@ describe('the shared bank call', () => {
   });
 
   it('maps a responseCode other than 00 to UPSTREAM_REJECTED with the bank code and message', async () => {
-    const bank = await startFakeBank((_request, reply) =>
-      reply.json({ responseCode: '25', responseMessage: 'Unable to locate record' }),
-    );
+    const bank = await startFakeBank((_request, reply) => reply.json({ responseCode: '25', responseMessage: 'Unable to locate record' }));
     const { clients } = createTestClients(urlsAt(bank.url));
     const error = await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_REJECTED');
     expect(error.extensions).toEqual({
@@ -147,7 +143,9 @@ describe('retries', () => {
     await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
     expect(bank.received).toHaveLength(2);
     expect(logs).toContainEqual(expect.objectContaining({ msg: 'bank call failed, retrying', operation: 'lookupAccount', attempt: 2 }));
-    expect(await metrics.registry.metrics()).toMatch(/bank_upstream_retries_total\{area="account",operation="lookupAccount",decision="retried"\} 1/);
+    expect(await metrics.registry.metrics()).toMatch(
+      /bank_upstream_retries_total\{area="account",operation="lookupAccount",decision="retried"\} 1/,
+    );
   });
 
   it('logs how many attempts a failed read took', async () => {
@@ -155,7 +153,9 @@ describe('retries', () => {
     const { clients, logs } = createTestClients(urlsAt(bank.url));
     await expectUpstreamError(clients.billing.listCategories(), 'UPSTREAM_UNAVAILABLE');
     expect(bank.received).toHaveLength(3);
-    expect(logs).toContainEqual(expect.objectContaining({ msg: 'bank call failed', operation: 'listCategories', status: 503, attempts: 3 }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ msg: 'bank call failed', operation: 'listCategories', status: 503, attempts: 3 }),
+    );
   });
 });
 
@@ -204,7 +204,8 @@ describe('the circuit breaker', () => {
     });
     const { clients, metrics } = createTestClients(urlsAt(bank.url));
     // The retry budget's floor: three calls that succeed on a retry.
-    for (let i = 0; i < 3; i += 1) await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
+    for (let i = 0; i < 3; i += 1)
+      await expect(clients.account.lookupAccount(ACCOUNT)).resolves.toMatchObject({ accountName: APPROVED.accountName });
     expect(flakyAttempts).toBe(6);
     // Then the window fills to the threshold, its last call a failure (opossum weighs the window on a failure):
     // 8 failed calls of 20 keep it closed; weighed as failures, the three retried ones would make 11 and open it.

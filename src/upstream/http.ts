@@ -10,12 +10,7 @@ import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import { traceBankRequest, type BankSpan } from '../telemetry/bank.ts';
 import { AnswerRefused, type AnswerFailure } from './read.ts';
-import {
-  createAreaBreaker,
-  createRetrier,
-  defaultBreakerOptions,
-  type AreaBreaker,
-} from './resilience.ts';
+import { createAreaBreaker, createRetrier, defaultBreakerOptions, type AreaBreaker } from './resilience.ts';
 
 export type BankArea = 'account' | 'transaction' | 'billing' | 'wallet' | 'posting' | 'collection';
 
@@ -107,7 +102,10 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
     onRetry: (call, { attempt: number, delayMs, error }) => {
       metrics.bankRetries.inc({ area: call.area, operation: call.operation, decision: 'retried' });
       const { failure, status } = classify(error);
-      logger.info({ area: call.area, operation: call.operation, attempt: number, delayMs, status, reason: failure.reason }, 'bank call failed, retrying');
+      logger.info(
+        { area: call.area, operation: call.operation, attempt: number, delayMs, status, reason: failure.reason },
+        'bank call failed, retrying',
+      );
     },
     onGiveUp: (call, reason) => metrics.bankRetries.inc({ area: call.area, operation: call.operation, decision: reason }),
   });
@@ -208,10 +206,7 @@ function interpret(call: BankCall<unknown>, status: number, headers: IncomingHtt
     throw new CallFailure({ code: ErrorCode.UPSTREAM_INVALID_RESPONSE, reason: 'unexpected status' }, status);
   }
   const details = call.readFailure?.(status, tryParseJson(call, text));
-  throw new CallFailure(
-    { ...details, code: details?.code ?? code, reason: details?.reason ?? 'refused by status' },
-    status,
-  );
+  throw new CallFailure({ ...details, code: details?.code ?? code, reason: details?.reason ?? 'refused by status' }, status);
 }
 
 function parseJson(call: BankCall<unknown>, text: string, status: number): unknown {

@@ -15,7 +15,6 @@ import { createTransactionClient } from './transaction.ts';
 import type { BankClients } from './types.ts';
 import { createWalletClient } from './wallet.ts';
 
-
 export interface BankClientsOptions {
   urls: BankUrls;
   credentials: BankCredentials;

@@ -3,13 +3,7 @@ import { startFakeBank } from '../../test/helpers/fake-bank.ts';
 import { lastReceived, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
-import {
-  createTestClients,
-  expectUpstreamError,
-  sandboxBankCredentials,
-  sandboxSecrets,
-  urlsAt,
-} from '../../test/helpers/bank-clients.ts';
+import { createTestClients, expectUpstreamError, sandboxBankCredentials, sandboxSecrets, urlsAt } from '../../test/helpers/bank-clients.ts';
 
 const FAILURE = { requestSuccessful: false, responseMessage: 'Operation failed', responseCode: '11' };
 
@@ -57,9 +51,10 @@ describe('posting client against the sandbox (op 13)', () => {
 
   it('maps an account without BVN to bvn null', async () => {
     const { clients } = createTestClients(sandbox().urls, { credentials: sandboxBankCredentials });
-    await expect(
-      clients.posting.lookupAccount({ accountNumber: '1234567890', beneficiaryBank: '000023' }),
-    ).resolves.toMatchObject({ bvn: null, bankCode: '000023' });
+    await expect(clients.posting.lookupAccount({ accountNumber: '1234567890', beneficiaryBank: '000023' })).resolves.toMatchObject({
+      bvn: null,
+      bankCode: '000023',
+    });
   });
 
   it('an unknown account is a refusal with the bank code', async () => {

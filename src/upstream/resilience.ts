@@ -155,10 +155,13 @@ export function createRetrier(options: RetrierOptions): Retrier {
           if (!call.idempotent || !isTransient(error)) throw error;
           const delayMs = Math.round(random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (number - 1)));
           const refusal =
-            number >= policy.maxAttempts ? 'attempts'
-            : deadline - (now() + delayMs) < options.timeoutMs * policy.minRemainingShare ? 'deadline'
-            : budget.tryRetry() ? undefined
-            : 'budget';
+            number >= policy.maxAttempts
+              ? 'attempts'
+              : deadline - (now() + delayMs) < options.timeoutMs * policy.minRemainingShare
+                ? 'deadline'
+                : budget.tryRetry()
+                  ? undefined
+                  : 'budget';
           if (refusal !== undefined) {
             options.onGiveUp?.(call, refusal);
             throw error;

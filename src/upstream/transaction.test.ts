@@ -15,7 +15,7 @@ import {
 const REDIRECT = 'https://partner.example.ng/oauth/callback?from=app&x=a b';
 
 describe('transaction client, odd answers', () => {
-  it("op 4: accepts a 302 whose Location carries the code, without following it", async () => {
+  it('op 4: accepts a 302 whose Location carries the code, without following it', async () => {
     const bank = await startFakeBank((_request, reply) =>
       reply.status(302).header('location', 'https://partner.example.ng/oauth/callback?code=c0de-42&state=s').text(''),
     );
@@ -26,10 +26,7 @@ describe('transaction client, odd answers', () => {
 
   it("op 4: a Location carrying error= is a refusal with the bank's error", async () => {
     const bank = await startFakeBank((_request, reply) =>
-      reply
-        .status(302)
-        .header('location', 'https://partner.example.ng/cb?error=access_denied&error_description=User%20denied')
-        .text(''),
+      reply.status(302).header('location', 'https://partner.example.ng/cb?error=access_denied&error_description=User%20denied').text(''),
     );
     const { clients } = createTestClients(urlsAt(bank.url));
     const error = await expectUpstreamError(clients.transaction.authorize(REDIRECT), 'UPSTREAM_REJECTED');
@@ -53,10 +50,7 @@ describe('transaction client, odd answers', () => {
       reply.status(400).json({ error: 'invalid_grant', error_description: 'The code has expired' }),
     );
     const { clients } = createTestClients(urlsAt(bank.url));
-    const error = await expectUpstreamError(
-      clients.transaction.exchangeCode({ code: 'old', redirectUri: REDIRECT }),
-      'UPSTREAM_REJECTED',
-    );
+    const error = await expectUpstreamError(clients.transaction.exchangeCode({ code: 'old', redirectUri: REDIRECT }), 'UPSTREAM_REJECTED');
     expect(error.extensions).toMatchObject({ responseCode: 'invalid_grant', responseMessage: 'The code has expired' });
   });
 
@@ -128,7 +122,9 @@ describe('transaction client against the sandbox (ops 4-5)', () => {
     const request = lastReceived(sandbox(), '/transaction/oauth/authorize/');
     expect(request).toMatchObject({ method: 'POST', path: '/gateway/transaction/oauth/authorize/' });
     expect(request.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    expect(request.headers.authorization).toBe(sandbox().fingerprint(basic(sandboxCredentials.oauthClientId, sandboxCredentials.oauthClientSecret)));
+    expect(request.headers.authorization).toBe(
+      sandbox().fingerprint(basic(sandboxCredentials.oauthClientId, sandboxCredentials.oauthClientSecret)),
+    );
     // redirect_uri travels percent-encoded in the form, and decodes back exactly.
     expect(request.body).toContain(`redirect_uri=${encodeURIComponent(REDIRECT).replace(/%20/g, '+')}`);
     expect(Object.fromEntries(new URLSearchParams(request.body))).toEqual({

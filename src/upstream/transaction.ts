@@ -23,11 +23,7 @@ const AUTHORIZE_PATH = '/transaction/oauth/authorize/';
 const FORM = 'application/x-www-form-urlencoded';
 
 /** Creates the transaction-area OAuth client (ops 4-5). */
-export function createTransactionClient(
-  http: BankHttp,
-  urls: BankUrls,
-  credentials: BankCredentials,
-): TransactionClient {
+export function createTransactionClient(http: BankHttp, urls: BankUrls, credentials: BankCredentials): TransactionClient {
   return {
     authorize(redirectUri) {
       return http.call({

@@ -19,9 +19,7 @@ const merchant = {
 
 describe('wallet client, odd answers', () => {
   it("maps a 401 to the caller's credentials to UPSTREAM_REJECTED with the bank's message", async () => {
-    const bank = await startFakeBank((_request, reply) =>
-      reply.status(401).json({ status: false, message: 'Invalid email or password' }),
-    );
+    const bank = await startFakeBank((_request, reply) => reply.status(401).json({ status: false, message: 'Invalid email or password' }));
     const { clients } = createTestClients(urlsAt(bank.url));
     const error = await expectUpstreamError(
       clients.wallet.login({ email: MERCHANT.email, password: 'wrong-Pässword:1' }),
@@ -122,7 +120,10 @@ describe('wallet client against the sandbox (ops 8-12)', () => {
     await clients.wallet.logout({ accessToken, refreshToken });
     const request = lastReceived(sandbox(), '/auth/logout');
     expect(request).toMatchObject({ method: 'POST', path: '/wallet/auth/logout', body: '' });
-    expect(request.headers).toMatchObject({ 'x-access-token': sandbox().fingerprint(accessToken), 'x-refresh-token': sandbox().fingerprint(refreshToken) });
+    expect(request.headers).toMatchObject({
+      'x-access-token': sandbox().fingerprint(accessToken),
+      'x-refresh-token': sandbox().fingerprint(refreshToken),
+    });
     await expectUpstreamError(clients.wallet.logout({ accessToken, refreshToken }), 'UPSTREAM_REJECTED', [accessToken, refreshToken]);
   });
 

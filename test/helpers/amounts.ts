@@ -49,7 +49,10 @@ type AmountField = 'transactionAmount' | 'settledAmount' | 'feeAmount' | 'vatAmo
  */
 export function referenceTotals(notifications: readonly Partial<Record<AmountField, unknown>>[]) {
   const sum = (field: AmountField, zero = false) =>
-    referenceSum(notifications.map((notification) => (notification[field] as string | null | undefined) ?? null), zero);
+    referenceSum(
+      notifications.map((notification) => (notification[field] as string | null | undefined) ?? null),
+      zero,
+    );
   return {
     count: notifications.length,
     transactionAmount: sum('transactionAmount', true),

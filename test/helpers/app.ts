@@ -19,7 +19,11 @@ export interface TestApp {
   /** e.g. http://127.0.0.1:41234 */
   baseUrl: string;
   graphqlUrl: string;
-  query<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse<T>>;
+  query<T = Record<string, any>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): Promise<GraphQLResponse<T>>;
   /** Posts a body (text, bytes, or an object as JSON) to the collection webhook, signed like the bank unless headers say otherwise. */
   deliver(body: unknown, headers?: Record<string, string>, path?: string): Promise<{ status: number; reply: any }>;
   /** A graphql-ws client on this app, closed after the test. */
@@ -103,7 +107,11 @@ export function liveTransfers(app: TestApp): Inbox<string> {
   const events = new Inbox<string>();
   app.wsClient().subscribe<{ incomingTransfer: { settlementId: string } }>(
     { query: 'subscription { incomingTransfer { settlementId } }' },
-    { next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId), error: () => undefined, complete: () => undefined },
+    {
+      next: (result) => result.data && events.push(result.data.incomingTransfer.settlementId),
+      error: () => undefined,
+      complete: () => undefined,
+    },
   );
   return events;
 }

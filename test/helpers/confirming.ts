@@ -21,14 +21,18 @@ import { Inbox, waitFor } from './wait.ts';
  * An app under the sandbox rules whose bank clients (all areas) are on `bank`: its confirmer asks the
  * fake, with the fake's own pair. Deliveries to its webhook are signed as `app.deliver` signs them.
  */
-export async function startConfirmingApp(bank: Pick<FakeCollectionBank, 'url'>, env: Record<string, string> = {}, overrides: AppOverrides = {}): Promise<TestApp> {
+export async function startConfirmingApp(
+  bank: Pick<FakeCollectionBank, 'url'>,
+  env: Record<string, string> = {},
+  overrides: AppOverrides = {},
+): Promise<TestApp> {
   const { clients } = createTestClients(urlsAt(bank.url), { timeoutMs: 2_000 });
   return startApp(env, { bank: clients, ...overrides });
 }
 
 /** The transfer the bank holds for a delivered body (`notificationBody()`), amounts as JSON numbers: exactly what was delivered. */
 export function transferOf(body: Record<string, unknown>, overrides: Partial<FakeTransfer> = {}): FakeTransfer {
-  const text = (field: string) => (typeof body[field] === 'string' ? (body[field]) : undefined);
+  const text = (field: string) => (typeof body[field] === 'string' ? body[field] : undefined);
   return {
     settlementId: text('settlementId')!,
     sessionId: text('sessionId')!,
@@ -49,10 +53,16 @@ export interface StoredConfirmation {
   acknowledgedByBank: boolean | null;
 }
 
-const CONFIRMATION = 'query ($id: ID!) { collectionNotification(settlementId: $id) { source confirmation { status checkedAt differences acknowledgedByBank } } }';
+const CONFIRMATION =
+  'query ($id: ID!) { collectionNotification(settlementId: $id) { source confirmation { status checkedAt differences acknowledgedByBank } } }';
 
 /** The notification's confirmation as the API reads it, once its status is `status` (waits for it). */
-export async function confirmationOf(app: TestApp, settlementId: unknown, status: string, expireMs = 10_000): Promise<StoredConfirmation & { source: string }> {
+export async function confirmationOf(
+  app: TestApp,
+  settlementId: unknown,
+  status: string,
+  expireMs = 10_000,
+): Promise<StoredConfirmation & { source: string }> {
   return waitFor(async () => {
     const { data, errors } = await app.query(CONFIRMATION, { id: settlementId });
     if (errors) throw new Error(JSON.stringify(errors));
@@ -74,7 +84,11 @@ export type Subscriber = Inbox<TransferEvent> & { ended?: string; errors?: unkno
  * A graphql-ws subscriber of `incomingTransfer` on `app` with these arguments; resolves once the app
  * counts `live` subscriptions in all (this one included), unless it is refused.
  */
-export async function subscribe(app: TestApp, args: { confirmed?: boolean; after?: string; accountNumber?: string } = {}, live?: number): Promise<Subscriber> {
+export async function subscribe(
+  app: TestApp,
+  args: { confirmed?: boolean; after?: string; accountNumber?: string } = {},
+  live?: number,
+): Promise<Subscriber> {
   const events: Subscriber = new Inbox<TransferEvent>();
   app.wsClient().subscribe<{ incomingTransfer: { settlementId: string; cursor: string; confirmation: { status: string } } }>(
     {

@@ -113,7 +113,9 @@ function answer(operation: BankOperation, request: FakeBankRequest, reply: FakeB
     case 'lookupBvn':
       return reply.json({ responseCode: '00', bvn: query.get('number'), firstName: 'ADAEZE', lastName: 'OKONKWO' });
     case 'listCategories':
-      return reply.json(Array.from({ length: categories }, (_, i) => ({ category_id: i + 1, name: `Category ${i + 1}`, list_order: String(i + 1) })));
+      return reply.json(
+        Array.from({ length: categories }, (_, i) => ({ category_id: i + 1, name: `Category ${i + 1}`, list_order: String(i + 1) })),
+      );
     case 'listBills': {
       const id = Number(request.url.split('/').pop());
       return reply.json([1, 2].map((n) => ({ id: `${id}-${n}`, name: `Bill ${n} of ${id}`, category_id: id })));

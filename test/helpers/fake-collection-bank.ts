@@ -147,7 +147,8 @@ export async function startFakeCollectionBank(options: FakeCollectionOptions = {
     }
     if (answer === 'queued') {
       const transfer = transfers.get(asked.id);
-      if (transfer === undefined) return reply.json({ requestSuccessful: false, responseCode: '25', responseMessage: 'Transaction not found' });
+      if (transfer === undefined)
+        return reply.json({ requestSuccessful: false, responseCode: '25', responseMessage: 'Transaction not found' });
       reply.json({ requestSuccessful: true, responseCode: '00', responseMessage: 'Transaction has been queued for repush' });
       if (webhookUrl !== undefined) void deliver(webhookUrl, transfer);
       return;
@@ -156,7 +157,8 @@ export async function startFakeCollectionBank(options: FakeCollectionOptions = {
       await answer.after.catch(() => undefined);
       return respond(answer.answer, asked, reply);
     }
-    if ('declined' in answer) return reply.json({ requestSuccessful: false, responseCode: answer.declined, responseMessage: answer.message ?? 'Declined' });
+    if ('declined' in answer)
+      return reply.json({ requestSuccessful: false, responseCode: answer.declined, responseMessage: answer.message ?? 'Declined' });
     if ('text' in answer) return reply.text(answer.text, answer.contentType);
     return reply.status(answer.status).json(answer.body ?? { requestSuccessful: false, responseMessage: 'Failed' });
   };
@@ -165,7 +167,11 @@ export async function startFakeCollectionBank(options: FakeCollectionOptions = {
     const headers = { 'content-type': 'application/json', 'client-id': clientId, 'x-auth-signature': signature };
     const response = await request(url, { method: 'POST', headers, body: JSON.stringify(notificationOf(transfer)) });
     const text = await response.body.text();
-    deliveries.push({ settlementId: transfer.settlementId, status: response.statusCode, reply: text === '' ? undefined : JSON.parse(text) });
+    deliveries.push({
+      settlementId: transfer.settlementId,
+      status: response.statusCode,
+      reply: text === '' ? undefined : JSON.parse(text),
+    });
   };
 
   return {
@@ -194,7 +200,8 @@ type Asked = Pick<FakeCollectionRequest, 'operation' | 'id' | 'settlementId' | '
 function readRequest(url: string, body: string): Asked {
   const { pathname, searchParams } = new URL(url, 'http://bank');
   if (pathname === '/PiPverifyTransaction_sessionid') return { operation: 'verifyBySessionId', id: searchParams.get('session_id') ?? '' };
-  if (pathname === '/PiPverifyTransaction_settlementid') return { operation: 'verifyBySettlementId', id: searchParams.get('settlement_id') ?? '' };
+  if (pathname === '/PiPverifyTransaction_settlementid')
+    return { operation: 'verifyBySettlementId', id: searchParams.get('settlement_id') ?? '' };
   if (pathname === '/PiP_RepushTransaction_SettlementId') {
     let fields: { settlement_id?: string; session_id?: string } = {};
     try {

@@ -22,7 +22,10 @@ const gateway = createGatewayRuntime({
       const { scope } = decodeJwt(token);
       return { scope: typeof scope === 'string' ? scope : '' };
     },
-    extractScopes: (user: Record<string, any> | null) => String(user?.scope ?? '').split(' ').filter((scope) => scope !== ''),
+    extractScopes: (user: Record<string, any> | null) =>
+      String(user?.scope ?? '')
+        .split(' ')
+        .filter((scope) => scope !== ''),
   },
   propagateHeaders: {
     fromClientToSubgraphs: ({ request: { headers } }) => ({ authorization: headers.get('authorization') ?? '' }),

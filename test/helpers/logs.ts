@@ -7,7 +7,11 @@ type LogEntry = Record<string, unknown>;
  * A logger whose JSON lines land in `logs`, for an app's `logger` override; `logged(match)` resolves
  * with the first line that matches, once it is written.
  */
-export function captureLogs(level: pino.Level = 'info'): { logger: Logger; logs: LogEntry[]; logged(match: (entry: LogEntry) => boolean): Promise<LogEntry> } {
+export function captureLogs(level: pino.Level = 'info'): {
+  logger: Logger;
+  logs: LogEntry[];
+  logged(match: (entry: LogEntry) => boolean): Promise<LogEntry>;
+} {
   const logs: LogEntry[] = [];
   let waiters: { match: (entry: LogEntry) => boolean; resolve: (entry: LogEntry) => void }[] = [];
   const sink = new Writable({

@@ -42,13 +42,16 @@ export function dockerfileInstructions(text: string): Instruction[] {
  * to start without it). Missing required names are added to `missing`.
  */
 export function interpolate(value: string, given: Readonly<Record<string, string>>, missing: Set<string> = new Set()): string {
-  return value.replace(/\$\{([A-Z0-9_]+)(?:(:?)([-?])([^}]*))?\}/g, (_match, name: string, colon: string, kind: string | undefined, text: string) => {
-    const set = given[name];
-    const present = colon === ':' ? set !== undefined && set !== '' : set !== undefined;
-    if (present) return set!;
-    if (kind === '?') missing.add(name);
-    return kind === '-' ? text : '';
-  });
+  return value.replace(
+    /\$\{([A-Z0-9_]+)(?:(:?)([-?])([^}]*))?\}/g,
+    (_match, name: string, colon: string, kind: string | undefined, text: string) => {
+      const set = given[name];
+      const present = colon === ':' ? set !== undefined && set !== '' : set !== undefined;
+      if (present) return set!;
+      if (kind === '?') missing.add(name);
+      return kind === '-' ? text : '';
+    },
+  );
 }
 
 /** Thrown as compose refuses to start: a required variable (`${NAME:?…}`) is not set. */
@@ -68,7 +71,9 @@ export function composeText(): ComposeFile {
 /** compose.yaml as compose reads it with `env` as its environment (merge keys resolved); throws as compose would refuse. */
 export function composeFile(env: Readonly<Record<string, string>> = {}): ComposeFile {
   const missing = new Set<string>();
-  const file = JSON.parse(JSON.stringify(composeText(), (_key, value: unknown) => (typeof value === 'string' ? interpolate(value, env, missing) : value))) as ComposeFile;
+  const file = JSON.parse(
+    JSON.stringify(composeText(), (_key, value: unknown) => (typeof value === 'string' ? interpolate(value, env, missing) : value)),
+  ) as ComposeFile;
   if (missing.size > 0) throw new ComposeVariablesMissing([...missing]);
   return file;
 }
@@ -103,7 +108,10 @@ export function durationSeconds(text: string): number {
 
 /** The Caddyfile's text with every `{$NAME:default}` at its default. */
 export function caddyfileAtDefaults(): string {
-  return readRepoFile('deploy/compose/Caddyfile').replace(/\{\$([A-Z0-9_]+)(?::([^}]*))?\}/g, (_match, _name: string, fallback: string | undefined) => fallback ?? '');
+  return readRepoFile('deploy/compose/Caddyfile').replace(
+    /\{\$([A-Z0-9_]+)(?::([^}]*))?\}/g,
+    (_match, _name: string, fallback: string | undefined) => fallback ?? '',
+  );
 }
 
 export interface KubernetesObject {
@@ -128,7 +136,8 @@ export function kubernetesObjects(): { file: string; object: KubernetesObject }[
 /** The one object of `kind` (and `name`, when given). */
 export function kubernetesObject(kind: string, name?: string): KubernetesObject {
   const found = kubernetesObjects().filter(({ object }) => object.kind === kind && (name === undefined || object.metadata.name === name));
-  if (found.length !== 1) throw new Error(`expected one ${kind}${name ? ` named ${name}` : ''} in deploy/kubernetes, found ${found.length}`);
+  if (found.length !== 1)
+    throw new Error(`expected one ${kind}${name ? ` named ${name}` : ''} in deploy/kubernetes, found ${found.length}`);
   return found[0]!.object;
 }
 

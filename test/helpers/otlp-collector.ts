@@ -35,7 +35,8 @@ type KeyValue = { key: string; value: AnyValue };
 function unwrap(attributes: KeyValue[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const { key, value } of attributes ?? []) {
-    out[key] = value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue;
+    out[key] =
+      value.stringValue ?? (value.intValue === undefined ? undefined : Number(value.intValue)) ?? value.boolValue ?? value.doubleValue;
   }
   return out;
 }
@@ -59,7 +60,9 @@ function flatten(body: any): CollectedSpan[] {
 }
 
 /** An in-process OTLP/HTTP collector on a free loopback port: keeps every body, answers 200. Closed after the test. */
-export async function startOtlpCollector({ register = onCleanup }: { register?: (stop: () => Promise<void>) => void } = {}): Promise<OtlpCollector> {
+export async function startOtlpCollector({
+  register = onCleanup,
+}: { register?: (stop: () => Promise<void>) => void } = {}): Promise<OtlpCollector> {
   const bodies: OtlpCollector['bodies'] = [];
   const spans = new Inbox<CollectedSpan>();
   const server = createServer((request, response) => {

@@ -21,7 +21,22 @@ const FUNCTIONS = new Set(
     'sum_over_time time timestamp topk vector year acos acosh asin asinh atan atanh cos cosh deg pi rad sin sinh tan tanh'
   ).split(' '),
 );
-const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'atan2', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'atan2',
+  'inf',
+  'nan',
+]);
 
 /**
  * The selectors in `expr`. Grafana variables (`$job`, `${x}`, `[$__rate_interval]`) are allowed.

@@ -18,7 +18,10 @@ import { call, postJson } from './sandbox.ts';
 import { bearer, TEST_AUDIENCE, TEST_ISSUER, TestIssuer, writeJwksFile } from './tokens.ts';
 
 /** The fake's pair when it must deliver to an app's webhook: the sandbox's, which the app expects by default. */
-export const SANDBOX_PAIR: FakeCollectionOptions = { clientId: sandboxCredentials.webhookClientId, clientSecret: sandboxCredentials.webhookClientSecret };
+export const SANDBOX_PAIR: FakeCollectionOptions = {
+  clientId: sandboxCredentials.webhookClientId,
+  clientSecret: sandboxCredentials.webhookClientSecret,
+};
 
 export interface ReconcilingApp {
   app: TestApp;
@@ -32,11 +35,19 @@ export interface ReconcilingApp {
  * `bank` (the fake, started with SANDBOX_PAIR) and `env` over that. The fake delivers to its webhook.
  * Queries and subscriptions carry a token with `collections:read:all` unless they give their own.
  */
-export async function startReconcilingApp(bank: FakeCollectionBank, env: Record<string, string> = {}, overrides: AppOverrides = {}): Promise<ReconcilingApp> {
+export async function startReconcilingApp(
+  bank: FakeCollectionBank,
+  env: Record<string, string> = {},
+  overrides: AppOverrides = {},
+): Promise<ReconcilingApp> {
   const issuer = await TestIssuer.create();
   const { clients } = createTestClients(urlsAt(bank.url), { collectionCredentials: sandboxCollectionCredentials, timeoutMs: 2_000 });
   const auth = { AUTH_JWKS_URL: writeJwksFile(issuer), AUTH_ISSUER: TEST_ISSUER, AUTH_AUDIENCE: TEST_AUDIENCE };
-  const app = await startApp({ ...auth, ...env }, { bank: clients, ...overrides }, { headers: await tokenFor(issuer, 'collections:read:all') });
+  const app = await startApp(
+    { ...auth, ...env },
+    { bank: clients, ...overrides },
+    { headers: await tokenFor(issuer, 'collections:read:all') },
+  );
   bank.deliverTo(`${app.baseUrl}/webhooks/collection`);
   return { app, issuer, operator: await tokenFor(issuer, 'collections:reconcile') };
 }
@@ -63,7 +74,11 @@ export const RECONCILE = `mutation ($sessionIds: [String!], $settlementIds: [Str
 }`;
 
 /** `bankTransaction` for one id, as `headers`' caller. */
-export function check(app: TestApp, headers: Record<string, string>, ids: { sessionId?: string; settlementId?: string }): Promise<GraphQLResponse> {
+export function check(
+  app: TestApp,
+  headers: Record<string, string>,
+  ids: { sessionId?: string; settlementId?: string },
+): Promise<GraphQLResponse> {
   return app.query(CHECK, ids, headers);
 }
 
@@ -86,7 +101,10 @@ export interface ConsoleTransfer {
 }
 
 /** A transfer made on the console of `app`'s in-process sandbox bank: delivered, or `lost` (recorded, never delivered). */
-export async function sandboxTransfer(app: TestApp, order: { accountNumber?: string; amount?: string; lost?: boolean }): Promise<ConsoleTransfer> {
+export async function sandboxTransfer(
+  app: TestApp,
+  order: { accountNumber?: string; amount?: string; lost?: boolean },
+): Promise<ConsoleTransfer> {
   const { collectionConsole } = (await call(`${app.baseUrl}/sandbox/bank`)).json as { collectionConsole: string };
   const made = await postJson(`${collectionConsole}/transfers`, { accountNumber: '0123456789', amount: '1500.00', ...order });
   if (made.status !== 201) throw new Error(`the sandbox bank refused the transfer: ${made.text}`);

@@ -26,7 +26,15 @@ export async function startOwnRedis(): Promise<OwnRedis> {
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await waitFor(() => (spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG') ? true : undefined), 10_000);
+    await waitFor(
+      () =>
+        spawnSync('redis-cli', ['-p', String(port), 'ping'])
+          .stdout?.toString()
+          .includes('PONG')
+          ? true
+          : undefined,
+      10_000,
+    );
   };
   const stop = async () => {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;

@@ -65,7 +65,8 @@ export function createRequestLog(): RequestLog {
       const headers: Record<string, string | undefined> = {};
       for (const name of Object.keys(sent)) headers[name] = redactField(name, headerValue(sent, name), fingerprint);
       const query: Record<string, string> = {};
-      for (const [name, value] of new URLSearchParams(at === -1 ? '' : url.slice(at + 1))) query[name] = redactField(name, value, fingerprint);
+      for (const [name, value] of new URLSearchParams(at === -1 ? '' : url.slice(at + 1)))
+        query[name] = redactField(name, value, fingerprint);
       const entry: ReceivedRequest = {
         method,
         path: at === -1 ? url : url.slice(0, at),

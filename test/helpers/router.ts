@@ -20,7 +20,11 @@ interface RouterContext {
 
 export interface TestRouter {
   url: string;
-  query<T = Record<string, any>>(query: string, variables?: Record<string, unknown>, headers?: Record<string, string>): Promise<GraphQLResponse<T>>;
+  query<T = Record<string, any>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): Promise<GraphQLResponse<T>>;
 }
 
 /**
@@ -56,7 +60,9 @@ export async function startApolloGateway(subgraphs: { name: string; url: string 
  * included, which it enforces itself in front of the subgraphs (hive-gateway-process.ts); in a
  * process of its own, as it is deployed. Killed after the test.
  */
-export async function startHiveGateway(subgraphs: { name: string; url: string; sdl: string }[]): Promise<TestRouter & { supergraph: string }> {
+export async function startHiveGateway(
+  subgraphs: { name: string; url: string; sdl: string }[],
+): Promise<TestRouter & { supergraph: string }> {
   const composed = composeServices(subgraphs.map(({ name, url, sdl }) => ({ name, url, typeDefs: parse(sdl) })));
   if (composed.errors !== undefined) throw new Error(composed.errors.map((error) => error.message).join('\n'));
   const supergraph = composed.supergraphSdl;
@@ -81,7 +87,12 @@ export async function startHiveGateway(subgraphs: { name: string; url: string; s
   return { url, supergraph, query: (query, variables, headers) => postGraphQL(url, query, variables, headers) };
 }
 
-async function postGraphQL<T>(url: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}): Promise<GraphQLResponse<T>> {
+async function postGraphQL<T>(
+  url: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse<T>> {
   const response = await request(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

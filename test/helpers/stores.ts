@@ -173,7 +173,10 @@ export interface StoreBackend<Database extends TestDatabase = TestDatabase> {
 const TABLE = 'collection_notifications';
 
 /** The parts of a test database every backend builds the same way from its `query`. */
-function withFaultsAndCount(query: TestDatabase['query'], fault: { add: string; remove: string; refuse(settlementId: string): string; freezeQuarantine: string; thawQuarantine: string }) {
+function withFaultsAndCount(
+  query: TestDatabase['query'],
+  fault: { add: string; remove: string; refuse(settlementId: string): string; freezeQuarantine: string; thawQuarantine: string },
+) {
   return {
     breakInserts: async () => void (await query(fault.add)),
     repairInserts: async () => void (await query(fault.remove)),
@@ -198,7 +201,8 @@ const SQLITE_FAULT = {
   remove: 'DROP TRIGGER fail_inserts',
   refuse: (id: string) =>
     `CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} WHEN NEW.settlement_id = '${id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
-  freezeQuarantine: "CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine BEGIN SELECT RAISE(ABORT, 'read-only'); END",
+  freezeQuarantine:
+    "CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine BEGIN SELECT RAISE(ABORT, 'read-only'); END",
   thawQuarantine: 'DROP TRIGGER quarantine_read_only',
 };
 
@@ -206,7 +210,9 @@ const POSTGRES_FAULT = {
   add: `CREATE FUNCTION fail_inserts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk full'; END $$;
         CREATE TRIGGER fail_inserts BEFORE INSERT ON ${TABLE} FOR EACH ROW EXECUTE FUNCTION fail_inserts()`,
   remove: `DROP TRIGGER fail_inserts ON ${TABLE}; DROP FUNCTION fail_inserts()`,
-  refuse: (id: string) => `CREATE FUNCTION refuse_${id}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation'; END $$;
+  refuse: (
+    id: string,
+  ) => `CREATE FUNCTION refuse_${id}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation'; END $$;
         CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} FOR EACH ROW WHEN (NEW.settlement_id = '${id}') EXECUTE FUNCTION refuse_${id}()`,
   freezeQuarantine: `CREATE FUNCTION quarantine_read_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'read-only'; END $$;
         CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine FOR EACH ROW EXECUTE FUNCTION quarantine_read_only()`,
@@ -237,7 +243,13 @@ const sqliteFile: StoreBackend<UrlTestDatabase> = {
         database.close();
       }
     };
-    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, exec, ...withFaultsAndCount(query, SQLITE_FAULT) };
+    return {
+      storeUrl,
+      open: (logger, options) => openOn(storeUrl, logger, options),
+      query,
+      exec,
+      ...withFaultsAndCount(query, SQLITE_FAULT),
+    };
   },
 };
 
@@ -270,7 +282,13 @@ const postgres: StoreBackend<UrlTestDatabase> = {
     const storeUrl = await isolatedPostgresUrl(databaseUrl ?? '');
     const query = (sql: string) => queryPostgres(storeUrl, sql);
     const exec = async (sql: string) => void (await queryPostgres(storeUrl, sql));
-    return { storeUrl, open: (logger, options) => openOn(storeUrl, logger, options), query, exec, ...withFaultsAndCount(query, POSTGRES_FAULT) };
+    return {
+      storeUrl,
+      open: (logger, options) => openOn(storeUrl, logger, options),
+      query,
+      exec,
+      ...withFaultsAndCount(query, POSTGRES_FAULT),
+    };
   },
 };
 

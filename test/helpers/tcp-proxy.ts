@@ -47,7 +47,10 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
     }
     // Not pipe(): a stalled link holds what arrives, and passes it on once restored (as TCP would).
     const held: [Socket, Buffer][] = [];
-    for (const [from, to] of [[client, service], [service, client]] as const) {
+    for (const [from, to] of [
+      [client, service],
+      [service, client],
+    ] as const) {
       from.on('data', (chunk: Buffer) => (stalled ? held.push([to, chunk]) : to.write(chunk)));
       from.on('end', () => to.end());
     }

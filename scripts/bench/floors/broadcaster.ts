@@ -18,7 +18,7 @@ function onMessage(socket: WebSocket, ids: Set<string>, raw: string): void {
   try {
     message = JSON.parse(raw);
   } catch {
-    return  socket.close(4400, 'Invalid message received');
+    return socket.close(4400, 'Invalid message received');
   }
   if (message.type === 'connection_init') socket.send('{"type":"connection_ack"}');
   else if (message.type === 'ping') socket.send('{"type":"pong"}');
@@ -44,7 +44,12 @@ const server = createServer((request, response) => {
 async function receive(request: IncomingMessage, response: ServerResponse): Promise<void> {
   if (request.method !== 'POST' || request.url !== '/webhooks/collection') return void response.writeHead(404).end();
   const notification = JSON.parse(Buffer.concat(await request.toArray()).toString('utf8'));
-  const body = JSON.stringify({ requestSuccessful: true, sessionId: notification.sessionId, responseMessage: 'success', responseCode: '00' });
+  const body = JSON.stringify({
+    requestSuccessful: true,
+    sessionId: notification.sessionId,
+    responseMessage: 'success',
+    responseCode: '00',
+  });
   response.writeHead(200, { 'content-type': 'application/json' }).end(body);
   // After the reply, as a server that answers 00 once stored and then delivers would.
   setImmediate(() => broadcast(notification));

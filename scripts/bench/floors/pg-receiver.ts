@@ -63,8 +63,13 @@ async function write(batch: Delivery[]): Promise<void> {
 
 async function keep(batch: Refused[]): Promise<void> {
   const receivedAt = new Date().toISOString();
-  const rows = batch.map(({ refusal, body }) => refusalValues(refusal, receivedAt, body).map((value) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value)));
-  const kept = await pool.query({ name: 'keep', text: KEEP, values: [JSON.stringify(rows)] }).then(() => true, () => false);
+  const rows = batch.map(({ refusal, body }) =>
+    refusalValues(refusal, receivedAt, body).map((value) => (value instanceof Uint8Array ? Buffer.from(value).toString('base64') : value)),
+  );
+  const kept = await pool.query({ name: 'keep', text: KEEP, values: [JSON.stringify(rows)] }).then(
+    () => true,
+    () => false,
+  );
   answerRefused(batch, kept);
 }
 

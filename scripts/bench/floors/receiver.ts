@@ -82,7 +82,9 @@ function keepOf(rows: number): StatementSync {
   let statement = keeps.get(rows);
   if (!statement) {
     const row = `(${QUARANTINE_COLUMNS.map(() => '?').join(', ')})`;
-    statement = db.prepare(`INSERT INTO collection_quarantine (${QUARANTINE_COLUMNS.join(', ')}) VALUES ${Array(rows).fill(row).join(', ')}`);
+    statement = db.prepare(
+      `INSERT INTO collection_quarantine (${QUARANTINE_COLUMNS.join(', ')}) VALUES ${Array(rows).fill(row).join(', ')}`,
+    );
     keeps.set(rows, statement);
   }
   return statement;

@@ -7,9 +7,24 @@ import { loadMigrations } from '../../../src/store/migrations.ts';
 
 /** The notification's columns as received, in the order `values` gives them. */
 export const COLUMNS = [
-  'settlement_id', 'session_id', 'account_number', 'transaction_amount', 'settled_amount', 'fee_amount', 'vat_amount',
-  'currency', 'narration', 'initiation_tran_ref', 'source_account_number', 'source_account_name', 'source_bank_name',
-  'channel_id', 'transaction_time', 'received_at', 'raw_body', 'confirmation_status',
+  'settlement_id',
+  'session_id',
+  'account_number',
+  'transaction_amount',
+  'settled_amount',
+  'fee_amount',
+  'vat_amount',
+  'currency',
+  'narration',
+  'initiation_tran_ref',
+  'source_account_number',
+  'source_account_name',
+  'source_bank_name',
+  'channel_id',
+  'transaction_time',
+  'received_at',
+  'raw_body',
+  'confirmation_status',
 ] as const;
 
 /** A delivery that passed the checks: its columns, `received_at` still to come (the batch's time). */
@@ -28,7 +43,15 @@ export interface FloorRow {
 
 const PLAIN_DECIMAL = /^\d{1,18}(\.\d+)?$/;
 const BANK_TIME = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d{3})?)$/;
-const TEXT_FIELDS = ['currency', 'tranRemarks', 'initiationTranRef', 'sourceAccountNumber', 'sourceAccountName', 'sourceBankName', 'channelId'];
+const TEXT_FIELDS = [
+  'currency',
+  'tranRemarks',
+  'initiationTranRef',
+  'sourceAccountNumber',
+  'sourceAccountName',
+  'sourceBankName',
+  'channelId',
+];
 
 /** Trimmed text, or null when absent, blank or the text "null". */
 function text(value: unknown): string | null {
@@ -48,7 +71,17 @@ export interface FloorRefusal {
 }
 
 /** The quarantine's columns a refusal fills, in the order `refusalValues` gives them. */
-export const QUARANTINE_COLUMNS = ['kind', 'reason', 'detail', 'response_code', 'received_at', 'session_id', 'settlement_id', 'account_number', 'raw_body'] as const;
+export const QUARANTINE_COLUMNS = [
+  'kind',
+  'reason',
+  'detail',
+  'response_code',
+  'received_at',
+  'session_id',
+  'settlement_id',
+  'account_number',
+  'raw_body',
+] as const;
 
 /** A refusal's values in QUARANTINE_COLUMNS order, the body as sent. */
 export function refusalValues(refusal: FloorRefusal, receivedAt: string, body: Uint8Array): (string | null | Uint8Array)[] {
@@ -62,7 +95,9 @@ export function refusalValues(refusal: FloorRefusal, receivedAt: string, body: U
  */
 export function readDelivery(body: string): { row: FloorRow } | { refused: FloorRefusal } {
   let fields: Record<string, unknown>;
-  const notJson = { refused: { sessionId: '', reason: 'body_not_json_object', ids: [null, null, null] } } satisfies { refused: FloorRefusal };
+  const notJson = { refused: { sessionId: '', reason: 'body_not_json_object', ids: [null, null, null] } } satisfies {
+    refused: FloorRefusal;
+  };
   try {
     fields = JSON.parse(body);
   } catch {
@@ -73,7 +108,9 @@ export function readDelivery(body: string): { row: FloorRow } | { refused: Floor
   const accountNumber = text(fields.accountNumber);
   const settlementId = text(fields.settlementId);
   const transactionAmount = fields.transactionAmount;
-  const refused = (reason: string) => ({ refused: { sessionId, reason, ids: [text(sessionId), settlementId, accountNumber] as FloorRefusal['ids'] } });
+  const refused = (reason: string) => ({
+    refused: { sessionId, reason, ids: [text(sessionId), settlementId, accountNumber] as FloorRefusal['ids'] },
+  });
   if (!accountNumber || !/^\d{10}$/.test(accountNumber)) return refused('invalid_account_number');
   if (!settlementId || settlementId.length > 64) return refused('invalid_settlement_id');
   if (typeof transactionAmount !== 'string' || !PLAIN_DECIMAL.test(transactionAmount)) return refused('invalid_transaction_amount');
@@ -94,7 +131,18 @@ export function readDelivery(body: string): { row: FloorRow } | { refused: Floor
 
 /** The row's values in COLUMNS order: stored PENDING, for the bank to confirm, as ours stores it with confirmation on. */
 export function values(row: FloorRow, receivedAt: string): (string | null)[] {
-  return [row.settlementId, row.sessionId, row.accountNumber, row.transactionAmount, ...row.amounts, ...row.texts, row.transactionTime, receivedAt, row.rawBody, 'PENDING'];
+  return [
+    row.settlementId,
+    row.sessionId,
+    row.accountNumber,
+    row.transactionAmount,
+    ...row.amounts,
+    ...row.texts,
+    row.transactionTime,
+    receivedAt,
+    row.rawBody,
+    'PENDING',
+  ];
 }
 
 /** The SQL of every migration of `kind`, in order: the floor's schema is ours. */

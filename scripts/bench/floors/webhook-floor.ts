@@ -34,7 +34,9 @@ export interface FloorStore {
 }
 
 const clientId = sandboxCredentials.webhookClientId;
-const expected = Buffer.from(createHash('sha512').update(`${clientId}:${sandboxCredentials.webhookClientSecret}`).digest('hex').toUpperCase());
+const expected = Buffer.from(
+  createHash('sha512').update(`${clientId}:${sandboxCredentials.webhookClientSecret}`).digest('hex').toUpperCase(),
+);
 
 function signed(headers: IncomingHttpHeaders): boolean {
   const signature = Buffer.from(String(headers['x-auth-signature'] ?? '').toUpperCase());

@@ -14,8 +14,14 @@ const LIVE = 'subscription($account: String, $after: String) { incomingTransfer(
 
 describe('sharedExecutionKey', () => {
   it('gives equal keys to the same text and variables, whatever the variables order', () => {
-    const one = keyOf('subscription($a: String, $b: String) { incomingTransfer(accountNumber: $a, after: $b) { settlementId } }', { a: '0123456789', b: null });
-    const two = keyOf('subscription($a: String, $b: String) { incomingTransfer(accountNumber: $a, after: $b) { settlementId } }', { b: null, a: '0123456789' });
+    const one = keyOf('subscription($a: String, $b: String) { incomingTransfer(accountNumber: $a, after: $b) { settlementId } }', {
+      a: '0123456789',
+      b: null,
+    });
+    const two = keyOf('subscription($a: String, $b: String) { incomingTransfer(accountNumber: $a, after: $b) { settlementId } }', {
+      b: null,
+      a: '0123456789',
+    });
     expect(one).toBeDefined();
     expect(one).toBe(two);
   });

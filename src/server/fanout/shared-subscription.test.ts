@@ -184,7 +184,7 @@ describe('SharedSubscription', () => {
     expect(ended()).toBe('failed');
   });
 
-  it("completes a member only after the frames that waited for its socket are written, so `complete` follows its last `next`", async () => {
+  it('completes a member only after the frames that waited for its socket are written, so `complete` follows its last `next`', async () => {
     const { source, push, finish } = controlledSource();
     const { hooks, recipient, frames, release } = recordingHooks({ hold: true });
     const execution = new SharedSubscription(source, hooks);

@@ -40,7 +40,10 @@ export interface SocketConnection extends SubscriberConnection {
 }
 
 /** The connection over `socket`; its 1013 closes are reported to `onTooFarBehind`, once. */
-export function openSocketConnection(socket: WebSocket, options: { gauge: WaitingGauge; onTooFarBehind(details: TooFarBehind): void }): SocketConnection {
+export function openSocketConnection(
+  socket: WebSocket,
+  options: { gauge: WaitingGauge; onTooFarBehind(details: TooFarBehind): void },
+): SocketConnection {
   const outbox = new Outbox(socket);
   const closeTooFarBehind = (details: Omit<TooFarBehind, 'ending'>): boolean => {
     if (socket.readyState !== WebSocket.OPEN) return false;
