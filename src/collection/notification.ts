@@ -1,5 +1,5 @@
 import { isAmountWithinDigits, PLAIN_DECIMAL, type NewCollectionNotification } from '../domain/index.ts';
-import { readBankTime } from './bank-time.ts';
+import { readBankTime } from '../domain/bank-time.ts';
 import { duplicateKeyOf } from './body-scan.ts';
 
 /** Every reason a body is refused (code 02); a closed set, fit for a metric label. */
