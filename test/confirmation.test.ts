@@ -4,7 +4,8 @@
  * `incomingTransfer(confirmed: true)` handing out only what the bank confirmed, in log order.
  */
 import { describe, expect, it } from 'vitest';
-import { notificationBody } from './helpers/app.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { notificationBody, type NotificationBody } from './helpers/app.ts';
 import { confirmationOf, idsOf, startConfirmingApp, subscribe, transferOf } from './helpers/confirming.ts';
 import { startFakeCollectionBank } from './helpers/fake-collection-bank.ts';
 import { startCallbackRouter, subscribeViaCallback } from './helpers/callback-router.ts';
@@ -150,6 +151,29 @@ describe('confirmation with the bank', () => {
     }
     for (const body of bodies) await confirmationOf(app, body.settlementId, 'CONFIRMED');
     expect(new Set(verifies(bank).map((r) => r.id)).size).toBe(bodies.length);
+  });
+
+  it('asks the bank one at a time while deliveries arrive at 200 a second or more, and confirms the rest once they ease', async () => {
+    const bank = await startFakeCollectionBank();
+    const app = await startConfirmingApp(bank, { CONFIRMATION_CONCURRENCY: '16' });
+    const delivered: NotificationBody[] = [];
+    // About 600 deliveries a second for a second and a half: 60 at once, every 100 ms.
+    for (let turn = 0; turn < 15; turn += 1) {
+      const batch = Array.from({ length: 60 }, () => notificationBody());
+      for (const body of batch) bank.know(transferOf(body));
+      const paced = sleep(100);
+      const replies = await Promise.all(batch.map((body) => app.deliver(body)));
+      expect(replies.map(({ reply }) => reply.responseCode)).toEqual(batch.map(() => '00'));
+      await paced;
+      delivered.push(...batch);
+    }
+    // Busy, the replica starts an ask every 50 ms at most (about 30 here), besides those it started
+    // before it saw the load; at its concurrency of 16 it would have asked about every one.
+    expect(verifies(bank).length).toBeLessThan(delivered.length / 4);
+
+    await waitFor(async () => ((await scrape(app, 'collection_confirmations_pending')) === 0 ? true : undefined));
+    expect(await scrape(app, 'collection_confirmations_total{outcome="CONFIRMED"}')).toBe(delivered.length);
+    expect(new Set(verifies(bank).map((r) => r.id)).size).toBe(delivered.length);
   });
 
   it('holds the confirmed stream back while the bank is down, asking one at a time with backoff, and releases it in order once the bank is back', async () => {
