@@ -21,14 +21,14 @@ describe('withinDeadline', () => {
     expect(liveTimers()).toBe(before);
   });
 
+  // No timer count here: the wait spans a timer phase, in which timers of the worker's earlier files
+  // (files share a worker) fire or start; and the deadline's own timer has fired by then anyway.
   it('answers the stand-in once the deadline passes, however long the work takes', async () => {
-    const before = liveTimers();
     const started = performance.now();
     await expect(withinDeadline(new Promise<string>(() => undefined), 50, 'late')).resolves.toBe('late');
     const tookMs = performance.now() - started;
     expect(tookMs).toBeGreaterThanOrEqual(49);
     expect(tookMs).toBeLessThan(5_000);
-    expect(liveTimers()).toBe(before);
   });
 
   it('drops a rejection the work meets after the deadline', async () => {
