@@ -102,9 +102,11 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
     store,
     quarantine: services.store.quarantine,
     bankTimezone: services.bankTimezone,
-    // Operators' reads and imports: every account, the bank reached within this operation's budget.
+    // Operators' reads and imports: every account, the bank checked within this operation's budget;
+    // a REPUSH rides on the price of the id it recovers.
     reconciliation: createReconciliation({
       bank,
+      resend: services.bank.collection,
       store: services.store,
       notificationFeed: services.notificationFeed,
       timezone: services.bankTimezone,

@@ -92,8 +92,8 @@ describe('npm run reconcile', () => {
       const { variables } = JSON.parse(request.body) as { variables: { settlementIds: string[]; recover: string } };
       expect(request.headers.authorization).toBe('Bearer tok-1');
       expect(variables.recover).toBe('REPUSH');
-      // The default MAX_OPERATION_COST, 25, at two bank calls an id with REPUSH, as the subgraph prices it.
-      const estimated = 2 * variables.settlementIds.length;
+      // The default MAX_OPERATION_COST, 25, at one bank call an id, as the subgraph prices it.
+      const estimated = variables.settlementIds.length;
       if (estimated > 25)
         return reply.json({
           errors: [{ message: 'too expensive', extensions: { code: 'COST_ESTIMATED_TOO_EXPENSIVE', cost: { estimated, max: 25 } } }],
@@ -111,7 +111,7 @@ describe('npm run reconcile', () => {
     });
 
     expect(stderr).toContain('Reconciling 60 settlement id(s) from column settlementId');
-    expect(batches.map((batch) => batch.length)).toEqual([12, 12, 12, 12, 12]);
+    expect(batches.map((batch) => batch.length)).toEqual([25, 25, 10]);
     expect(stdout).toMatch(/\| checked +\| 60 +\|/);
     expect(stdout).toMatch(/\| mismatched +\| 1 +\|/);
     expect(stdout).toMatch(/\| failed +\| 1 +\|/);

@@ -333,6 +333,18 @@ describe('reconciliation: who may, and what it takes', () => {
     expect(bank.calls()).toBe(0);
   });
 
+  it('sends again every missing id of a list priced at the whole budget: a REPUSH rides on the price of its id', async () => {
+    // Confirmation off: the confirmer would ask the bank about the deliveries the REPUSHes bring.
+    const { app, bank, operator } = await start({ MAX_OPERATION_COST: '5', COLLECTION_CONFIRMATION: 'off' });
+    const lost = Array.from({ length: 5 }, () => notificationBody());
+    for (const one of lost) bank.know(transferOf(one));
+    const { data, errors } = await reconcile(app, operator, { settlementIds: lost.map((one) => one.settlementId), recover: 'REPUSH' });
+    expect(errors).toBeUndefined();
+    expect(data!.reconcileCollections).toMatchObject({ checked: 5, missingHere: 5, recovered: 5, failed: 0 });
+    expect(bank.calls('verifyBySettlementId')).toBe(5);
+    expect(bank.calls('repush')).toBe(5);
+  });
+
   it('refuses a list dearer than MAX_OPERATION_COST before asking the bank anything, and checks each distinct id once', async () => {
     const { app, bank, operator } = await start({ MAX_OPERATION_COST: '5' });
     const ids = Array.from({ length: 6 }, (_, i) => `S-${i}`);
@@ -340,7 +352,8 @@ describe('reconciliation: who may, and what it takes', () => {
     expect(dear.errors?.map((error) => [error.extensions?.code, error.extensions?.cost])).toEqual([
       ['COST_ESTIMATED_TOO_EXPENSIVE', { estimated: 6, max: 5 }],
     ]);
-    const repush = await reconcile(app, operator, { settlementIds: ids.slice(0, 3), recover: 'REPUSH' });
+    // One bank call an id checked, whatever it recovers.
+    const repush = await reconcile(app, operator, { settlementIds: ids, recover: 'REPUSH' });
     expect(repush.errors?.map((error) => [error.extensions?.code, error.extensions?.cost])).toEqual([
       ['COST_ESTIMATED_TOO_EXPENSIVE', { estimated: 6, max: 5 }],
     ]);

@@ -407,9 +407,10 @@ export type Mutation = {
    * Checks up to 200 transfers with the bank, as `bankTransaction` does each, and recovers each one the
    * bank holds that never reached the store (`MISSING_HERE`) as `recover` says. Give exactly one of
    * `sessionIds` and `settlementIds`, with 1 to 200 ids; an id given twice is checked once, and reported
-   * where it first appears. Priced as one bank call per id checked (two with `REPUSH`, which may send
-   * one more for each), so a list dearer than `MAX_OPERATION_COST` is refused before the bank is
-   * asked anything. An id the bank could not be asked about is `failed`, with its error, and given no
+   * where it first appears. Priced as one bank call per id checked, whatever `recover` says (a
+   * `REPUSH` is part of the price of the id it sends again), so a list dearer than
+   * `MAX_OPERATION_COST` is refused before the bank is asked anything, and one let through is never cut
+   * short. An id the bank could not be asked about is `failed`, with its error, and given no
    * verdict. A state-changing operation: a client must not retry it blindly (check again instead:
    * a recovered id then reads `MATCHED`). Scope `collections:reconcile`.
    */

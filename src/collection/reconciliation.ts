@@ -33,8 +33,13 @@ export const RECONCILE_CONCURRENCY = 4;
 export const MAX_QUARANTINED_LISTED = 100;
 
 export interface ReconciliationDeps {
-  /** The operation's bank: every call within its budget; its collection client is reached only when used. */
-  bank: { readonly collection: Pick<CollectionClient, 'verifyBySessionId' | 'verifyBySettlementId' | 'repush'> };
+  /** The operation's bank: every check within its budget; its collection client is reached only when used. */
+  bank: { readonly collection: Pick<CollectionClient, 'verifyBySessionId' | 'verifyBySettlementId'> };
+  /**
+   * Op 17 outside the operation's budget: a `REPUSH` is part of the price of the id it recovers (one
+   * bank call an id checked), so a list the estimate let through is never cut short half-way.
+   */
+  resend: Pick<CollectionClient, 'repush'>;
   /** The whole store: operators reconcile every account. */
   store: Pick<CollectionStore, 'getMany' | 'findBySessionId' | 'insert' | 'quarantine'>;
   /** Told of an import's commit, as of a delivery's: every replica's subscribers get it. */
@@ -112,7 +117,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
   async function repush(atBank: BankTransactionRecord): Promise<Recovery> {
     const ids = { settlementId: atBank.settlementId, sessionId: atBank.sessionId };
     try {
-      const answer = await bank.collection.repush(ids);
+      const answer = await deps.resend.repush(ids);
       if (answer.queued) {
         logger.info({ ...ids, operator: deps.operator }, 'reconciliation: the bank queued a missing transfer to be delivered again');
         return { recovered: true, error: null };

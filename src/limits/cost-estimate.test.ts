@@ -84,14 +84,14 @@ describe('estimateBankCalls over the subgraph schema', () => {
     ).toBe(2);
   });
 
-  it('prices a check with the bank as one call, and a reconciliation one per distinct id (two with REPUSH)', () => {
+  it('prices a check with the bank as one call, and a reconciliation one per distinct id, whatever it recovers', () => {
     expect(estimate('{ bankTransaction(settlementId: "S1") { verdict stored { cursor } quarantined { id } } }')).toBe(1);
     const reconcile =
       'mutation($s: [String!], $t: [String!], $r: RecoverMode) { reconcileCollections(sessionIds: $s, settlementIds: $t, recover: $r) { checked } }';
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `T-${i}`);
     expect(estimate(reconcile, { t: ids(30) })).toBe(30);
     expect(estimate(reconcile, { s: ids(30), r: 'IMPORT' })).toBe(30);
-    expect(estimate(reconcile, { t: ids(30), r: 'REPUSH' })).toBe(60);
+    expect(estimate(reconcile, { t: ids(30), r: 'REPUSH' })).toBe(30);
     expect(estimate(reconcile, { t: [...ids(3), 'T-1', ' T-2 '] })).toBe(3);
     // What the resolver refuses asks the bank nothing: its BAD_USER_INPUT is the answer, not a cost refusal.
     expect(estimate(reconcile, { t: ids(201) })).toBe(1);

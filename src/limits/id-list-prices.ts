@@ -1,10 +1,11 @@
 /**
  * Bank calls priced by the length of a list argument, which `@listSize` cannot say (its slicing
- * arguments are numbers that size the list a field returns): `reconcileCollections` asks the bank
- * about each distinct id it is given (op 15 or 16), and with `recover: REPUSH` may ask once more for
- * each (op 17), so the estimate refuses a list dearer than `MAX_OPERATION_COST` before the bank is
- * asked anything, and the running budget never cuts a list short. These prices live beside `@cost`,
- * as the store reads' do (store-reads.ts).
+ * arguments are numbers that size the list a field returns): `reconcileCollections` is priced as one
+ * bank call for each distinct id it checks (op 15 or 16), as the contract fixes it, whatever `recover`
+ * says; a `REPUSH` of one it finds missing (op 17) is part of that id's price, spent outside the
+ * running budget (context.ts). So the estimate refuses a list dearer than `MAX_OPERATION_COST`
+ * before the bank is asked anything, and the running budget never cuts a list short. These prices
+ * live beside `@cost`, as the store reads' do (store-reads.ts).
  */
 import { MAX_RECONCILE_IDS } from '../validation.ts';
 
@@ -16,5 +17,5 @@ export function idListPrice(parentType: string, fieldName: string, args: Record<
   // A call the resolver will refuse (neither list, both, none or too many ids) asks the bank nothing.
   if (lists.length !== 1 || !Array.isArray(ids) || ids.length === 0 || ids.length > MAX_RECONCILE_IDS) return 1;
   const distinct = new Set(ids.map((id) => String(id).trim())).size;
-  return distinct * (args.recover === 'REPUSH' ? 2 : 1);
+  return distinct;
 }
