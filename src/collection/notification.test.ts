@@ -37,6 +37,11 @@ function reasonFor(fields: Record<string, unknown>) {
   return result.ok ? 'accepted' : result.reason;
 }
 
+function refusal(fields: Record<string, unknown>) {
+  const result = parse(fields);
+  return result.ok ? 'accepted' : { reason: result.reason, detail: result.detail };
+}
+
 describe('parseNotification: a complete body', () => {
   it('maps every field of the bank to the stored notification', () => {
     const rawBody = JSON.stringify(COMPLETE);
@@ -256,9 +261,21 @@ describe('parseNotification: optional fields', () => {
     expect(notification).toMatchObject({ settledAmount: '1499.250', feeAmount: '0', vatAmount: '0.075' });
   });
 
-  it('turns an unreadable optional amount into null instead of refusing', () => {
-    const notification = accepted({ settledAmount: '-1', feeAmount: 10.5, vatAmount: '1,000' });
-    expect(notification).toMatchObject({ settledAmount: null, feeAmount: null, vatAmount: null });
+  it('refuses an optional amount that is given but not plain decimal text, naming it', () => {
+    for (const name of ['settledAmount', 'feeAmount', 'vatAmount']) {
+      for (const value of ['-1', '1,000.00', ' 10.00', '1e3', 'abc']) {
+        expect(refusal({ [name]: value })).toEqual({ reason: 'invalid_amount', detail: `${name} is not a plain non-negative decimal` });
+      }
+      expect(refusal({ [name]: 10.5 })).toEqual({ reason: 'invalid_amount', detail: `${name} is not decimal text` });
+    }
+  });
+
+  it('takes an optional amount left out: absent, JSON null, blank or "null"', () => {
+    expect(accepted({ settledAmount: null, feeAmount: '  ', vatAmount: 'NULL' })).toMatchObject({
+      settledAmount: null,
+      feeAmount: null,
+      vatAmount: null,
+    });
   });
 
   it('turns blank strings into null', () => {
@@ -327,9 +344,5 @@ describe('parseNotification: what the store can hold', () => {
       expect(reasonFor({ [name]: '1'.repeat(200_000) })).toBe('amount_too_long');
     }
     expect(reasonFor({ transactionAmount: `${'9'.repeat(18)}.${'9'.repeat(18)}`, settledAmount: '9'.repeat(18) })).toBe('accepted');
-  });
-
-  it('still drops an unreadable optional amount rather than refusing the transfer', () => {
-    expect(accepted({ feeAmount: '1,000.00' }).feeAmount).toBeNull();
   });
 });

@@ -13,6 +13,7 @@ export const REJECTION_REASONS = [
   'invisible_character_in_id',
   'missing_transaction_amount',
   'invalid_transaction_amount',
+  'invalid_amount',
   'settlement_id_too_long',
   'amount_too_long',
 ] as const;
@@ -70,7 +71,8 @@ export function readSessionId(rawBody: string): string {
 
 /**
  * Reads a collection notification body (op 14): checks the fields the contract requires, then
- * normalises the rest. Optional fields never cause a refusal; what cannot be read becomes null.
+ * normalises the rest. Optional fields become null when absent, blank or "null"; an optional amount
+ * given otherwise must be as plain as transactionAmount, or the body is refused.
  */
 export function parseNotification(input: string | NotificationBody, options: { timezone: string; receivedAt: Date }): ParsedNotification {
   const { raw: rawBody, fields: body, sessionId, duplicateKey } = typeof input === 'string' ? readNotificationBody(input) : input;
@@ -132,7 +134,16 @@ function readRequired(
   const amount = body.transactionAmount;
   if (requiredText(amount) === undefined) return { reason: 'missing_transaction_amount' };
   if (typeof amount !== 'string' || !PLAIN_DECIMAL.test(amount)) return { reason: 'invalid_transaction_amount' };
-  // Every amount the store would keep must fit it: an unreadable optional one is only dropped.
+  // An optional amount may be left out (absent, blank, "null"); one given is money like the first:
+  // dropping an unreadable fee would store a transfer the bank's record says otherwise of.
+  for (const name of OPTIONAL_AMOUNTS) {
+    const value = body[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') return { reason: 'invalid_amount', detail: `${name} is not decimal text` };
+    if (optionalText(value) === null) continue;
+    if (!PLAIN_DECIMAL.test(value)) return { reason: 'invalid_amount', detail: `${name} is not a plain non-negative decimal` };
+  }
+  // Every amount the store would keep must fit it.
   const amounts = [amount, ...OPTIONAL_AMOUNTS.map((name) => optionalAmount(body[name]))];
   if (amounts.some((value) => value !== null && !isAmountWithinDigits(value))) return { reason: 'amount_too_long' };
 
@@ -153,7 +164,7 @@ function optionalText(value: unknown): string | null {
   return text === '' || text.toLowerCase() === 'null' ? null : text;
 }
 
-/** An amount kept verbatim when it is a plain decimal; otherwise null, never a refusal. */
+/** An optional amount kept verbatim; null when left out (readRequired refused any other). */
 function optionalAmount(value: unknown): string | null {
   return typeof value === 'string' && PLAIN_DECIMAL.test(value) ? value : null;
 }
