@@ -75,6 +75,15 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
     expect(bank.received[0]).toMatchObject({ operation: 'verifyBySessionId', id: TRANSFER.sessionId });
   });
 
+  it('op 16: reads an amount a Java writer sends with an exponent as its exact digits', async () => {
+    const bank = await startFakeCollectionBank();
+    bank.know({ ...TRANSFER, transactionAmount: '1.0E7', settledAmount: '9.9999955E6', feeAmount: '4.5E1' });
+    const { clients } = createTestClients(urlsAt(bank.url));
+    const record = await clients.collection.verifyBySettlementId(TRANSFER.settlementId);
+    expect(record?.rawBody).toContain('"transactionAmount":1.0E7,');
+    expect(record).toMatchObject({ transactionAmount: '10000000', settledAmount: '9999995.5', feeAmount: '45' });
+  });
+
   it('takes amounts sent as strings, blanks and "null" as absent, and ignores fields it does not know', async () => {
     const bank = await startFakeCollectionBank();
     bank.know({
@@ -146,8 +155,8 @@ describe('collection client against an independent fake (ops 15 to 17)', () => {
     ['an HTML page', { text: '<html>Gateway</html>', contentType: 'text/html' }],
     ['a JSON array', { text: '[]', contentType: 'application/json' }],
     [
-      'an amount with an exponent',
-      { text: '{"settlementId":"S-9","sessionId":"N-9","accountNumber":"0123456789","transactionAmount":1e3}' },
+      'an amount whose exponent goes past any amount',
+      { text: '{"settlementId":"S-9","sessionId":"N-9","accountNumber":"0123456789","transactionAmount":1e400}' },
     ],
     ['a negative amount', { text: '{"settlementId":"S-9","sessionId":"N-9","accountNumber":"0123456789","transactionAmount":"-5.00"}' }],
     ['a record without an account', { text: '{"settlementId":"S-9","sessionId":"N-9","transactionAmount":5.0}' }],

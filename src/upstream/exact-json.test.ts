@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseKeepingNumberText } from './exact-json.ts';
+import { parseKeepingNumberText, withoutExponent } from './exact-json.ts';
 
 const AMOUNTS = new Set(['transactionAmount', 'feeAmount']);
 
@@ -15,6 +15,20 @@ describe('parseKeepingNumberText', () => {
       transactionAmount: '1000.0',
       feeAmount: '0',
     });
+  });
+
+  it("writes out a named field's exponent exactly, as a Java writer sends a double of ten million or more", () => {
+    expect(parseKeepingNumberText('{"transactionAmount":1.0E7,"feeAmount":5e-2}', AMOUNTS)).toEqual({
+      transactionAmount: '10000000',
+      feeAmount: '0.05',
+    });
+    expect(withoutExponent('9.999999999999999E13')).toBe('99999999999999.99');
+    expect(withoutExponent('1.25E+2')).toBe('125');
+    expect(withoutExponent('0.5E1')).toBe('5');
+    expect(withoutExponent('15E-4')).toBe('0.0015');
+    expect(withoutExponent('1500.00')).toBe('1500.00');
+    // Further than any amount the store holds: left as sent, for the reader to refuse.
+    expect(withoutExponent('1E400')).toBe('1E400');
   });
 
   it('leaves other numbers as numbers where a double holds them, and as text where it does not', () => {

@@ -11,13 +11,37 @@ const parseWithSource = JSON.parse as unknown as (text: string, reviver: SourceR
 
 /**
  * Parses `text` as JSON. A number under one of `asText`'s keys becomes its source text (`1000.0`
- * stays `"1000.0"`), so such a field has one type whichever way the bank writes it; any other
- * number stays a number when a double holds it exactly, and becomes its source text when not.
- * Throws a SyntaxError on text that is not JSON, as `JSON.parse` does.
+ * stays `"1000.0"`), written out in full when the source has an exponent (`1.0E7`, as Java's JSON
+ * writers put a double of ten million or more, becomes `"10000000"`), so such a field has one type
+ * whichever way the bank writes it; any other number stays a number when a double holds it exactly,
+ * and becomes its source text when not. Throws a SyntaxError on text that is not JSON, as
+ * `JSON.parse` does.
  */
 export function parseKeepingNumberText(text: string, asText: ReadonlySet<string>): unknown {
   return parseWithSource(text, (key, value, context) => {
     if (typeof value !== 'number' || context.source === undefined) return value;
-    return asText.has(key) || String(value) !== context.source ? context.source : value;
+    if (asText.has(key)) return withoutExponent(context.source);
+    return String(value) !== context.source ? context.source : value;
   });
+}
+
+/** The furthest an exponent moves the point here: past it no amount fits the store (18 digits a side), and the text is left as it is. */
+const MAX_EXPONENT = 40;
+
+/** A JSON number's text with its exponent written out exactly, digit for digit (`1.5E-3` is `0.0015`); other text as given. */
+export function withoutExponent(source: string): string {
+  const match = /^(-?)(\d+)(?:\.(\d+))?[eE]([+-]?\d+)$/.exec(source);
+  if (!match) return source;
+  const [, sign = '', whole = '', fraction = '', exponentText = ''] = match;
+  const exponent = Number(exponentText);
+  if (Math.abs(exponent) > MAX_EXPONENT) return source;
+  const digits = whole + fraction;
+  const point = whole.length + exponent;
+  const plain =
+    point <= 0
+      ? `0.${'0'.repeat(-point)}${digits}`
+      : point >= digits.length
+        ? digits + '0'.repeat(point - digits.length)
+        : `${digits.slice(0, point)}.${digits.slice(point)}`;
+  return sign + plain.replace(/^0+(?=\d)/, '');
 }
