@@ -22,6 +22,7 @@ describe('parseNotification: tranDateTime', () => {
     ['11/22/2026 2:05:09 pm', '2026-11-22T14:05:09+01:00'],
     ['1/5/2026 12:00:01 AM', '2026-01-05T00:00:01+01:00'], // 12 AM is just after midnight
     ['1/5/2026 12:30:00 PM', '2026-01-05T12:30:00+01:00'], // 12 PM is just after noon
+    ['01/05/2026 09:00:00 AM', '2026-01-05T09:00:00+01:00'], // day, month and hour zero-padded
     ['  2026-11-22 14:05:09 ', '2026-11-22T14:05:09+01:00'],
   ])('reads %j in Africa/Lagos as %s', (sent, expected) => {
     expect(timeOf(sent)).toBe(expected);

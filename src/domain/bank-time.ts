@@ -14,8 +14,9 @@ const BANK_TIME_FORMATS = [
   { tokens: 'yyyy-MM-dd HH:mm:ss.SSS', milliseconds: true, twelveHour: false },
   { tokens: 'M/d/yyyy h:mm:ss a', milliseconds: false, twelveHour: true },
 ].map((format) => ({ ...format, parser: DateTime.buildFormatParser(format.tokens, { locale: LOCALE }) }));
-// luxon's `h` takes any one or two digits; on a 12-hour clock only 1 to 12 are hours.
-const TWELVE_HOUR_CLOCK = / (?:[1-9]|1[0-2]):\d\d:\d\d [ap]m$/i;
+// luxon's `h` takes any one or two digits; on a 12-hour clock only 1 to 12 are hours, written
+// with a leading zero or without, as the day and the month may be.
+const TWELVE_HOUR_CLOCK = / (?:0?[1-9]|1[0-2]):\d\d:\d\d [ap]m$/i;
 /**
  * The years a bank time may fall in. Outside them no bank meant the time, and the stores disagree on
  * it (PostgreSQL refuses year 0, which SQLite keeps with the zone's local mean time), so it is null
