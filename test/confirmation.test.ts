@@ -206,6 +206,29 @@ describe('confirmation with the bank', () => {
     expect(confirmed.every((event) => event.status === 'CONFIRMED')).toBe(true);
   }, 60_000);
 
+  it('goes on confirming the others while the bank refuses one notification, which stays PENDING and is asked again within 30 s', async () => {
+    const bank = await startFakeCollectionBank();
+    const app = await startConfirmingApp(bank);
+    const refused = notificationBody();
+    bank.know(transferOf(refused));
+    // A refusal about this one id (400), not the bank being down: asking about the others must go on.
+    bank.answer(refused.settlementId, { status: 400, body: { requestSuccessful: false, responseMessage: 'Invalid settlement id' } });
+    expect((await app.deliver(refused)).reply.responseCode).toBe('00');
+    await waitFor(async () =>
+      ((await scrape(app, 'collection_confirmation_failures_total{code="UPSTREAM_BAD_REQUEST"}')) ?? 0) >= 1 ? true : undefined,
+    );
+
+    const others = Array.from({ length: 3 }, () => notificationBody());
+    for (const body of others) {
+      bank.know(transferOf(body));
+      expect((await app.deliver(body)).reply.responseCode).toBe('00');
+    }
+    for (const body of others) await confirmationOf(app, body.settlementId, 'CONFIRMED');
+    const asked = () => verifies(bank).filter((r) => r.id === refused.settlementId).length;
+    await waitFor(() => (asked() >= 2 ? true : undefined), 35_000);
+    expect((await confirmationOf(app, refused.settlementId, 'PENDING')).checkedAt).toBeNull();
+  }, 60_000);
+
   it('holds back, on the confirmed stream, what follows a PENDING notification until the bank has answered for it, and never waits for one the bank refuted', async () => {
     const bank = await startFakeCollectionBank();
     const app = await startConfirmingApp(bank);

@@ -25,6 +25,14 @@ const FIRST_BACKOFF_MS = 1_000;
  * between two asks, so a recovered bank is seen within half a minute.
  */
 const MAX_BACKOFF_MS = 30_000 - SWEEP_INTERVAL_MS;
+/**
+ * Failures about the one notification asked, not the bank as a whole: it refused the request (400),
+ * or its answer about that transfer cannot be read. The others go on; this one is asked again after
+ * the longest backoff. Failing that way this many times in a row, with no answer between, is taken
+ * for the bank's trouble after all, and pauses the confirmer like any other failure.
+ */
+const ABOUT_ONE_NOTIFICATION: ReadonlySet<string> = new Set(['UPSTREAM_BAD_REQUEST', 'UPSTREAM_INVALID_RESPONSE']);
+const FAILURES_OF_ONE_BEFORE_PAUSE = 3;
 /** How long close() waits for the asks in flight; one left over is given back, PENDING, for the next start or another replica. */
 const CLOSE_WAIT_MS = 2_000;
 
@@ -71,6 +79,8 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
   let pause: { delayMs: number; dueAt: number; until: number; since: number; timer: NodeJS.Timeout } | undefined;
   let storeFailing = false;
   let closed = false;
+  /** Failed asks since the bank last answered one. */
+  let failuresInARow = 0;
 
   const load = watchLoad();
   const recorder = createRecorder(deps, () => (load.busy ? BUSY_RECORD_DELAY_MS : 0));
@@ -133,6 +143,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
     } catch (error) {
       return failed(record, error);
     }
+    failuresInARow = 0;
     if (pause) {
       logger.info({ pausedMs: Date.now() - pause.since }, "the bank's collection service answers again: confirmations resume");
       clearTimeout(pause.timer);
@@ -141,10 +152,22 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
     recorder.add(record, outcomeOf(record, atBank, new Date().toISOString()));
   }
 
-  /** The bank could not be asked: the notification stays PENDING, and the whole confirmer pauses. */
+  /**
+   * The bank could not answer: the notification stays PENDING. A failure about it alone defers it;
+   * any other pauses the whole confirmer, and defers this one past the pause, so the probe that
+   * follows asks about another: one the bank keeps refusing never holds the rest back.
+   */
   async function failed(record: CollectionNotificationRecord, error: unknown): Promise<void> {
     const code = error instanceof UpstreamError ? error.code : 'INTERNAL';
     metrics.confirmationFailures.inc({ code });
+    failuresInARow += 1;
+    if (ABOUT_ONE_NOTIFICATION.has(code) && failuresInARow < FAILURES_OF_ONE_BEFORE_PAUSE) {
+      logger.warn(
+        { code, settlementId: record.settlementId, retryInMs: MAX_BACKOFF_MS },
+        'the bank could not confirm this notification; it stays PENDING and is asked again later, the others go on',
+      );
+      return deferOrLeave([record], MAX_BACKOFF_MS);
+    }
     const now = Date.now();
     if (!pause || now >= pause.until) {
       const delayMs = pause ? Math.min(pause.delayMs * 2, MAX_BACKOFF_MS) : FIRST_BACKOFF_MS;
@@ -167,12 +190,20 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
       timer.unref();
       pause = { delayMs, dueAt, until, since: pause?.since ?? now, timer };
     }
-    // Due again when the pause ends, with what this replica held.
-    const deferred = [record, ...held.splice(0)];
+    // What this replica held is due again when the pause ends; the one that failed, a sweep after
+    // the probe.
+    await Promise.all([
+      deferOrLeave(held.splice(0), Math.max(0, pause.dueAt - now)),
+      deferOrLeave([record], pause.until - now + SWEEP_INTERVAL_MS),
+    ]);
+  }
+
+  async function deferOrLeave(records: readonly CollectionNotificationRecord[], delayMs: number): Promise<void> {
+    if (records.length === 0) return;
     await confirmations
       .defer(
-        deferred.map((one) => one.settlementId),
-        Math.max(0, pause.dueAt - now),
+        records.map((one) => one.settlementId),
+        delayMs,
       )
       .catch((deferError: unknown) => {
         logger.warn({ err: deferError }, 'could not defer notifications to confirm; they are taken up again once their lease ends');
