@@ -127,6 +127,7 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
       { accountNumber: '12345' },
       { transactionAmount: '1e3' },
       { transactionAmount: `${'9'.repeat(19)}.00` },
+      { feeAmount: '1,000' },
     ]) {
       expect((await post(JSON.stringify({ ...JSON.parse(body), ...change }))).reply, JSON.stringify(change)).toMatchObject({
         sessionId,
@@ -140,11 +141,11 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
     // Each refused for its content was in the quarantine, as ours keeps it, before its 02 was sent.
     const kept = await rows('SELECT kind, response_code, session_id, raw_body FROM collection_quarantine ORDER BY id');
     expect(kept.map((row) => [row.kind, row.response_code, row.session_id])).toEqual([
-      ...Array(5).fill(['REJECTED', '02', sessionId]),
+      ...Array(6).fill(['REJECTED', '02', sessionId]),
       ['REJECTED', '02', null],
       ['REJECTED', '02', null],
     ]);
-    expect(Buffer.from(kept[5]!.raw_body as Uint8Array).toString()).toBe('{not json');
+    expect(Buffer.from(kept[6]!.raw_body as Uint8Array).toString()).toBe('{not json');
   });
 
   test('stores the row ours stores for the same bodies, column by column', async () => {
@@ -160,7 +161,7 @@ describe.each(FLOORS)('the bench floor $name', (floor) => {
         currency: ' ',
         tranRemarks: 'null',
         channelId: '  7 ',
-        settledAmount: '1,000',
+        settledAmount: ' ',
         feeAmount: '10.5',
         vatAmount: '0.001',
         tranDateTime: '2026-03-01 00:00:01.250',

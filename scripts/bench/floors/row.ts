@@ -60,6 +60,7 @@ function text(value: unknown): string | null {
   return trimmed === '' || trimmed.toLowerCase() === 'null' ? null : trimmed;
 }
 
+/** An optional amount as kept: null when left out (readDelivery refused any other). */
 const amount = (value: unknown) => (typeof value === 'string' && PLAIN_DECIMAL.test(value) ? value : null);
 
 /** A body refused for its content: the sessionId its 02 echoes, and what its quarantine row holds. */
@@ -114,6 +115,10 @@ export function readDelivery(body: string): { row: FloorRow } | { refused: Floor
   if (!accountNumber || !/^\d{10}$/.test(accountNumber)) return refused('invalid_account_number');
   if (!settlementId || settlementId.length > 64) return refused('invalid_settlement_id');
   if (typeof transactionAmount !== 'string' || !PLAIN_DECIMAL.test(transactionAmount)) return refused('invalid_transaction_amount');
+  // An optional amount may be left out (absent, null, blank, "null"); one given must be plain.
+  const given = [fields.settledAmount, fields.feeAmount, fields.vatAmount].filter((value) => value !== undefined && value !== null);
+  if (given.some((value) => typeof value !== 'string' || (text(value) !== null && !PLAIN_DECIMAL.test(value))))
+    return refused('invalid_amount');
   const time = BANK_TIME.exec(text(fields.tranDateTime) ?? '');
   return {
     row: {
