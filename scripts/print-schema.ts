@@ -2,12 +2,14 @@
 // Federation 2, `extend schema @link(…)`), ready for
 // `rover subgraph publish <graph>@<variant> --name bank --schema <(npm run -s schema:print)`.
 // The bank catalogue's cache maxAge is part of that SDL, and PUBLISH_ACCESS_DIRECTIVES decides whether the
-// access directives are, so both are read as the server reads them.
+// access directives are, so both are read as the server reads them: `.env` first, then the environment.
+import { existsSync } from 'node:fs';
 import { graphql } from 'graphql';
 import { loadSchemaSettings } from '../src/config/index.ts';
 import { exitOnConfigError } from '../src/lifecycle.ts';
 import { createSubgraphSchema } from '../src/schema.ts';
 
+if (existsSync('.env')) process.loadEnvFile('.env');
 const { catalogueMaxAgeS, publishAccessDirectives } = exitOnConfigError(() => loadSchemaSettings(process.env));
 const result = await graphql({
   schema: createSubgraphSchema({ catalogueMaxAgeS, publishAccessDirectives }),

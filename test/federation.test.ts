@@ -1,10 +1,12 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { composeServices } from '@apollo/composition';
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { bankCalls } from './helpers/metrics.ts';
+import { tempDirectory } from './helpers/stores.ts';
 
 // What the federation router relies on: a Federation 2 SDL that composes, and entity references
 // resolved from the bank or the store.
@@ -100,6 +102,16 @@ describe('federation', () => {
     const refused = spawnSync(process.execPath, [script], { encoding: 'utf8', env: { ...process.env, BANK_LIST_TTL_S: 'ten' } });
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('BANK_LIST_TTL_S must be a whole number from 0 to 86400, got "ten"');
+  });
+
+  it('reads .env as the server does: PUBLISH_ACCESS_DIRECTIVES=false there leaves the access directives out', () => {
+    const directory = tempDirectory();
+    writeFileSync(join(directory, '.env'), 'PUBLISH_ACCESS_DIRECTIVES=false\nBANK_LIST_TTL_S=90\n');
+    const script = join(import.meta.dirname, '..', 'scripts', 'print-schema.ts');
+    const printed = execFileSync(process.execPath, [script], { encoding: 'utf8', cwd: directory });
+    expect(printed).toContain('type Bank @key(fields: "code") @cost(weight: 0) @cacheControl(scope: PUBLIC, maxAge: 90)');
+    expect(printed).not.toContain('@authenticated');
+    expect(printed).not.toContain('@requiresScopes');
   });
 
   it('resolves Account, Bank and BillCategory references through the bank', async () => {
