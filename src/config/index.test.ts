@@ -4,7 +4,7 @@ import { ISSUER, LIVE_BANK, problemsOf } from '../../test/helpers/config.ts';
 import { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_BYTES, DEFAULT_QUARANTINE_MAX_ROWS, describeUrl, loadConfig } from './index.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
-import { SECRET_VARIABLES } from './secrets.ts';
+import { CREDENTIAL_VARIABLES } from './secrets.ts';
 
 /** Every setting a live start needs: the bank's, and the token issuer's. */
 const LIVE = { ...LIVE_BANK, ...ISSUER };
@@ -279,7 +279,7 @@ describe('loadConfig', () => {
       expect(loadConfig(LIVE).webhookAllowedSources).toEqual([{ address: '203.0.113.0', prefix: 24, family: 'ipv4' }]);
     });
 
-    it.each(SECRET_VARIABLES)('refuses %s when it reads as a placeholder, whatever its case, naming it and never its value', (name) => {
+    it.each(CREDENTIAL_VARIABLES)('refuses %s when it reads as a placeholder, whatever its case, naming it and never its value', (name) => {
       const mark = name.toLowerCase().replace(/_/g, '');
       for (const value of [
         `REPLACE-ME-${mark}`,

@@ -19,6 +19,18 @@ export const SECRET_VARIABLES = [
   'ROUTER_SECRET',
 ] as const;
 
+/**
+ * Every variable the production rules refuse as a placeholder: the secrets, and the names that go
+ * with the bank's passwords and OAuth secret (a template's `changeme` there was never a real login either).
+ */
+export const CREDENTIAL_VARIABLES = [
+  ...SECRET_VARIABLES,
+  'BANK_USERNAME',
+  'BILLING_USERNAME',
+  'POSTING_USERNAME',
+  'OAUTH_CLIENT_ID',
+] as const;
+
 /** The webhook's secrets, which the bank signs with: short ones are refused too. */
 const WEBHOOK_SECRETS = new Set<string>(['WEBHOOK_CLIENT_SECRET', 'WEBHOOK_CLIENT_SECRET_PREVIOUS']);
 
@@ -53,12 +65,12 @@ export function readsAsPlaceholder(value: string): boolean {
 }
 
 /**
- * Where the production rules apply (`closedBy` says why), the problem of each secret that reads as a
- * placeholder, and of a webhook secret shorter than WEBHOOK_SECRET_MIN_LENGTH: by name, never by value.
+ * Where the production rules apply (`closedBy` says why), the problem of each credential that reads
+ * as a placeholder, and of a webhook secret shorter than WEBHOOK_SECRET_MIN_LENGTH: by name, never by value.
  */
 export function weakSecrets(env: Env, closedBy: string | undefined): { name: string; problem: string }[] {
   if (closedBy === undefined) return [];
-  return SECRET_VARIABLES.flatMap((name) => {
+  return CREDENTIAL_VARIABLES.flatMap((name) => {
     const value = env[name];
     if (value === undefined) return [];
     if (readsAsPlaceholder(value)) {
