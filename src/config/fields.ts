@@ -41,6 +41,11 @@ export function isHttpUrl(value: string): boolean {
   return protocol === 'http:' || protocol === 'https:';
 }
 
+/** An entry as a refusal may quote it: whatever a URL carries before its host `user:password@` is hidden, since an error is printed. */
+export function quotable(entry: string): string {
+  return entry.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
+}
+
 /** An absolute http(s) URL without its trailing slashes, which would double up with the paths appended. */
 export const baseUrl = text.refine(isHttpUrl, 'must be an absolute http(s) URL').transform((value) => value.replace(/\/+$/, ''));
 

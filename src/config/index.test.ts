@@ -216,6 +216,16 @@ describe('loadConfig', () => {
     }
   });
 
+  it('quotes a refused URL entry without the credentials it carries', () => {
+    const problems = problemsOf({
+      SUBSCRIPTION_CALLBACK_URLS: 'https://router:hunter2pass@router.internal/callback?x=1',
+      CORS_ORIGINS: 'https://app:hunter2pass@app.example.com/path',
+    }).join('\n');
+    expect(problems).toContain('SUBSCRIPTION_CALLBACK_URLS: "https://***@router.internal/callback?x=1" is not an absolute http(s) URL');
+    expect(problems).toContain('CORS_ORIGINS: "https://***@app.example.com/path" is not an origin');
+    expect(problems).not.toContain('hunter2pass');
+  });
+
   it('describes a URL for logs without its password', () => {
     expect(describeUrl(new Secret('postgres://app:hunter2@db:5432/bank'))).toBe('postgres://app:***@db:5432/bank');
     expect(describeUrl(new Secret('sqlite:./data/collections.db'))).toBe('sqlite:./data/collections.db');

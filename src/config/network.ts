@@ -2,7 +2,7 @@
 import proxyAddr from '@fastify/proxy-addr';
 import type { z } from 'zod';
 import { coversEveryAddress, parseIpRange, type IpRange } from '../ip-ranges.ts';
-import { entries, text } from './fields.ts';
+import { entries, quotable, text } from './fields.ts';
 
 /** Browser origins allowed to call `/graphql` cross-origin: every one, or exactly these (none when empty). */
 export type CorsOrigins = 'any' | readonly string[];
@@ -31,7 +31,7 @@ export const allowedSources = text.transform((value, ctx): 'any' | IpRange[] => 
 /** `CORS_ORIGINS`: `*` (any origin) or comma-separated origins. */
 export const corsOrigins = text.transform((value, ctx): CorsOrigins => {
   if (value === '*') return 'any';
-  const refused = (entry: string) => `: "${entry}" is not an origin such as https://app.example.com (scheme, host and port only)`;
+  const refused = (entry: string) => `: "${quotable(entry)}" is not an origin such as https://app.example.com (scheme, host and port only)`;
   return entries(value, ctx, (entry) => (isOrigin(entry) ? entry : undefined), refused, 'lists no origin');
 });
 

@@ -9,7 +9,7 @@ import { jwksFilePath } from '../auth/key-set.ts';
 import { parseCallbackPrefix, type CallbackUrls } from '../callback-urls.ts';
 import { LOG_LEVELS } from '../logger.ts';
 import { sandboxCredentials as sandboxes } from '../sandbox/credentials.ts';
-import { baseUrl, bool, entries, isHttpUrl, oneOf, required, text, whole, type Env } from './fields.ts';
+import { baseUrl, bool, entries, isHttpUrl, oneOf, quotable, required, text, whole, type Env } from './fields.ts';
 import { allowedSources, corsOrigins, trustProxy } from './network.ts';
 
 /**
@@ -146,7 +146,7 @@ export function variablesOf(env: Env) {
           value,
           ctx,
           parseCallbackPrefix,
-          (entry) => `: "${entry}" is not an absolute http(s) URL without credentials, query or fragment`,
+          (entry) => `: "${quotable(entry)}" is not an absolute http(s) URL without credentials, query or fragment`,
           'lists no URL',
         ),
       )
