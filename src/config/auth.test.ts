@@ -107,7 +107,7 @@ describe('SUBSCRIPTION_CALLBACK_URLS', () => {
         SUBSCRIPTION_CALLBACK_URLS: 'router.internal/cb, https://u:p@router.internal/, https://router.internal/?x=1, ftp://r/',
       }),
     ).toEqual(
-      ['router.internal/cb', 'https://u:p@router.internal/', 'https://router.internal/?x=1', 'ftp://r/'].map(
+      ['router.internal/cb', 'https://***@router.internal/', 'https://router.internal/?x=1', 'ftp://r/'].map(
         (entry) => `SUBSCRIPTION_CALLBACK_URLS: "${entry}" is not an absolute http(s) URL without credentials, query or fragment`,
       ),
     );
