@@ -223,6 +223,20 @@ describe('tokens that are not accepted', () => {
     expect(JSON.stringify([basic, expired])).not.toContain(token.split('.')[1]);
   });
 
+  it('checks tokens against AUTH_JWKS_URL alone under the sandbox rules: any iss and aud, the key and exp still', async () => {
+    const issuer = await TestIssuer.create();
+    const jwks = await serveJwks(issuer);
+    const app = await startApp({ AUTH_JWKS_URL: jwks.url });
+    const elsewhere = bearer(await issuer.sign({ scope: 'kyc:read', issuer: 'https://another-issuer.test.invalid' }));
+    expect((await app.query(BVN, undefined, elsewhere)).errors).toBeUndefined();
+    expect(
+      (await app.query(BVN, undefined, bearer(await issuer.signWithUnknownKey({ scope: 'kyc:read' })))).errors?.[0]?.extensions?.code,
+    ).toBe('UNAUTHENTICATED');
+    expect(
+      (await app.query(BVN, undefined, bearer(await issuer.sign({ scope: 'kyc:read', expiresIn: -60 })))).errors?.[0]?.extensions?.code,
+    ).toBe('UNAUTHENTICATED');
+  });
+
   it('follows a key rotation at the issuer: a token with a new kid makes it fetch the JWKS again', async () => {
     const issuer = await TestIssuer.create();
     const jwks = await serveJwks(issuer);

@@ -19,8 +19,8 @@ export const CLOCK_TOLERANCE_S = 30;
 const CACHED_TOKENS = 10_000;
 
 export interface TokenRules {
-  /** `AUTH_ISSUER`: the `iss` every token must carry. */
-  issuer: string;
+  /** `AUTH_ISSUER`: the `iss` every token must carry, when set (always, outside the sandbox rules). */
+  issuer: string | undefined;
   /** `AUTH_AUDIENCE`: the `aud` every token must carry, when set. */
   audience: string | undefined;
   /** `AUTH_ACCOUNTS_CLAIM`: the claim listing the accounts whose collections the caller may read. */
@@ -51,7 +51,7 @@ export function createTokenVerifier(keys: KeySet, rules: TokenRules): TokenVerif
   const verified = new LRUCache<string, { caller: VerifiedCaller; key: string }>({ max: CACHED_TOKENS });
   const verifying = createSingleFlight();
   const options = {
-    issuer: rules.issuer,
+    ...(rules.issuer === undefined ? {} : { issuer: rules.issuer }),
     ...(rules.audience === undefined ? {} : { audience: rules.audience }),
     algorithms: ALLOWED_ALGORITHMS,
     clockTolerance: CLOCK_TOLERANCE_S,

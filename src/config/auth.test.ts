@@ -46,10 +46,12 @@ describe('authorization settings', () => {
     ]);
   });
 
-  it('require AUTH_ISSUER with AUTH_JWKS_URL, and a JWKS location that is a URL or a file', () => {
-    expect(problemsOf({ AUTH_JWKS_URL: 'https://issuer.test/jwks' })).toEqual([
-      'AUTH_ISSUER is required with AUTH_JWKS_URL: the `iss` every token must carry',
-    ]);
+  it('take AUTH_JWKS_URL alone under the sandbox rules (AUTH_ISSUER and AUTH_AUDIENCE then unchecked), and a JWKS location that is a URL or a file', () => {
+    expect(loadConfig({ AUTH_JWKS_URL: 'https://issuer.test/jwks' }).auth).toMatchObject({
+      jwksUrl: 'https://issuer.test/jwks',
+      issuer: undefined,
+      audience: undefined,
+    });
     expect(problemsOf({ AUTH_JWKS_URL: 'issuer.test/jwks', AUTH_ISSUER: 'x' })).toEqual([
       'AUTH_JWKS_URL must be an http(s) URL or file:<path> of a JWKS document',
     ]);

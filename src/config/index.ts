@@ -195,7 +195,7 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
         ? undefined
         : {
             jwksUrl: v.AUTH_JWKS_URL,
-            issuer: v.AUTH_ISSUER ?? '',
+            issuer: v.AUTH_ISSUER,
             audience: v.AUTH_AUDIENCE,
             accountsClaim: v.AUTH_ACCOUNTS_CLAIM,
             keysMaxAgeMs: v.AUTH_JWKS_MAX_AGE_S * 1000,

@@ -126,7 +126,7 @@ export function variablesOf(env: Env) {
     AUTH_ISSUER: !sandbox
       ? required(`${whenClosed}: the \`iss\` every token must carry`, text)
       : withJwks
-        ? required('with AUTH_JWKS_URL: the `iss` every token must carry', text)
+        ? text.optional()
         : onlyWithJwks('AUTH_ISSUER'),
     AUTH_AUDIENCE: !sandbox
       ? required(
