@@ -8,6 +8,7 @@ import { startApp, type TestApp } from './helpers/app.ts';
 import { scrape } from './helpers/metrics.ts';
 import { waitFor } from './helpers/wait.ts';
 import { PRODUCTION_SANDBOX } from './helpers/production.ts';
+import { tempDirectory } from './helpers/stores.ts';
 import { bearer, serveJwks, TEST_AUDIENCE, TEST_ISSUER, TestIssuer, unsignedToken, writeJwksFile } from './helpers/tokens.ts';
 
 /** Every guarded field of the contract's table, with an operation that reaches it and the scope it needs. */
@@ -221,6 +222,17 @@ describe('tokens that are not accepted', () => {
     expect(basic.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
     const expired = await app.query(BVN, undefined, bearer(token));
     expect(JSON.stringify([basic, expired])).not.toContain(token.split('.')[1]);
+  });
+
+  it('stops the start on a JWKS file missing or not a JWKS, naming AUTH_JWKS_URL', async () => {
+    const directory = tempDirectory();
+    await expect(startApp({ AUTH_JWKS_URL: `file:${directory}/missing.json` })).rejects.toThrow(
+      `AUTH_JWKS_URL=file:${directory}/missing.json could not be read: no such file`,
+    );
+    writeFileSync(join(directory, 'list.json'), '[]');
+    await expect(startApp({ AUTH_JWKS_URL: `file:${directory}/list.json` })).rejects.toThrow(
+      `AUTH_JWKS_URL=file:${directory}/list.json could not be read: ${directory}/list.json is not a JWKS document`,
+    );
   });
 
   it('checks tokens against AUTH_JWKS_URL alone under the sandbox rules: any iss and aud, the key and exp still', async () => {

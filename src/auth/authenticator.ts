@@ -29,7 +29,11 @@ const BEARER = /^Bearer +([A-Za-z0-9._~+/=-]+) *$/i;
 /** The authenticator for `settings` (off when undefined). */
 export async function createAuthenticator(settings: AuthSettings | undefined): Promise<Authenticator> {
   if (settings === undefined) return { enabled: false, callerOf: () => UNCHECKED };
-  const found = await openKeySet(settings.jwksUrl, { maxAgeMs: settings.keysMaxAgeMs });
+  // A file is read now: what stops the start names the setting that points at it.
+  const found = await openKeySet(settings.jwksUrl, { maxAgeMs: settings.keysMaxAgeMs }).catch((error: unknown) => {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw new Error(`AUTH_JWKS_URL=${settings.jwksUrl} could not be read: ${reason}`, { cause: error });
+  });
   // Whichever JWKS holds it, by its thumbprint, not by where the JWKS is.
   const keys = settings.refuseDevelopmentKey ? refusingKeys(found, DEVELOPMENT_KEY_THUMBPRINTS, () => new DevelopmentKeyRefused()) : found;
   const verifier = createTokenVerifier(keys, settings);
