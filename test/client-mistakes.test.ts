@@ -35,6 +35,24 @@ function errorLines(logs: ReturnType<typeof captureLogs>) {
 }
 
 describe('client mistakes at /graphql', () => {
+  it('answers a body that is not JSON, an empty one and one over the limit in GraphQL shape, with BAD_REQUEST', async () => {
+    const { app, logs } = await startLogged();
+    const raw = async (body: string) => {
+      const response = await request(app.graphqlUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      return { status: response.statusCode, body: (await response.body.json()) as { errors: { message: string; extensions: unknown }[] } };
+    };
+    for (const [body, status] of [
+      ['{"query": ', 400],
+      ['', 400],
+      [JSON.stringify({ query: `{ __typename }`, variables: { pad: 'x'.repeat(2 * 1024 * 1024) } }), 413],
+    ] as const) {
+      const answer = await raw(body);
+      expect(answer.status, body.slice(0, 20)).toBe(status);
+      expect(answer.body.errors).toEqual([{ message: expect.any(String), extensions: { code: 'BAD_REQUEST' } }]);
+    }
+    expect(errorLines(logs)).toEqual([]);
+  });
+
   it('answers a subscription sent as a plain POST with HTTP 400, saying how to subscribe', async () => {
     const { logs, post } = await startLogged();
     const { status, body } = await post({ query: SUBSCRIPTION });

@@ -5,7 +5,7 @@ import {
 } from '@apollo/server/plugin/landingPage/default';
 import { fastifyApolloHandler } from '@as-integrations/fastify';
 import cors from '@fastify/cors';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLSchema } from 'graphql';
 import type { CorsOrigins } from '../config/network.ts';
 import { createContext, type Context, type Services } from '../context.ts';
@@ -107,9 +107,26 @@ export async function registerGraphQL(
             },
           }),
       handler: traceGraphQLHandler(fastifyApolloHandler(apollo, { context: (request) => httpContext(services, request) })),
+      errorHandler: graphqlShapedError(services.logger),
     });
   });
   return apollo;
+}
+
+/**
+ * What Fastify refuses before Apollo sees the request (a body that is not JSON, an empty one, one
+ * over the limit), answered in GraphQL's shape with Apollo's code for a malformed request, as
+ * Apollo answers its own; anything else is a bare INTERNAL_SERVER_ERROR, logged here.
+ */
+function graphqlShapedError(logger: Services['logger']) {
+  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply.code(status).send({ errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] });
+    }
+    logger.error({ err: error }, 'the GraphQL route failed outside an operation');
+    return reply.code(500).send({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+  };
 }
 
 /**
