@@ -78,7 +78,8 @@ describe('callback subscriptions per caller', () => {
 
     const refusing = await startCallbackRouter((message) => (message.action === 'check' ? 500 : 204));
     const failed = await subscribeViaCallback(app, refusing.callbackUrl, SUBSCRIPTION, {}, token);
-    expect(failed.status).toBe(500);
+    expect(failed.status).toBe(400);
+    expect(failed.body.errors).toEqual([expect.objectContaining({ extensions: { code: 'BAD_USER_INPUT', argumentName: 'callbackUrl' } })]);
     await held(app, 0);
 
     // A router that no longer knows the subscription answers its next 404: it ends there.
@@ -125,7 +126,13 @@ describe('callback requests', () => {
     const started = Date.now();
 
     const check = await expire(stuckCheck, 'the subscription request', 20_000);
-    expect(check.status).toBe(500);
+    expect(check.status).toBe(400);
+    expect(check.body.errors).toEqual([
+      {
+        message: 'callbackUrl: it did not answer the check within 10 s; the subscription was not started and nothing else was sent.',
+        extensions: { code: 'BAD_USER_INPUT', argumentName: 'callbackUrl' },
+      },
+    ]);
     await held(app, 0, 20_000);
     await subscribersLive(app, 0);
     // Each after one time-out of 10 s (not retried past it), well before the 300 s of a bare request.

@@ -324,4 +324,37 @@ describe("the router's callback protocol", () => {
     expect(await scrape(app, 'graphql_callback_subscriptions')).toBe(0);
     expect(logs.logs.filter((entry) => (entry.level as number) >= 50 || JSON.stringify(entry).includes('"stack"'))).toEqual([]);
   });
+
+  it('answers 400 with BAD_USER_INPUT when the callback URL refuses the check (404) or cannot be reached, starting nothing', async () => {
+    const refusing = await startCallbackRouter((message) => (message.action === 'check' ? 404 : 204));
+    const closed = createServer();
+    const gone = await listenOnLoopback(closed);
+    await new Promise((resolve) => closed.close(resolve));
+    const logs = captureLogs('debug');
+    const app = await startApp({}, { logger: logs.logger });
+
+    const refused = await subscribeViaCallback(app, refusing.callbackUrl, SUBSCRIPTION);
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([
+      {
+        message: 'callbackUrl: it answered the check with HTTP 404; the subscription was not started and nothing else was sent.',
+        extensions: { code: 'BAD_USER_INPUT', argumentName: 'callbackUrl' },
+      },
+    ]);
+    const unreachable = await subscribeViaCallback(app, `${gone}/callback/1`, SUBSCRIPTION);
+    expect(unreachable.status).toBe(400);
+    expect(unreachable.body.errors).toEqual([
+      {
+        message: 'callbackUrl: it could not be reached; the subscription was not started and nothing else was sent.',
+        extensions: { code: 'BAD_USER_INPUT', argumentName: 'callbackUrl' },
+      },
+    ]);
+    // No place held, and nothing sent after the refused check, a stored notification included.
+    expect(await scrape(app, 'graphql_callback_subscriptions')).toBe(0);
+    expect((await app.deliver(notificationBody())).reply.responseCode).toBe('00');
+    // Handed to this replica's subscribers once its log has read it.
+    await waitFor(async () => (((await scrape(app, 'collection_log_position')) ?? 0) >= 1 ? true : undefined));
+    expect(refusing.messages.map((message) => message.action)).toEqual(['check']);
+    expect(logs.logs.filter((entry) => (entry.level as number) >= 50 || JSON.stringify(entry).includes('"stack"'))).toEqual([]);
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { notificationBody, startApp } from './helpers/app.ts';
 import { startCallbackRouter as startRouter, subscribeViaCallback } from './helpers/callback-router.ts';
+import { captureLogs } from './helpers/logs.ts';
 import { subscribersLive } from './helpers/metrics.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { withMethod } from './helpers/proxy.ts';
@@ -36,6 +37,23 @@ describe("incomingTransfer over the router's HTTP callback protocol", () => {
     expect(complete.errors).toBeUndefined();
     await closed;
     expect(router.messages.map((m) => m.action)).toEqual(['check', 'next', 'complete']);
+  });
+
+  it('closes within its budget when a router never answers complete, saying so, so the process can still exit 0', async () => {
+    const router = await startRouter((message) => (message.action === 'complete' ? 'hang' : message.action === 'check' ? 200 : 204));
+    const logs = captureLogs('info');
+    const app = await startApp({}, { logger: logs.logger });
+    expect((await subscribeViaCallback(app, router.callbackUrl, SUBSCRIPTION)).status).toBe(200);
+    await subscribersLive(app, 1);
+
+    const started = performance.now();
+    await app.app.close();
+    // CALLBACK_DRAIN_MS (2 s) after the routes closed; without the bound, the 10 s of the request's own time-out and more.
+    expect(performance.now() - started).toBeLessThan(6_000);
+    expect((await router.nth('complete')).action).toBe('complete');
+    expect(logs.logs.map((entry) => entry.msg)).toContain(
+      'a router did not take `complete` for its callback subscriptions in time; it sees their end when their heartbeats stop',
+    );
   });
 
   it('sends only the notifications of the subscribed account', async () => {

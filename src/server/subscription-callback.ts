@@ -9,6 +9,7 @@ import type {
 import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { ApolloServerPluginSubscriptionCallback } from '@apollo/server/plugin/subscriptionCallback';
 import { createSourceEventStream, GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { withinDeadline } from '../async/deadline.ts';
 import { allowedCallbackUrl, type CallbackUrls } from '../callback-urls.ts';
 import type { Context } from '../context.ts';
 import { badUserInput, callbackUrlRefused } from '../errors.ts';
@@ -28,6 +29,13 @@ export const MIN_HEARTBEAT_INTERVAL_MS = 1_000;
  * nor a stream for longer.
  */
 export const CALLBACK_TIMEOUT_MS = 10_000;
+
+/**
+ * How long the server's stop waits for the routers to take `complete` for the callback
+ * subscriptions it ends. A router that takes longer is left to notice by the heartbeats that stop:
+ * the process must still exit within its shutdown budget.
+ */
+export const CALLBACK_DRAIN_MS = 2_000;
 
 export interface SubscriptionCallbackOptions {
   logger: Logger;
@@ -50,8 +58,8 @@ export interface SubscriptionCallbackOptions {
  * from the callback URL is never followed, and answers the subscription request with HTTP 400.
  */
 export function subscriptionCallbackPlugin(options: SubscriptionCallbackOptions): ApolloServerPlugin<Context> {
-  // The subscriptions whose first check is on its way, by callback URL and id: whether it met a redirect.
-  const checking = new Map<string, { redirected: boolean }>();
+  // The subscriptions whose first check is on its way, by callback URL and id: how it failed, if it did.
+  const checking = new Map<string, CheckOutcome>();
   const plugin = ApolloServerPluginSubscriptionCallback({
     logger: routerFailuresAsWarnings(options.logger),
     fetcher: callbackFetcher(options.logger, checking),
@@ -60,6 +68,26 @@ export function subscriptionCallbackPlugin(options: SubscriptionCallbackOptions)
   });
   return {
     ...plugin,
+    async serverWillStart(service) {
+      const listener = await plugin.serverWillStart!(service);
+      const drain = listener?.drainServer;
+      if (drain === undefined) return listener;
+      return {
+        ...listener,
+        async drainServer() {
+          const done = await withinDeadline(
+            drain().then(() => true),
+            CALLBACK_DRAIN_MS,
+            false,
+          );
+          if (!done)
+            options.logger.warn(
+              { waitedMs: CALLBACK_DRAIN_MS },
+              'a router did not take `complete` for its callback subscriptions in time; it sees their end when their heartbeats stop',
+            );
+        },
+      };
+    },
     async requestDidStart(requestContext) {
       const subscription: unknown = requestContext.request.extensions?.subscription;
       if (subscription === undefined) return undefined;
@@ -82,7 +110,7 @@ export function subscriptionCallbackPlugin(options: SubscriptionCallbackOptions)
         },
         async willSendResponse(sent) {
           if (!starting) return place?.release();
-          const check = { redirected: false };
+          const check: CheckOutcome = {};
           checking.set(key, check);
           try {
             await callback!.willSendResponse!(held(sent, place!));
@@ -91,7 +119,7 @@ export function subscriptionCallbackPlugin(options: SubscriptionCallbackOptions)
             // Never subscribed (its check failed, or it refused itself): nothing holds the place.
             if (!place!.holding) place!.release();
           }
-          if (check.redirected) answerRedirect(sent);
+          if (check.failure !== undefined) answerCheckFailed(sent, check.failure);
         },
       };
     },
@@ -204,14 +232,21 @@ function held(sent: GraphQLRequestContextWillSendResponse<Context>, place: Callb
   return { ...sent, contextValue: { ...context, incomingTransfers: (options) => place.hold(context.incomingTransfers(options)) } };
 }
 
-/** The subscription request's answer when its callback URL answered `check` with a redirect: a 400 that says so. */
-function answerRedirect({ response }: GraphQLRequestContextWillSendResponse<Context>): void {
+/** How a subscription's first `check` failed, when it did: what its callback URL answered, or that it did not. */
+interface CheckOutcome {
+  failure?: string;
+}
+
+/**
+ * The subscription request's answer when its callback URL did not accept `check`: a 400 that says
+ * how (a redirect, another status, no answer), never the plugin's bare 500. Nothing else was sent.
+ */
+function answerCheckFailed({ response }: GraphQLRequestContextWillSendResponse<Context>, failure: string): void {
   if (response.body.kind !== 'single') return;
   response.http.status = 400;
   response.body.singleResult.errors = [
     {
-      message:
-        'callbackUrl: it answered the check with a redirect, which is never followed; give the callback URL itself. Nothing else was sent.',
+      message: `callbackUrl: ${failure}; the subscription was not started and nothing else was sent.`,
       extensions: { code: ApolloServerErrorCode.BAD_USER_INPUT, argumentName: 'callbackUrl' },
     },
   ];
@@ -244,21 +279,38 @@ type CallbackFetcher = NonNullable<NonNullable<Parameters<typeof ApolloServerPlu
 
 /**
  * The plugin's requests: each cut at CALLBACK_TIMEOUT_MS, never following a redirect (a 3xx ends the
- * subscription as any refusal does; one answering a subscription's first `check` is noted in
- * `checking`), and with `next` and `complete` errors masked as every other response is on its way
- * out (the plugin posts graphql-js's errors unformatted).
+ * subscription as any refusal does), and with `next` and `complete` errors masked as every other
+ * response is on its way out (the plugin posts graphql-js's errors unformatted). How a subscription's
+ * first `check` fails is noted in `checking`, for its answer.
  */
-function callbackFetcher(logger: Logger, checking: ReadonlyMap<string, { redirected: boolean }>): CallbackFetcher {
+function callbackFetcher(logger: Logger, checking: ReadonlyMap<string, CheckOutcome>): CallbackFetcher {
   return async (url, init) => {
     // The plugin always sends a JSON string.
     const message = JSON.parse(String(init?.body ?? '{}')) as CallbackMessage;
     const body = formatCallbackErrors(message, logger);
-    const response = await traceCallbackMessage(body, () =>
-      fetch(url, { ...init, body, redirect: 'manual', signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS) }),
-    );
     const check = message.action === 'check' ? checking.get(checkKey(url, message.id)) : undefined;
-    if (check !== undefined && response.status >= 300 && response.status < 400) check.redirected = true;
-    return response;
+    // What a retried check met before is not how it ended.
+    if (check !== undefined) delete check.failure;
+    let response: Response;
+    try {
+      response = await traceCallbackMessage(body, () =>
+        fetch(url, { ...init, body, redirect: 'manual', signal: AbortSignal.timeout(CALLBACK_TIMEOUT_MS) }),
+      );
+    } catch (error) {
+      if (check !== undefined) {
+        const timedOut = error instanceof DOMException && error.name === 'TimeoutError';
+        check.failure = timedOut ? `it did not answer the check within ${CALLBACK_TIMEOUT_MS / 1000} s` : 'it could not be reached';
+      }
+      throw error;
+    }
+    if (check === undefined || response.ok) return response;
+    check.failure =
+      response.status >= 300 && response.status < 400
+        ? 'it answered the check with a redirect, which is never followed; give the callback URL itself'
+        : `it answered the check with HTTP ${response.status}`;
+    // The plugin goes on to subscribe after a 404 to `check` (it reads 404 as the end of a running
+    // subscription); any other refusal stops it, as the callback protocol wants of a failed check.
+    return response.status === 404 ? new Response(null, { status: 400 }) : response;
   };
 }
 
