@@ -148,7 +148,7 @@ export function createMetrics() {
     }),
     subscriptionsEndedEarly: new Counter({
       name: 'graphql_subscriptions_ended_early_total',
-      help: 'incomingTransfer subscribers this replica ended for falling too far behind (more than 1,000 notifications waiting): WebSockets closed with 1013, one each, and callback subscriptions completed; clients resume with after.',
+      help: 'incomingTransfer subscribers this replica ended for falling too far behind (more than 1,000 notifications waiting) or for answering no keep-alive ping: WebSockets closed with 1013 or cut, one each, and callback subscriptions completed; clients resume with after.',
       registers: [registry],
     }),
     notificationsWaiting: new Gauge({

@@ -1,4 +1,5 @@
 import type { Client, ExecutionResult } from 'graphql-ws';
+import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { SLOW_SOCKET_CLOSE } from '../src/server/fanout/socket-connection.ts';
 import type { NotificationStore } from '../src/store/types.ts';
@@ -274,13 +275,22 @@ describe('incomingTransfer subscription', () => {
     ]);
   });
 
-  it('cuts a connection that answers no ping with nothing on its way to it, as graphql-ws does, without counting it', async () => {
-    const app = await startApp({ SUBSCRIPTION_KEEPALIVE_MS: '200' });
+  it('cuts a connection that answers no ping with nothing on its way to it, as graphql-ws does, counting the subscriber it ends', async () => {
+    const { logger, logs } = captureLogs();
+    const app = await startApp({ SUBSCRIPTION_KEEPALIVE_MS: '200' }, { logger });
+    // Connected, never subscribed: cut too, but it ended no subscriber.
+    const idle = new WebSocket(app.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws', { autoPong: false });
+    const idleClosed = new Promise<number>((resolve) => idle.once('close', (code) => resolve(code)));
+    idle.once('open', () => idle.send(JSON.stringify({ type: 'connection_init' })));
     const gone = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION }, { autoPong: false });
     const healthy = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION });
     expect((await gone.closed).code).toBe(1006);
+    expect(await idleClosed).toBe(1006);
     await subscribersLive(app, 1);
-    expect(await endedEarly(app)).toBe(0);
+    expect(await endedEarly(app)).toBe(1);
+    expect(logs.filter(isWarning)).toEqual([
+      expect.objectContaining({ msg: expect.stringContaining('ended early'), ending: 'cut', unansweredPing: { bufferedBytes: 0 } }),
+    ]);
     const body = notificationBody();
     await app.deliver(body);
     expect((await healthy.nexted(1))[0].data.incomingTransfer.settlementId).toBe(body.settlementId);

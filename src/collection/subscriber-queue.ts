@@ -32,11 +32,12 @@ export interface TooFarBehind {
   waiting?: number;
   /** It answered no keep-alive ping while frames were still on their way to it (bytes ws held). */
   unansweredPing?: { bufferedBytes: number };
-  ending: 'completed' | 'closed with 1013';
+  /** How it was ended: its subscription completed, its socket closed with 1013, or its socket cut (a client gone silent). */
+  ending: 'completed' | 'closed with 1013' | 'cut';
 }
 
 /**
- * Counts one subscriber ended for falling too far behind and logs it once, as a warning: the line
+ * Counts one subscriber ended for falling too far behind (or silent at a keep-alive ping) and logs it once, as a warning: the line
  * the runbook names.
  */
 export function reportTooFarBehind({ logger, metrics }: { logger: Logger; metrics: Metrics }, details: TooFarBehind): void {

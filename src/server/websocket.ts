@@ -147,7 +147,7 @@ function tooManyOperations() {
  */
 function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs: number; services: Services }) {
   const { logger, metrics, authenticator } = deps.services;
-  return async ({ extra, connectionParams }: ConnectionContext): Promise<boolean> => {
+  return async ({ extra, connectionParams, subscriptions }: ConnectionContext): Promise<boolean> => {
     const provided =
       extra.request.headers[ROUTER_SECRET_HEADER] ?? connectionParams?.['Router-Secret'] ?? connectionParams?.[ROUTER_SECRET_HEADER];
     if (!routerSecretAccepted(deps.routerSecret, provided)) return false;
@@ -165,7 +165,7 @@ function acceptConnection(deps: { routerSecret: Secret | undefined; keepAliveMs:
       gauge: metrics.notificationsWaiting,
       onTooFarBehind: (details) => reportTooFarBehind({ logger, metrics }, details),
     });
-    keepAlive(extra.socket, deps.keepAliveMs, extra.connection);
+    keepAlive(extra.socket, deps.keepAliveMs, extra.connection, () => Object.keys(subscriptions).length > 0);
     return true;
   };
 }
@@ -204,13 +204,13 @@ function errorsForClient(logger: Logger) {
  * has not answered by the next ping is handed to its connection, which closes a client that
  * stopped reading with 1013 (it resumes with `after`) and cuts one that vanished, as graphql-ws would.
  */
-function keepAlive(socket: WebSocket, intervalMs: number, connection: SocketConnection): void {
+function keepAlive(socket: WebSocket, intervalMs: number, connection: SocketConnection, holdsSubscriptions: () => boolean): void {
   if (socket.readyState === WebSocket.CLOSED) return;
   let answered = true;
   socket.on('pong', () => (answered = true));
   const timer = setInterval(() => {
     if (socket.readyState !== WebSocket.OPEN) return;
-    if (!answered) return connection.unresponsive();
+    if (!answered) return connection.unresponsive(holdsSubscriptions());
     answered = false;
     socket.ping();
   }, intervalMs);

@@ -34,9 +34,10 @@ export interface SocketConnection extends SubscriberConnection {
   /**
    * The keep-alive's verdict on a socket that answered no ping: one whose messages are still on
    * their way (ws holds some: its client stopped reading) is closed with 1013 and counted like one
-   * too far behind; one with nothing on its way (a client that vanished) is cut, as graphql-ws would.
+   * too far behind; one with nothing on its way (a client that vanished) is cut, as graphql-ws would,
+   * and counted too when it held subscriptions (`holdsSubscriptions`).
    */
-  unresponsive(): void;
+  unresponsive(holdsSubscriptions: boolean): void;
 }
 
 /** The connection over `socket`; its 1013 closes are reported to `onTooFarBehind`, once. */
@@ -60,9 +61,12 @@ export function openSocketConnection(
     },
     tooFarBehind: (waiting) => void closeTooFarBehind({ waiting }),
     onClosedBehind: (end) => outbox.onClear(end),
-    unresponsive() {
+    unresponsive(holdsSubscriptions) {
       const bufferedBytes = socket.bufferedAmount;
-      if (bufferedBytes === 0 || !closeTooFarBehind({ unansweredPing: { bufferedBytes } })) socket.terminate();
+      if (bufferedBytes > 0 && closeTooFarBehind({ unansweredPing: { bufferedBytes } })) return;
+      if (holdsSubscriptions && socket.readyState === WebSocket.OPEN)
+        options.onTooFarBehind({ unansweredPing: { bufferedBytes }, ending: 'cut' });
+      socket.terminate();
     },
   };
 }
