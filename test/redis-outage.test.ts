@@ -45,4 +45,33 @@ describe.runIf(redisServerAvailable())('a Redis outage', () => {
     expect([...onB]).toEqual([during.settlementId, after.settlementId]);
     expect(logs.filter((line) => String(line.msg).startsWith('Redis pub/sub link')).map((line) => line.level)).toEqual([40, 30]);
   });
+
+  it('starts a replica while Redis is down: ready, answering 00 and delivering from the store, and joining once Redis is back', async () => {
+    const redis = await startOwnRedis();
+    const storeUrl = `sqlite:${tempSqlitePath()}`;
+    const a = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redis.url });
+    await redis.stop();
+    const { logger, logged } = captureLogs();
+    // Waits out the connect timeout, then starts without Redis.
+    const b = await startApp({ STORE_URL: storeUrl, PUBSUB_URL: redis.url }, { logger });
+    await logged((line) => String(line.msg).includes('is not reachable: starting without it'));
+    expect(await readiness(b)).toEqual({ status: 200, body: { status: 'ready', store: 'ok', pubsub: 'down' } });
+    const onB = liveTransfers(b);
+    await subscribersLive(b, 1);
+    const during = notificationBody();
+    expect((await a.deliver(during)).reply.responseCode).toBe('00');
+    await onB.first((id) => id === during.settlementId);
+
+    await redis.start();
+    await waitFor(async () => ((await scrape(b, 'pubsub_connected')) === 1 ? true : undefined), 10_000);
+    await logged((line) => String(line.msg).startsWith('Redis pub/sub link restored'));
+    // B's channel, asked for while Redis was down, is live now: A's announcement reaches it.
+    await waitFor(async () => ((await scrape(a, 'pubsub_connected')) === 1 ? true : undefined), 10_000);
+    const wakes = async () => (await scrape(b, 'collection_log_reads_total{trigger="wake",outcome="ok"}')) ?? 0;
+    const before = await wakes();
+    const after = notificationBody();
+    expect((await a.deliver(after)).reply.responseCode).toBe('00');
+    await onB.first((id) => id === after.settlementId);
+    await waitFor(async () => ((await wakes()) > before ? true : undefined));
+  }, 40_000);
 });

@@ -20,8 +20,10 @@ type Role = 'publisher' | 'subscriber';
 
 /**
  * Pub/sub shared by every replica through one Redis server: a publisher and a subscriber
- * connection. Resolves once both are ready; rejects after `connectTimeoutMs` with an error that
- * names the cause but never the URL (it may hold a password).
+ * connection. Resolves once both are ready, or once `connectTimeoutMs` has passed without them:
+ * a replica that starts while Redis is down must still start (a Redis outage only delays live
+ * delivery, and must not take replicas out of the load balancer), so it says so, naming the cause
+ * but never the URL (it may hold a password), and joins once Redis answers.
  */
 export async function createRedisPubSub(url: string, options: RedisPubSubOptions): Promise<PubSub> {
   const { logger, channelPrefix, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS } = options;
@@ -36,10 +38,11 @@ export async function createRedisPubSub(url: string, options: RedisPubSubOptions
   const link = watchLink({ publisher, subscriber }, logger, interrupted);
 
   if (!(await allReady([publisher, subscriber], connectTimeoutMs))) {
-    link.stop();
-    publisher.disconnect();
-    subscriber.disconnect();
-    throw new Error(`Redis pub/sub (PUBSUB_URL) was not reachable within ${connectTimeoutMs} ms: ${link.lastError() ?? 'no reply'}`);
+    link.startedDown();
+    logger.warn(
+      { error: link.lastError() ?? 'no reply', waitedMs: connectTimeoutMs },
+      'Redis pub/sub (PUBSUB_URL) is not reachable: starting without it; live delivery goes on from the store every second, and replicas wake each other once it answers',
+    );
   }
 
   return createRedisPort({ publisher, subscriber, link, interruptionListeners, logger, channelPrefix });
@@ -65,6 +68,9 @@ function createRedisPort(parts: {
   const listeners = createTopicListeners<Topic>(parts.logger, 'redis');
   // SUBSCRIBE per channel, in flight or acknowledged; a failed one is forgotten so the next tries again.
   const subscribed = new Map<string, Promise<unknown>>();
+  // Channels asked for while Redis was down, subscribed once the connection is ready (ioredis renews
+  // only those it had subscribed before a loss).
+  const awaited = new Set<string>();
   subscriber.on('message', (channel: string, message: string) => {
     if (channel.startsWith(channelPrefix)) listeners.dispatch(channel.slice(channelPrefix.length) as Topic, message);
   });
@@ -80,6 +86,14 @@ function createRedisPort(parts: {
     }
     return live;
   };
+  subscriber.on('ready', () => {
+    for (const channel of awaited) {
+      subscribeOnce(channel).then(
+        () => awaited.delete(channel),
+        () => undefined,
+      );
+    }
+  });
 
   return {
     kind: 'redis',
@@ -91,12 +105,17 @@ function createRedisPort(parts: {
       assertOpen();
       // Added before the channel is live: a message arriving with the SUBSCRIBE reply is not lost.
       const remove = listeners.add(topic, listener as (payload: object) => void);
+      const channel = channelPrefix + topic;
       try {
-        await subscribeOnce(channelPrefix + topic);
+        await subscribeOnce(channel);
         assertOpen();
       } catch (error) {
-        remove();
-        throw error;
+        if (closing || subscriber.status === 'ready') {
+          remove();
+          throw error;
+        }
+        // Redis is down: live once it answers; meanwhile what would wake the listener is read from the store on its timer.
+        awaited.add(channel);
       }
       return async () => remove();
     },
@@ -146,6 +165,8 @@ function openConnection(url: string, role: Role, connectTimeoutMs: number): Redi
 interface Link {
   readonly up: boolean;
   lastError(): string | undefined;
+  /** Creation gave up waiting: the first time both are ready is logged as the link's return. */
+  startedDown(): void;
   stop(): void;
 }
 
@@ -191,6 +212,7 @@ function watchLink(clients: Record<Role, Redis>, logger: Logger, onInterrupted: 
       return up;
     },
     lastError: () => lastError,
+    startedDown: () => void (wasUp = true),
     stop: () => void (stopped = true),
   };
 }
