@@ -119,13 +119,14 @@ export async function registerGraphQL(
  * Apollo answers its own; anything else is a bare INTERNAL_SERVER_ERROR, logged here.
  */
 function graphqlShapedError(logger: Services['logger']) {
-  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+  return (error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void => {
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      return reply.code(status).send({ errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] });
+      void reply.code(status).send({ errors: [{ message: error.message, extensions: { code: 'BAD_REQUEST' } }] });
+      return;
     }
     logger.error({ err: error }, 'the GraphQL route failed outside an operation');
-    return reply.code(500).send({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
+    void reply.code(500).send({ errors: [{ message: 'Internal server error', extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
   };
 }
 
