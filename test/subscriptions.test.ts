@@ -9,6 +9,7 @@ import { scrapeSum, subscribersLive } from './helpers/metrics.ts';
 import { withMethod } from './helpers/proxy.ts';
 import { openRawSubscriber } from './helpers/raw-subscribers.ts';
 import { openMemoryStore } from './helpers/stores.ts';
+import { onCleanup } from './helpers/cleanup.ts';
 import { waitFor } from './helpers/wait.ts';
 
 const SUBSCRIPTION = `subscription($account: String, $after: String) {
@@ -280,6 +281,9 @@ describe('incomingTransfer subscription', () => {
     const app = await startApp({ SUBSCRIPTION_KEEPALIVE_MS: '200' }, { logger });
     // Connected, never subscribed: cut too, but it ended no subscriber.
     const idle = new WebSocket(app.graphqlUrl.replace(/^http/, 'ws'), 'graphql-transport-ws', { autoPong: false });
+    onCleanup(() => idle.terminate());
+    // The server cuts it; a reset seen as an error instead of a close must not throw.
+    idle.on('error', () => undefined);
     const idleClosed = new Promise<number>((resolve) => idle.once('close', (code) => resolve(code)));
     idle.once('open', () => idle.send(JSON.stringify({ type: 'connection_init' })));
     const gone = await openRawSubscriber(app.graphqlUrl, { query: SUBSCRIPTION }, { autoPong: false });
