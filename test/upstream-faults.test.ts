@@ -4,6 +4,7 @@ import type { CollectionStore } from '../src/store/types.ts';
 import { SANDBOX_PREFIXES } from '../src/sandbox/index.ts';
 import { basicAuthorization } from '../src/upstream/http.ts';
 import { startApp, type GraphQLResponse } from './helpers/app.ts';
+import { bankUrlsOn } from './helpers/counting-bank.ts';
 import { startFakeBank, unusedUrl, type FakeBankHandler } from './helpers/fake-bank.ts';
 import { newNotification } from './helpers/notifications.ts';
 import { openMemoryStore } from './helpers/stores.ts';
@@ -107,11 +108,7 @@ describe.each(MODES)('bank failures as GraphQL errors ($mode)', ({ env, headers 
         ...LOOPBACK_SOURCES,
         UPSTREAM_MODE: 'live',
         BANK_TIMEOUT_MS: '300',
-        BANK_BASE_URL: `${baseUrl}/bank`,
-        BANK_GATEWAY_URL: `${baseUrl}/gateway`,
-        BANK_BILLING_URL: `${baseUrl}/billing/provipay/webapi`,
-        BANK_POSTING_URL: `${baseUrl}/posting/postingrest`,
-        BANK_WALLET_URL: `${baseUrl}/wallet`,
+        ...bankUrlsOn(baseUrl),
         COLLECTION_CONFIRMATION: 'off',
       },
       {},

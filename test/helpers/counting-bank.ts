@@ -9,6 +9,7 @@
  *   expect(bank.calls('lookupAccount')).toBe(1);
  */
 import type { AppOverrides } from '../../src/app.ts';
+import { SANDBOX_PREFIXES } from '../../src/sandbox/index.ts';
 import { startApp, type TestApp } from './app.ts';
 import { startFakeBank, type FakeBank, type FakeBankReply, type FakeBankRequest } from './fake-bank.ts';
 import { LOOPBACK_SOURCES, productionHeaders, TEST_AUTH } from './production.ts';
@@ -59,17 +60,24 @@ export async function startLiveApp(baseUrl: string, env: Record<string, string> 
   return startApp({ ...liveBankEnv(baseUrl), ...env }, overrides, { headers: await productionHeaders() });
 }
 
+/** Every area's `BANK_*_URL` on one server at `baseUrl`, under the paths the sandbox serves them on. */
+export function bankUrlsOn(baseUrl: string): Record<string, string> {
+  return {
+    BANK_BASE_URL: `${baseUrl}${SANDBOX_PREFIXES.base}`,
+    BANK_GATEWAY_URL: `${baseUrl}${SANDBOX_PREFIXES.gateway}`,
+    BANK_BILLING_URL: `${baseUrl}${SANDBOX_PREFIXES.billing}`,
+    BANK_POSTING_URL: `${baseUrl}${SANDBOX_PREFIXES.posting}`,
+    BANK_WALLET_URL: `${baseUrl}${SANDBOX_PREFIXES.wallet}`,
+  };
+}
+
 /** The environment of an app in live mode with every area on `baseUrl` (the paths the bank uses), and the test issuer's tokens. */
 export function liveBankEnv(baseUrl: string): Record<string, string> {
   return {
     ...TEST_AUTH,
     ...LOOPBACK_SOURCES,
     UPSTREAM_MODE: 'live',
-    BANK_BASE_URL: `${baseUrl}/bank`,
-    BANK_GATEWAY_URL: `${baseUrl}/gateway`,
-    BANK_BILLING_URL: `${baseUrl}/billing/provipay/webapi`,
-    BANK_POSTING_URL: `${baseUrl}/posting/postingrest`,
-    BANK_WALLET_URL: `${baseUrl}/wallet`,
+    ...bankUrlsOn(baseUrl),
     COLLECTION_CONFIRMATION: 'off',
     BANK_API_TOKEN: 'count-token',
     BANK_USERNAME: 'count-user',
