@@ -169,7 +169,7 @@ async function startConfirmation(
   deps: { store: CollectionStore; pubsub: PubSub; notificationFeed: NotificationFeed; bank: BankClients; metrics: Metrics; logger: Logger },
 ): Promise<{ confirmer: Confirmer; confirmedFeed: ConfirmedFeed }> {
   const { store, pubsub, notificationFeed, bank, metrics, logger } = deps;
-  const confirmedFeed = await startConfirmedFeed({ store, pubsub, notificationFeed, logger });
+  const confirmedFeed = await startConfirmedFeed({ store, pubsub, logger });
   const confirmer = startConfirmer(
     { confirmations: store.confirmations, bank: bank.collection, metrics, logger, onDecided: () => confirmedFeed.decided() },
     { concurrency: config.confirmation.concurrency, leaseMs: 3 * config.upstream.timeoutMs },

@@ -1,22 +1,39 @@
 import type { LogPosition } from '../domain/index.ts';
 import { badUserInput } from '../errors.ts';
 
-// Cursors are opaque to clients: base64url of "p:<txid>.<seq>", a notification's log position. The
-// prefix lets a future format sit beside this one; clients must not build cursors themselves.
-const PREFIX = 'p:';
-const POSITION = /^p:(\d{1,16})\.(\d{1,16})$/;
+// Cursors are opaque to clients: base64url of "<log>:<txid>.<seq>", a position in one of the store's
+// logs: "p" the notifications' (pages, and incomingTransfer), "c" the log of confirmations
+// (incomingTransfer(confirmed: true)). The prefix keeps one log's cursors out of the other; clients
+// must not build cursors themselves.
+const POSITION = /^([pc]):(\d{1,16})\.(\d{1,16})$/;
 
-/** The opaque cursor of the notification at `position`. */
-export function encodeCursor(position: LogPosition): string {
-  return Buffer.from(`${PREFIX}${position.txid}.${position.seq}`, 'utf8').toString('base64url');
+/** Which log a cursor is a position in: the notifications' ("p"), or the log of confirmations ("c"). */
+export type CursorLog = 'notifications' | 'confirmations';
+const PREFIXES: Record<CursorLog, string> = { notifications: 'p', confirmations: 'c' };
+
+/** The opaque cursor of the entry at `position` of `log` (the notifications' unless given). */
+export function encodeCursor(position: LogPosition, log: CursorLog = 'notifications'): string {
+  return Buffer.from(`${PREFIXES[log]}:${position.txid}.${position.seq}`, 'utf8').toString('base64url');
 }
 
-/** The log position `cursor` stands for; BAD_USER_INPUT naming `argumentName` when it is not ours. */
-export function decodeCursor(cursor: string, argumentName = 'after'): LogPosition {
+/**
+ * The position in `log` that `cursor` stands for; BAD_USER_INPUT naming `argumentName` when it is not
+ * one we issued, or is a position in the other log.
+ */
+export function decodeCursor(cursor: string, argumentName = 'after', log: CursorLog = 'notifications'): LogPosition {
   const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  const numbers = (POSITION.exec(text)?.slice(1) ?? []).map(Number);
+  const [prefix, ...digits] = POSITION.exec(text)?.slice(1) ?? [];
+  const numbers = digits.map(Number);
   if (numbers.length !== 2 || !numbers.every(Number.isSafeInteger)) {
     throw badUserInput(argumentName, 'is not a cursor this API issued; pass a `cursor` or `endCursor` value unchanged.');
+  }
+  if (prefix !== PREFIXES[log]) {
+    throw badUserInput(
+      argumentName,
+      log === 'confirmations'
+        ? 'is a cursor of the stream of every notification; `incomingTransfer(confirmed: true)` resumes only from a cursor it gave.'
+        : 'is a cursor of the confirmed stream (`incomingTransfer(confirmed: true)`), which resumes only there.',
+    );
   }
   return { txid: numbers[0]!, seq: numbers[1]! };
 }

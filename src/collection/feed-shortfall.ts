@@ -16,7 +16,12 @@ const FIRST_RETRY_MS = 5;
  * delay (the poll interval at most) rather than left to the timer; a shortfall that lasts is
  * logged once as a warning, and its end once.
  */
-export function createShortfall(logger: Logger, options: { pollIntervalMs: number; heldBackWarningMs: number }, retry: () => void) {
+export function createShortfall(
+  logger: Logger,
+  options: { pollIntervalMs: number; heldBackWarningMs: number; what?: string | undefined },
+  retry: () => void,
+) {
+  const what = options.what ?? 'notification';
   let expected: LogPosition = START_OF_LOG;
   let since: number | undefined;
   let warned = false;
@@ -29,7 +34,7 @@ export function createShortfall(logger: Logger, options: { pollIntervalMs: numbe
     /** After a read that reached `position`; `waited` when someone waits on what is short of it. */
     check(position: LogPosition, waited: boolean) {
       if (!waited || comparePositions(position, expected) >= 0) {
-        if (warned) logger.info({ position, heldBackMs: Date.now() - since! }, 'the notification log caught up');
+        if (warned) logger.info({ position, heldBackMs: Date.now() - since! }, `the ${what} log caught up`);
         since = undefined;
         warned = false;
         delay = FIRST_RETRY_MS;
@@ -40,7 +45,7 @@ export function createShortfall(logger: Logger, options: { pollIntervalMs: numbe
         warned = true;
         logger.warn(
           { position, expected, heldBackMs: Date.now() - since },
-          'live delivery is held back: notifications are committed, but a transaction older than theirs is still open on the database',
+          `live delivery is held back: the ${what} log has entries committed, but a transaction older than theirs is still open on the database`,
         );
       }
       clearTimeout(timer);

@@ -10,7 +10,7 @@ import { createLogger } from '../logger.ts';
 import { createMetrics } from '../metrics.ts';
 import { createPubSub } from '../pubsub/index.ts';
 import { createNotificationStore } from '../store/index.ts';
-import type { NotificationStore } from '../store/types.ts';
+import type { CollectionStore } from '../store/types.ts';
 import { streamIncomingTransfers } from './incoming-transfers.ts';
 import { startNotificationFeed, type NotificationFeed } from './notification-feed.ts';
 import { SUBSCRIBER_WAITING_LIMIT } from './subscriber-queue.ts';
@@ -24,7 +24,7 @@ const ACCOUNT = '0123456789';
  * The stream's log lines (info and up) are kept in `lines`.
  */
 async function setUp(options: { beforeRead?: () => Promise<void> } = {}) {
-  const raw: NotificationStore = await createNotificationStore('sqlite::memory:', { logger });
+  const raw: CollectionStore = await createNotificationStore('sqlite::memory:', { logger });
   onCleanup(() => raw.close());
   const store = withMethod(raw, 'listAfter', async (query) => {
     if (query.accountNumber !== undefined) await options.beforeRead?.();

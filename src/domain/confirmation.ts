@@ -1,8 +1,9 @@
 /**
  * Confirmation with the bank: what the bank's collection service says of a stored notification
  * (ops 15/16), kept on it. A notification enters the store `PENDING` (confirmation on), `UNCHECKED`
- * (off, or stored before confirmation existed) or already decided (a reconciled import); once decided,
- * its status never changes.
+ * (off, or stored before confirmation existed) or already decided (a reconciled import). Once decided,
+ * a status changes only by a later answer of the bank asked for by an operator (`RECHECK`), and
+ * `CONFIRMED` never: value may have been given on it.
  */
 import { decimalValue } from './amount.ts';
 
@@ -16,10 +17,10 @@ export type DecidedStatus = 'CONFIRMED' | 'MISMATCHED' | 'NOT_AT_BANK';
 
 export const DECIDED_STATUSES: readonly DecidedStatus[] = ['CONFIRMED', 'MISMATCHED', 'NOT_AT_BANK'];
 
-/** A notification's confirmation as stored. */
-export interface Confirmation {
+/** A confirmation as a notification is stored with it: the status, and the bank's answer where one decided it. */
+export interface NewConfirmation {
   status: ConfirmationStatus;
-  /** When the bank's answer was recorded, ISO 8601; null until decided. */
+  /** When the bank's answer (or an operator's decision) was recorded, ISO 8601; null until decided. */
   checkedAt: string | null;
   /** The compared fields in which the bank's record differs (MISMATCHED), by the contract's names; empty otherwise. */
   differences: readonly string[];
@@ -27,8 +28,22 @@ export interface Confirmation {
   acknowledgedByBank: boolean | null;
 }
 
+/** A notification's confirmation as stored: what decided it, and what the asks so far came to. */
+export interface Confirmation extends NewConfirmation {
+  /** Asks made of the bank about it so far (ops 15 and 16). */
+  attempts: number;
+  /** Failed asks about it since the bank last answered one: its own backoff, and op 15 once op 16 keeps failing. */
+  failedAsks: number;
+  /** When the bank first answered that it does not know the transfer; `NOT_AT_BANK` needs a second answer later. */
+  notFoundAt: string | null;
+  /** The operator's `sub` for a decision by hand; null where the bank's answer decided. */
+  decidedBy: string | null;
+  /** The operator's reason for a decision by hand. */
+  reason: string | null;
+}
+
 /** Not checked with the bank: confirmation is off, or the notification was stored before it existed. */
-export const UNCHECKED: Confirmation = Object.freeze({
+export const UNCHECKED: NewConfirmation = Object.freeze({
   status: 'UNCHECKED',
   checkedAt: null,
   differences: Object.freeze([]),
@@ -36,20 +51,51 @@ export const UNCHECKED: Confirmation = Object.freeze({
 });
 
 /** Stored, waiting for the bank's answer. */
-export const PENDING: Confirmation = Object.freeze({
+export const PENDING: NewConfirmation = Object.freeze({
   status: 'PENDING',
   checkedAt: null,
   differences: Object.freeze([]),
   acknowledgedByBank: null,
 });
 
-/** A decision to record over a PENDING notification. */
+/** What a stored confirmation holds beside `NewConfirmation` before anything was asked or decided. */
+export const NOTHING_ASKED = Object.freeze({ attempts: 0, failedAsks: 0, notFoundAt: null, decidedBy: null, reason: null });
+
+/** A decision of the bank's to record over a PENDING notification (or, on an operator's RECHECK, over any not CONFIRMED). */
 export interface ConfirmationOutcome {
   settlementId: string;
   status: DecidedStatus;
   checkedAt: string;
   differences: readonly string[];
   acknowledgedByBank: boolean | null;
+}
+
+/** An ask of the bank that decided nothing: the notification stays (or, reopened, becomes) PENDING, asked again after `delayMs`. */
+export interface ConfirmationRetry {
+  settlementId: string;
+  delayMs: number;
+  /**
+   * `failed`: the ask failed (an error, an answer that cannot be read), counted in its failed asks;
+   * `not-found`: the bank answered that it does not know the transfer, the first such answer kept.
+   */
+  kind: 'failed' | 'not-found';
+  /** When the ask was answered or failed, ISO 8601. */
+  at: string;
+  /** Also over MISMATCHED or UNCHECKED (an operator's RECHECK the bank answered not found): it becomes PENDING. */
+  reopen?: boolean | undefined;
+}
+
+/** The decisions an operator may make by hand. */
+export type ManualDecision = 'CONFIRMED' | 'NOT_AT_BANK';
+
+/** An operator's decision over a PENDING notification. */
+export interface OperatorDecision {
+  settlementId: string;
+  status: ManualDecision;
+  /** The operator's `sub`. */
+  decidedBy: string;
+  reason: string;
+  decidedAt: string;
 }
 
 /**

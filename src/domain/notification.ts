@@ -1,4 +1,4 @@
-import type { Confirmation, NotificationSource } from './confirmation.ts';
+import type { Confirmation, NewConfirmation, NotificationSource } from './confirmation.ts';
 
 /**
  * A place in the store's log of notifications: the log is ordered by `txid`, then `seq`.
@@ -66,8 +66,14 @@ export interface CollectionNotificationRecord {
  */
 export type NewCollectionNotification = Omit<CollectionNotificationRecord, 'position' | 'source' | 'confirmation'> & {
   source?: NotificationSource | undefined;
-  confirmation?: Confirmation | undefined;
+  confirmation?: NewConfirmation | undefined;
 };
+
+/** A CONFIRMED notification as the log of confirmations hands it out: with its position in that log. */
+export interface ConfirmedNotificationRecord extends CollectionNotificationRecord {
+  /** Where its confirmation stands in the log of confirmations (the confirmed stream's cursor), not its place in the store's log. */
+  confirmedAt: LogPosition;
+}
 
 /** One page of `collectionNotifications`, newest first; the GraphQL connection is built from it. */
 export interface CollectionNotificationPage {

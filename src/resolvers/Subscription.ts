@@ -7,8 +7,9 @@ export const Subscription: SubscriptionResolvers = {
   incomingTransfer: {
     subscribe: (_, args, { incomingTransfers }) => {
       const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
-      const after = args.after == null ? undefined : decodeCursor(args.after);
-      return incomingTransfers({ accountNumber, after, confirmed: args.confirmed === true });
+      const confirmed = args.confirmed === true;
+      const after = args.after == null ? undefined : decodeCursor(args.after, 'after', confirmed ? 'confirmations' : 'notifications');
+      return incomingTransfers({ accountNumber, after, confirmed });
     },
     // The stream yields the stored notification itself, not a `{ incomingTransfer }` wrapper.
     resolve: (notification: CollectionNotificationRecord) => notification,

@@ -11,7 +11,7 @@ import { accountVariants, forAccounts, QUERIES, type AccountRead } from './postg
 import { SUMMARY_QUERIES } from './postgres-summary.ts';
 import { accountParameter as sqliteAccountParameter, prepareSummaryStatements } from './sqlite-summary.ts';
 
-const READS = ['newest', 'after', 'newestInRange', 'newestSince'] as const satisfies readonly AccountRead[];
+const READS = ['newest', 'after', 'confirmedAfter', 'newestInRange', 'newestSince'] as const satisfies readonly AccountRead[];
 // Every read of the store is in READS: a read added without it fails to compile here.
 const everyRead: [Exclude<AccountRead, (typeof READS)[number]>] extends [never] ? true : false = true;
 
@@ -75,7 +75,7 @@ describe('account variants', () => {
   it('names each distinct PostgreSQL statement text once', () => {
     const texts = [...Object.values(QUERIES), ...Object.values(SUMMARY_QUERIES)];
     expect(new Set(texts).size).toBe(texts.length);
-    expect(Object.keys(QUERIES)).toHaveLength(7 + 3 * READS.length);
+    expect(Object.keys(QUERIES)).toHaveLength(8 + 3 * READS.length);
   });
 
   it("prepares SQLite's variants with the account's one parameter more than the read for every account", async () => {

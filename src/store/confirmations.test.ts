@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
-import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
+import { postgresSession, storeBackends, untilSettled, type UrlTestDatabase } from '../../test/helpers/stores.ts';
 import { waitFor } from '../../test/helpers/wait.ts';
-import { PENDING, START_OF_LOG, UNCHECKED, type ConfirmationOutcome, type LogPosition } from '../domain/index.ts';
+import {
+  NOTHING_ASKED,
+  PENDING,
+  START_OF_LOG,
+  UNCHECKED,
+  type ConfirmationOutcome,
+  type ConfirmationRetry,
+  type LogPosition,
+} from '../domain/index.ts';
 import { loadMigrations } from './migrations.ts';
 import type { CollectionStore, InsertResult } from './types.ts';
 
@@ -30,11 +38,27 @@ async function stored(store: CollectionStore, ...notifications: ReturnType<typeo
   return results.map(positionOf);
 }
 
-const before = (position: LogPosition): LogPosition => ({ txid: position.txid, seq: position.seq - 1 });
+const retry = (settlementId: string, overrides: Partial<ConfirmationRetry> = {}): ConfirmationRetry => ({
+  settlementId,
+  delayMs: 0,
+  kind: 'failed',
+  at: '2026-11-22T13:05:10.000Z',
+  ...overrides,
+});
+
+/** The settlementIds of the settled log of confirmations, oldest first, once it lists at least `count`. */
+async function confirmedIds(store: CollectionStore, count: number, query: { accountNumber?: string; accounts?: string[] } = {}) {
+  return waitFor(async () => {
+    const listed = await store.confirmationLog.listAfter({ after: START_OF_LOG, limit: 100, ...query });
+    return listed.length >= count ? listed.map((record) => record.settlementId) : undefined;
+  });
+}
 
 describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
   const test = backend.enabled ? it : it.skip;
   const testShared = backend.enabled && backend.shared ? it : it.skip;
+  // Where replicas of several releases write side by side and commit in any order.
+  const testPostgres = backend.enabled && backend.name === 'PostgreSQL' ? it : it.skip;
 
   async function setup() {
     const database = await backend.create();
@@ -80,7 +104,8 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
       return claimed.length > 0 ? claimed : undefined;
     });
     expect(again.map((record) => record.settlementId)).toEqual([one.settlementId]);
-    expect(await database.query('SELECT confirmation_attempts AS n FROM collection_notifications')).toEqual([{ n: 2 }]);
+    // A claim is not an ask: nothing was asked of the bank yet.
+    expect(await database.query('SELECT confirmation_attempts AS n FROM collection_notifications')).toEqual([{ n: 0 }]);
   });
 
   test('defers a claimed notification by the delay given, and gives it back at once with none', async () => {
@@ -113,18 +138,22 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     ]);
     const [readA, readB, readUnchecked] = await store.getMany([a.settlementId, b.settlementId, unchecked.settlementId]);
     expect(readA!.confirmation).toEqual({
+      ...NOTHING_ASKED,
       status: 'CONFIRMED',
       checkedAt: '2026-11-22T13:05:10.000Z',
       differences: [],
       acknowledgedByBank: true,
+      attempts: 1,
     });
     expect(readB!.confirmation).toEqual({
+      ...NOTHING_ASKED,
       status: 'MISMATCHED',
       checkedAt: '2026-11-22T13:05:10.000Z',
       differences: ['transactionAmount', 'currency'],
       acknowledgedByBank: false,
+      attempts: 1,
     });
-    expect(readUnchecked!.confirmation).toEqual(UNCHECKED);
+    expect(readUnchecked!.confirmation).toEqual({ ...UNCHECKED, ...NOTHING_ASKED });
     expect(await store.confirmations.countPending()).toBe(0);
     expect(await store.confirmations.oldestPending()).toBeNull();
     expect(await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).toEqual([]);
@@ -132,22 +161,134 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     expect(await store.confirmations.record([])).toEqual([]);
   });
 
-  test('is decided through the settled head while nothing is PENDING, and through just before the first PENDING one', async () => {
+  test('records an operator RECHECK over NOT_AT_BANK, MISMATCHED or UNCHECKED, never over CONFIRMED', async () => {
     const { store } = await setup();
-    expect(await store.confirmations.decidedHead()).toEqual(START_OF_LOG);
-    const [a, b, c, d] = [notification(), pending(), pending(), notification()];
-    const [atA] = await stored(store, a);
-    expect(await store.confirmations.decision()).toEqual({ through: atA, pendingAt: undefined });
-    const [atB, atC, atD] = await stored(store, b, c, d);
-    expect(await store.confirmations.decision()).toEqual({ through: before(atB!), pendingAt: atB });
-    expect(await store.confirmations.decidedHead()).toEqual(before(atB!));
-    await store.confirmations.record([outcome(b.settlementId, { status: 'NOT_AT_BANK', acknowledgedByBank: null })]);
-    expect(await store.confirmations.decidedHead()).toEqual(before(atC!));
-    await store.confirmations.record([outcome(c.settlementId)]);
-    expect(await store.confirmations.decision()).toEqual({ through: atD, pendingAt: undefined });
+    const [gone, differs, unchecked, confirmed] = [pending(), pending(), notification(), pending()];
+    await stored(store, gone, differs, unchecked, confirmed);
+    await store.confirmations.record([
+      outcome(gone.settlementId, { status: 'NOT_AT_BANK', acknowledgedByBank: null }),
+      outcome(differs.settlementId, { status: 'MISMATCHED', differences: ['feeAmount'] }),
+      outcome(confirmed.settlementId),
+    ]);
+    const again = [gone, differs, unchecked, confirmed].map((one) => outcome(one.settlementId, { checkedAt: '2026-11-23T08:00:00.000Z' }));
+    expect(await store.confirmations.record(again)).toEqual([false, false, false, false]);
+    expect(await store.confirmations.record(again, { overDecided: true })).toEqual([true, true, true, false]);
+    const read = await store.getMany([gone.settlementId, differs.settlementId, unchecked.settlementId, confirmed.settlementId]);
+    expect(read.map((one) => [one!.confirmation.status, one!.confirmation.checkedAt, one!.confirmation.attempts])).toEqual([
+      ['CONFIRMED', '2026-11-23T08:00:00.000Z', 2],
+      ['CONFIRMED', '2026-11-23T08:00:00.000Z', 2],
+      ['CONFIRMED', '2026-11-23T08:00:00.000Z', 1],
+      ['CONFIRMED', '2026-11-22T13:05:10.000Z', 1],
+    ]);
   });
 
-  test('lists the log through a position, and only its CONFIRMED notifications when asked', async () => {
+  test('counts asks that decided nothing: a failure towards its backoff, the first not-found answer kept', async () => {
+    const { store } = await setup();
+    const [failing, unknown, decided] = [pending(), pending(), pending()];
+    await stored(store, failing, unknown, decided);
+    await store.confirmations.record([outcome(decided.settlementId)]);
+    expect(
+      await store.confirmations.retry([
+        retry(failing.settlementId),
+        retry(unknown.settlementId, { kind: 'not-found', at: '2026-11-22T13:00:00.000Z' }),
+        retry(decided.settlementId),
+      ]),
+    ).toEqual([true, true, false]);
+    await store.confirmations.retry([
+      retry(failing.settlementId, { delayMs: 60_000 }),
+      retry(unknown.settlementId, { kind: 'not-found', at: '2026-11-22T13:00:30.000Z' }),
+    ]);
+    const [readFailing, readUnknown] = await store.getMany([failing.settlementId, unknown.settlementId]);
+    expect(readFailing!.confirmation).toMatchObject({ status: 'PENDING', attempts: 2, failedAsks: 2, notFoundAt: null });
+    expect(readUnknown!.confirmation).toMatchObject({ status: 'PENDING', attempts: 2, failedAsks: 0, notFoundAt: '2026-11-22T13:00:00.000Z' });
+    // Due again after its delay: the failing one in a minute, the other at once.
+    expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).map((one) => one.settlementId)).toEqual([unknown.settlementId]);
+    // An answer clears the failures; a failure after a not-found answer keeps its time.
+    await store.confirmations.retry([retry(unknown.settlementId)]);
+    expect((await store.getMany([unknown.settlementId]))[0]!.confirmation).toMatchObject({
+      failedAsks: 1,
+      notFoundAt: '2026-11-22T13:00:00.000Z',
+    });
+    await expect(store.confirmations.retry([retry(failing.settlementId, { delayMs: -1 })])).rejects.toThrow(RangeError);
+  });
+
+  test('reopens a MISMATCHED or UNCHECKED notification the bank now says it does not know, and never a CONFIRMED or NOT_AT_BANK one', async () => {
+    const { store } = await setup();
+    const [differs, unchecked, gone, confirmed] = [pending(), notification(), pending(), pending()];
+    await stored(store, differs, unchecked, gone, confirmed);
+    await store.confirmations.record([
+      outcome(differs.settlementId, { status: 'MISMATCHED', differences: ['feeAmount'] }),
+      outcome(gone.settlementId, { status: 'NOT_AT_BANK', acknowledgedByBank: null }),
+      outcome(confirmed.settlementId),
+    ]);
+    const reopen = (id: string) => retry(id, { kind: 'not-found', reopen: true, at: '2026-11-23T08:00:00.000Z', delayMs: 30_000 });
+    expect(await store.confirmations.retry([differs, unchecked, gone, confirmed].map((one) => reopen(one.settlementId)))).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    const read = await store.getMany([differs.settlementId, unchecked.settlementId, gone.settlementId, confirmed.settlementId]);
+    expect(read.map((one) => [one!.confirmation.status, one!.confirmation.notFoundAt])).toEqual([
+      ['PENDING', '2026-11-23T08:00:00.000Z'],
+      ['PENDING', '2026-11-23T08:00:00.000Z'],
+      ['NOT_AT_BANK', null],
+      ['CONFIRMED', null],
+    ]);
+    expect(await store.confirmations.countPending()).toBe(2);
+  });
+
+  test('claims only notifications no ask has failed about for a probe', async () => {
+    const { store } = await setup();
+    const [refused, fresh] = [pending(), pending()];
+    await stored(store, refused, fresh);
+    await store.confirmations.retry([retry(refused.settlementId)]);
+    expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000, probe: true })).map((one) => one.settlementId)).toEqual([
+      fresh.settlementId,
+    ]);
+    expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).map((one) => one.settlementId)).toEqual([
+      refused.settlementId,
+    ]);
+  });
+
+  test("records an operator's decision over a PENDING notification only, with who decided and why", async () => {
+    const { store } = await setup();
+    const [stuck, forged, decided] = [pending(), pending(), pending()];
+    await stored(store, stuck, forged, decided);
+    await store.confirmations.record([outcome(decided.settlementId, { status: 'MISMATCHED', differences: ['vatAmount'] })]);
+    const decision = (settlementId: string, status: 'CONFIRMED' | 'NOT_AT_BANK') => ({
+      settlementId,
+      status,
+      decidedBy: 'ops-ada',
+      reason: 'on the bank statement of 22 November',
+      decidedAt: '2026-11-23T09:00:00.000Z',
+    });
+    const result = await store.confirmations.decide(decision(stuck.settlementId, 'CONFIRMED'));
+    expect(result).toMatchObject({
+      status: 'decided',
+      notification: {
+        settlementId: stuck.settlementId,
+        confirmation: {
+          status: 'CONFIRMED',
+          checkedAt: '2026-11-23T09:00:00.000Z',
+          differences: [],
+          acknowledgedByBank: null,
+          decidedBy: 'ops-ada',
+          reason: 'on the bank statement of 22 November',
+        },
+      },
+    });
+    expect(await store.confirmations.decide(decision(forged.settlementId, 'NOT_AT_BANK'))).toMatchObject({ status: 'decided' });
+    expect(await store.confirmations.decide(decision(stuck.settlementId, 'NOT_AT_BANK'))).toEqual({ status: 'refused', current: 'CONFIRMED' });
+    expect(await store.confirmations.decide(decision(decided.settlementId, 'CONFIRMED'))).toEqual({ status: 'refused', current: 'MISMATCHED' });
+    expect(await store.confirmations.decide(decision('never-stored', 'CONFIRMED'))).toEqual({ status: 'unknown' });
+    const read = await store.getMany([stuck.settlementId, forged.settlementId, decided.settlementId]);
+    expect(read.map((one) => one!.confirmation.status)).toEqual(['CONFIRMED', 'NOT_AT_BANK', 'MISMATCHED']);
+    expect(await confirmedIds(store, 1)).toEqual([stuck.settlementId]);
+    expect(await store.confirmations.countPending()).toBe(0);
+  });
+
+  test('logs each confirmation once, in the order confirmations were recorded, whatever confirmed it', async () => {
     const { store } = await setup();
     const [a, b, c, d] = [
       pending({ accountNumber: '1111111111' }),
@@ -155,32 +296,33 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
       pending({ accountNumber: '1111111111' }),
       pending({ accountNumber: '1111111111' }),
     ];
-    const positions = await stored(store, a, b, c, d);
-    await store.confirmations.record([
-      outcome(a.settlementId),
-      outcome(b.settlementId),
-      outcome(c.settlementId, { status: 'MISMATCHED', differences: ['vatAmount'] }),
-      outcome(d.settlementId),
-    ]);
-    const ids = (records: { settlementId: string }[]) => records.map((record) => record.settlementId);
-    expect(ids(await store.listAfter({ after: START_OF_LOG, through: positions[2], limit: 10 }))).toEqual(
-      [a, b, c].map((n) => n.settlementId),
+    await stored(store, a, b, c, d);
+    expect(await store.confirmationLog.settledHead()).toEqual(START_OF_LOG);
+    // The last stored first: the log follows confirmations, not the store's order.
+    await store.confirmations.record([outcome(d.settlementId)]);
+    await store.confirmations.record([outcome(c.settlementId, { status: 'MISMATCHED', differences: ['vatAmount'] })]);
+    await store.confirmations.record([outcome(b.settlementId), outcome(a.settlementId)]);
+    // An import stores a notification already CONFIRMED: it joins the log as it is stored.
+    const imported = notification({ confirmation: { ...PENDING, status: 'CONFIRMED', checkedAt: '2026-11-22T13:06:00.000Z' } });
+    await stored(store, imported);
+    const ids = await confirmedIds(store, 4);
+    expect(ids.slice(0, 1)).toEqual([d.settlementId]);
+    expect(ids.slice(1, 3).sort()).toEqual([a.settlementId, b.settlementId].sort());
+    expect(ids[3]).toBe(imported.settlementId);
+    const listed = await store.confirmationLog.listAfter({ after: START_OF_LOG, limit: 10 });
+    expect(listed[0]).toMatchObject({ ...d, confirmation: { status: 'CONFIRMED' } });
+    // Positions of the log of confirmations: after one, only those confirmed later; through one, none past it.
+    const [first, second] = listed;
+    expect((await store.confirmationLog.listAfter({ after: first!.confirmedAt, limit: 10 })).map((one) => one.settlementId)).toEqual(
+      ids.slice(1),
     );
-    expect(ids(await store.listAfter({ after: START_OF_LOG, confirmed: true, limit: 10 }))).toEqual([a, b, d].map((n) => n.settlementId));
-    expect(ids(await store.listAfter({ after: positions[0]!, accountNumber: '1111111111', confirmed: true, limit: 10 }))).toEqual([
-      d.settlementId,
-    ]);
-    expect(
-      ids(
-        await store.listAfter({
-          after: START_OF_LOG,
-          accounts: ['1111111111', '2222222222'],
-          through: positions[2],
-          confirmed: true,
-          limit: 10,
-        }),
-      ),
-    ).toEqual([a.settlementId]);
+    expect((await store.confirmationLog.listAfter({ after: START_OF_LOG, through: second!.confirmedAt, limit: 10 })).length).toBe(2);
+    expect(await confirmedIds(store, 2, { accountNumber: '1111111111' })).toEqual(ids.filter((id) => id === d.settlementId || id === a.settlementId));
+    expect(await store.confirmationLog.listAfter({ after: START_OF_LOG, accounts: [], limit: 10 })).toEqual([]);
+    expect(await store.confirmationLog.settledHead()).toEqual(listed.at(-1)!.confirmedAt);
+    // Recorded again (another replica's late answer, or an operator's RECHECK), a CONFIRMED one is not logged twice.
+    await store.confirmations.record([outcome(d.settlementId)], { overDecided: true });
+    expect((await store.confirmationLog.listAfter({ after: START_OF_LOG, limit: 10 })).length).toBe(4);
   });
 
   testShared('lets two stores on one database claim side by side, each notification once', async () => {
@@ -217,7 +359,48 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     // Nothing waits for the bank: the migration queued no call.
     expect(await store.confirmations.countPending()).toBe(0);
     expect(await store.confirmations.claim({ limit: 10, leaseMs: 60_000 })).toEqual([]);
-    expect(await store.confirmations.decidedHead()).toEqual(old!.position);
+  });
+
+  test('logs the notifications confirmed before the log existed, from a store migrated from the fourth schema', async () => {
+    const database = await backend.create();
+    const kind = backend.name === 'PostgreSQL' ? 'postgres' : 'sqlite';
+    const postgres = kind === 'postgres';
+    const migrations = (await loadMigrations(kind)).filter((migration) => migration.version <= 4);
+    await database.exec(`${migrations.map((migration) => migration.sql).join(';\n')};
+      CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ${postgres ? 'TIMESTAMPTZ NOT NULL DEFAULT now()' : 'TEXT NOT NULL'});
+      INSERT INTO schema_migrations VALUES ${migrations.map((migration) => `(${migration.version}, '${migration.name}', '2026-01-01T00:00:00.000Z')`).join(', ')};
+      INSERT INTO collection_notifications (settlement_id, session_id, account_number, transaction_amount, received_at, raw_body, confirmation_status${postgres ? ', event_time, transaction_amount_numeric' : ''})
+        VALUES ('OLD-1', 'S-1', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{}', 'CONFIRMED'${postgres ? ', now(), 1500' : ''}),
+          ('OLD-2', 'S-2', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{}', 'PENDING'${postgres ? ', now(), 1500' : ''}),
+          ('OLD-3', 'S-3', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{}', 'CONFIRMED'${postgres ? ', now(), 1500' : ''})`);
+    const store = await database.open();
+    expect(await confirmedIds(store, 2)).toEqual(['OLD-1', 'OLD-3']);
+    await store.confirmations.record([outcome('OLD-2')]);
+    expect(await confirmedIds(store, 3)).toEqual(['OLD-1', 'OLD-3', 'OLD-2']);
+  });
+
+  testPostgres('takes a row written without a status, as a replica of an earlier release writes one, as PENDING', async () => {
+    const { database, store } = await setup();
+    await database.exec(`INSERT INTO collection_notifications (settlement_id, session_id, account_number, transaction_amount, received_at, raw_body, event_time, transaction_amount_numeric)
+      VALUES ('ROLLING-1', 'S-1', '0123456789', '1500.00', '2026-01-01T00:00:00.000Z', '{}', now(), 1500)`);
+    expect((await store.getMany(['ROLLING-1']))[0]!.confirmation.status).toBe('PENDING');
+    expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).map((one) => one.settlementId)).toEqual(['ROLLING-1']);
+  });
+
+  testPostgres('reads the log of confirmations in commit order: one committed late, below a later one, is never skipped', async () => {
+    const { database, store } = await setup();
+    const [late, early] = [pending(), pending()];
+    await stored(store, late, early);
+    // A replica's confirming transaction that has written and not committed yet.
+    const holder = await postgresSession((database as UrlTestDatabase).storeUrl);
+    await holder.query('BEGIN');
+    await holder.query(`UPDATE collection_notifications SET confirmation_status = 'CONFIRMED' WHERE settlement_id = $1`, [late.settlementId]);
+    await store.confirmations.record([outcome(early.settlementId)]);
+    // Committed, but above a transaction still running: not settled, not listed.
+    expect(await store.confirmationLog.listAfter({ after: START_OF_LOG, limit: 10 })).toEqual([]);
+    expect(await store.confirmationLog.committedHead()).not.toEqual(START_OF_LOG);
+    await holder.query('COMMIT');
+    expect(await confirmedIds(store, 2)).toEqual([late.settlementId, early.settlementId]);
   });
 
   test('refuses every call of the queue after close', async () => {
@@ -227,10 +410,12 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
       store.confirmations.claim({ limit: 1, leaseMs: 1_000 }),
       store.confirmations.record([outcome('x')]),
       store.confirmations.defer(['x'], 0),
+      store.confirmations.retry([retry('x')]),
+      store.confirmations.decide({ settlementId: 'x', status: 'CONFIRMED', decidedBy: 'ops', reason: 'seen', decidedAt: '2026-11-23T09:00:00.000Z' }),
       store.confirmations.countPending(),
-      store.confirmations.decidedHead(),
-      store.confirmations.decision(),
       store.confirmations.oldestPending(),
+      store.confirmationLog.listAfter({ after: START_OF_LOG, limit: 1 }),
+      store.confirmationLog.settledHead(),
     ];
     for (const call of calls) await expect(call).rejects.toThrow(/store is closed/);
   });

@@ -4,19 +4,23 @@ import { LRUCache } from 'lru-cache';
 import {
   comparePositions,
   DECIDED_STATUSES,
+  type ConfirmationRetry,
+  type ConfirmedNotificationRecord,
+  type OperatorDecision,
   MONEY_FIELDS,
   moneyFieldsOf,
   moneyKey,
   START_OF_LOG,
   type ConfirmationOutcome,
+  type ConfirmationStatus,
   type LogPosition,
   type MoneyFields,
   type NewCollectionNotification,
 } from '../domain/index.ts';
 import { createInsertBatcher, type BatchOptions } from './batch.ts';
-import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
+import { checkLimit, inRequestedOrder, insertedRecord, toPosition, toRecord, type NotificationRow } from './notification-row.ts';
 import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
-import type { ClaimQuery, CollectionStore, Decision, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
+import type { ClaimQuery, CollectionStore, DecideResult, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
 /** What a backend wrote of one batch: each notification's position, null where it was already stored. */
 export interface WrittenBatch {
@@ -47,27 +51,33 @@ export interface AfterPage extends AccountFilter {
   after: LogPosition;
   /** The last position it may hold; undefined for no bound. */
   through: LogPosition | undefined;
-  /** Only CONFIRMED notifications. */
-  confirmed: boolean;
   limit: number;
 }
 
-/** What `decidedHead` is worked out from, both read from one snapshot. */
-export interface DecisionBounds {
-  /** The newest settled position, undefined when the log is empty. */
-  head: LogPosition | undefined;
-  /** The oldest PENDING notification's position (settled or not), undefined when none is. */
-  firstPending: LogPosition | undefined;
+/** A notification row read through the log of confirmations: with its position there. */
+export interface ConfirmedRow extends NotificationRow {
+  confirmed_txid: number | string;
+  confirmed_seq: number | string;
 }
 
 /** The confirmation queue's statements (see ConfirmationQueue); the core checks their arguments. */
 export interface ConfirmationBackend {
   /** The claimed rows, in any order. */
   claim(query: ClaimQuery): Promise<NotificationRow[]>;
-  record(outcomes: readonly ConfirmationOutcome[]): Promise<boolean[]>;
+  record(outcomes: readonly ConfirmationOutcome[], overDecided: boolean): Promise<boolean[]>;
+  retry(retries: readonly ConfirmationRetry[]): Promise<boolean[]>;
   defer(settlementIds: readonly string[], delayMs: number): Promise<void>;
+  /** The row as decided, or, where the decision was not taken, the row's status (undefined when none is stored). */
+  decide(decision: OperatorDecision): Promise<{ decided: NotificationRow } | { current: string | undefined }>;
   countPending(): Promise<number>;
   oldestPending(): Promise<string | null>;
+}
+
+/** The log of confirmations' reads (see ConfirmationLog). */
+export interface ConfirmationLogBackend {
+  after(page: AfterPage): Promise<ConfirmedRow[]>;
+  settledHead(): Promise<LogPosition | undefined>;
+  committedHead(): Promise<LogPosition | undefined>;
 }
 
 /** The statements and driver calls of one database; the core never calls it once closed. */
@@ -92,9 +102,8 @@ export interface StoreBackend {
   settledHead(): Promise<LogPosition | undefined>;
   /** The newest committed position, settled or not, undefined when the log is empty. */
   committedHead(): Promise<LogPosition | undefined>;
-  /** The settled head and the first PENDING position, from one snapshot. */
-  decisionBounds(): Promise<DecisionBounds>;
   readonly confirmations: ConfirmationBackend;
+  readonly confirmationLog: ConfirmationLogBackend;
   /** Each day's exact sums, in the order given, all read from one snapshot. */
   daySums(days: readonly DayWindow[], filter: AccountFilter): Promise<DaySums[]>;
   size(): Promise<StoreSize>;
@@ -158,10 +167,10 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       if (filter === NO_ACCOUNT) return [];
       return records(await open().newestFirst({ ...filter, before, limit: checkLimit(limit), from, to }));
     },
-    async listAfter({ after, through, confirmed = false, limit, ...accounts }) {
+    async listAfter({ after, through, limit, ...accounts }) {
       const filter = narrowed(accounts);
       if (filter === NO_ACCOUNT) return [];
-      return records(await open().after({ ...filter, after, through, confirmed, limit: checkLimit(limit) }));
+      return records(await open().after({ ...filter, after, through, limit: checkLimit(limit) }));
     },
     async settledHead() {
       return (await open().settledHead()) ?? START_OF_LOG;
@@ -193,28 +202,41 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       },
     },
     confirmations: {
-      async claim({ limit, leaseMs }) {
+      async claim({ limit, leaseMs, probe = false }) {
         const store = open();
         if (checkLimit(limit) === 0) return [];
-        if (!Number.isSafeInteger(leaseMs) || leaseMs <= 0) throw new RangeError(`leaseMs must be a whole number > 0, got ${leaseMs}`);
-        return records(await store.confirmations.claim({ limit, leaseMs })).sort((a, b) => comparePositions(a.position, b.position));
+        checkDelay('leaseMs', leaseMs, 1);
+        return records(await store.confirmations.claim({ limit, leaseMs, probe })).sort((a, b) => comparePositions(a.position, b.position));
       },
-      async record(outcomes) {
+      async record(outcomes, { overDecided = false } = {}) {
         const store = open();
         for (const outcome of outcomes) {
           if (!DECIDED_STATUSES.includes(outcome.status)) throw new RangeError(`an outcome must be decided, got ${outcome.status}`);
         }
-        return outcomes.length === 0 ? [] : store.confirmations.record(outcomes);
+        return outcomes.length === 0 ? [] : store.confirmations.record(outcomes, overDecided);
+      },
+      async retry(retries) {
+        const store = open();
+        for (const retry of retries) checkDelay('delayMs', retry.delayMs, 0);
+        return retries.length === 0 ? [] : store.confirmations.retry(retries);
       },
       async defer(settlementIds, delayMs) {
         const store = open();
-        if (!Number.isSafeInteger(delayMs) || delayMs < 0) throw new RangeError(`delayMs must be a whole number ≥ 0, got ${delayMs}`);
+        checkDelay('delayMs', delayMs, 0);
         if (settlementIds.length > 0) await store.confirmations.defer(settlementIds, delayMs);
       },
+      decide: async (decision) => decided(await open().confirmations.decide(decision)),
       countPending: async () => open().confirmations.countPending(),
       oldestPending: async () => open().confirmations.oldestPending(),
-      decidedHead: async () => decisionOf(await open().decisionBounds()).through,
-      decision: async () => decisionOf(await open().decisionBounds()),
+    },
+    confirmationLog: {
+      async listAfter({ after, through, limit, ...accounts }) {
+        const filter = narrowed(accounts);
+        if (filter === NO_ACCOUNT) return [];
+        return (await open().confirmationLog.after({ ...filter, after, through, limit: checkLimit(limit) })).map(toConfirmedRecord);
+      },
+      settledHead: async () => (await open().confirmationLog.settledHead()) ?? START_OF_LOG,
+      committedHead: async () => (await open().confirmationLog.committedHead()) ?? START_OF_LOG,
     },
     close() {
       // Inserts already queued are written and answered first: a SIGTERM drain loses none.
@@ -226,15 +248,20 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
 
 const DUPLICATE = { status: 'duplicate' } as const;
 
-/**
- * Decided through the settled head, or through the position just before the first PENDING one when
- * that is not after it: nothing lies between (txid, seq - 1) and (txid, seq), and every notification
- * before the first PENDING one is decided. Both read from one snapshot, so no PENDING notification
- * can settle below it later.
- */
-function decisionOf({ head = START_OF_LOG, firstPending }: DecisionBounds): Decision {
-  if (firstPending === undefined || comparePositions(firstPending, head) > 0) return { through: head, pendingAt: undefined };
-  return { through: { txid: firstPending.txid, seq: firstPending.seq - 1 }, pendingAt: firstPending };
+/** Refuses a lease or delay that is not a whole number of milliseconds of at least `least`. */
+function checkDelay(name: string, value: number, least: number): void {
+  if (!Number.isSafeInteger(value) || value < least) throw new RangeError(`${name} must be a whole number ≥ ${least}, got ${value}`);
+}
+
+/** A row read through the log of confirmations as the record it hands out. */
+function toConfirmedRecord(row: ConfirmedRow): ConfirmedNotificationRecord {
+  return { ...toRecord(row), confirmedAt: toPosition(row.confirmed_txid, row.confirmed_seq) };
+}
+
+/** What a backend's decide came to, as the queue answers it. */
+function decided(result: Awaited<ReturnType<ConfirmationBackend['decide']>>): DecideResult {
+  if ('decided' in result) return { status: 'decided', notification: toRecord(result.decided) };
+  return result.current === undefined ? { status: 'unknown' } : { status: 'refused', current: result.current as ConfirmationStatus };
 }
 
 const pickMoney = (record: MoneyFields): MoneyFields =>

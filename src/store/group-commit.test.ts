@@ -4,7 +4,7 @@ import type { BatchOutcome } from './batch.ts';
 import { KNOWN_STORED_IDS } from './core.ts';
 import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
 import type { InsertResult } from './types.ts';
-import { comparePositions, START_OF_LOG, UNCHECKED, type LogPosition } from '../domain/index.ts';
+import { comparePositions, NOTHING_ASKED, START_OF_LOG, UNCHECKED, type LogPosition } from '../domain/index.ts';
 
 /** Lets the store's batch, flushed on setImmediate, start (and on the main thread, finish). */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
@@ -58,12 +58,12 @@ describe.each(storeBackends)('group commit on $name', (backend) => {
     expect(results.map((result) => result.status)).toEqual(['inserted', 'duplicate', 'inserted', 'duplicate']);
     expect(results[0]).toEqual({
       status: 'inserted',
-      notification: { ...fresh, position: anyPosition, source: 'WEBHOOK', confirmation: UNCHECKED },
+      notification: { ...fresh, position: anyPosition, source: 'WEBHOOK', confirmation: { ...UNCHECKED, ...NOTHING_ASKED } },
       settled: anyPosition,
     });
     expect(results[2]).toEqual({
       status: 'inserted',
-      notification: { ...twice, position: anyPosition, source: 'WEBHOOK', confirmation: UNCHECKED },
+      notification: { ...twice, position: anyPosition, source: 'WEBHOOK', confirmation: { ...UNCHECKED, ...NOTHING_ASKED } },
       settled: anyPosition,
     });
     // One batch, one commit, and positions in the batch's order: the order the inserts came (on

@@ -1,4 +1,5 @@
 import {
+  NOTHING_ASKED,
   UNCHECKED,
   type CollectionNotificationRecord,
   type Confirmation,
@@ -41,9 +42,25 @@ export interface NotificationRow {
   confirmation_differences: string | null;
   /** SQLite's 0 or 1, PostgreSQL's boolean; null until the bank answered. */
   acknowledged_by_bank: number | boolean | null;
+  // What confirmation keeps of its asks and of a decision by hand: written by the confirmation
+  // queue, never by an insert (their defaults: nothing asked yet).
+  confirmation_attempts: number;
+  confirmation_failures: number;
+  confirmation_not_found_at: string | null;
+  confirmation_decided_by: string | null;
+  confirmation_reason: string | null;
 }
 
-type InsertColumn = Exclude<keyof NotificationRow, 'seq' | 'txid'>;
+/** The columns confirmation writes after the insert (see NotificationRow). */
+const ASK_COLUMNS = [
+  'confirmation_attempts',
+  'confirmation_failures',
+  'confirmation_not_found_at',
+  'confirmation_decided_by',
+  'confirmation_reason',
+] as const;
+
+type InsertColumn = Exclude<keyof NotificationRow, 'seq' | 'txid' | (typeof ASK_COLUMNS)[number]>;
 
 /** Every column but the position's, which the database fills in, in the order of `toInsertParams`. */
 export const INSERT_COLUMNS = [
@@ -84,7 +101,7 @@ void everyColumnListed;
  * adding a column changes no result.
  */
 export function selectList(txid: string): string {
-  return [`${txid} AS txid`, 'seq', ...INSERT_COLUMNS].join(', ');
+  return [`${txid} AS txid`, 'seq', ...INSERT_COLUMNS, ...ASK_COLUMNS].join(', ');
 }
 
 /** A column's value as the insert writes it. */
@@ -93,7 +110,7 @@ export type InsertValue = string | number | Uint8Array | null;
 /** The insert's values, in INSERT_COLUMNS order; strings and bytes stay exactly as given. */
 export function toInsertParams(notification: NewCollectionNotification): InsertValue[] {
   const confirmation = notification.confirmation ?? UNCHECKED;
-  const row: Omit<NotificationRow, 'seq' | 'txid'> = {
+  const row: Pick<NotificationRow, InsertColumn> = {
     settlement_id: notification.settlementId,
     session_id: notification.sessionId,
     account_number: notification.accountNumber,
@@ -132,7 +149,7 @@ export function insertedRecord(notification: NewCollectionNotification, position
     ...fields,
     rawBodyBytes: notification.rawBodyBytes ?? null,
     source,
-    confirmation: { ...confirmation, differences: [...confirmation.differences] },
+    confirmation: { ...NOTHING_ASKED, ...confirmation, differences: [...confirmation.differences] },
   };
 }
 
@@ -150,6 +167,11 @@ function confirmationOf(row: NotificationRow): Confirmation {
     checkedAt: row.confirmation_checked_at,
     differences,
     acknowledgedByBank: acknowledged === null ? null : acknowledged === true || acknowledged === 1,
+    attempts: Number(row.confirmation_attempts),
+    failedAsks: Number(row.confirmation_failures),
+    notFoundAt: row.confirmation_not_found_at,
+    decidedBy: row.confirmation_decided_by,
+    reason: row.confirmation_reason,
   };
 }
 

@@ -35,25 +35,13 @@ export const AFTER_EVERY_TXID = '18446744073709551615';
 // The largest seq: with AFTER_EVERY_TXID, a bound past every position.
 const LAST_SEQ = '9223372036854775807';
 
-/**
- * A log read's range from parameter $n on: positions in ($n, $n+1] .. ($n+2, $n+3], and with $n+4
- * true only CONFIRMED notifications.
- */
+/** A log read's range from parameter $n on: positions in ($n, $n+1] .. ($n+2, $n+3]. */
 const logRange = (n: number) =>
-  `(txid, seq) > ($${n}::xid8, $${n + 1}::bigint) AND (txid, seq) <= ($${n + 2}::xid8, $${n + 3}::bigint)
-    AND ($${n + 4}::boolean IS NOT TRUE OR confirmation_status = 'CONFIRMED')`;
+  `(txid, seq) > ($${n}::xid8, $${n + 1}::bigint) AND (txid, seq) <= ($${n + 2}::xid8, $${n + 3}::bigint)`;
 
-/** The parameters of a log read's range (see logRange): after, through (none: past every position), confirmed only. */
-export function rangeParams({
-  after,
-  through,
-  confirmed,
-}: {
-  after: LogPosition;
-  through: LogPosition | undefined;
-  confirmed: boolean;
-}): unknown[] {
-  return [...positionParams(after), ...(through ? positionParams(through) : [AFTER_EVERY_TXID, LAST_SEQ]), confirmed];
+/** The parameters of a log read's range (see logRange): after, through (none: past every position). */
+export function rangeParams({ after, through }: { after: LogPosition; through: LogPosition | undefined }): unknown[] {
+  return [...positionParams(after), ...(through ? positionParams(through) : [AFTER_EVERY_TXID, LAST_SEQ])];
 }
 
 const FROM = `SELECT ${selectList('txid')} FROM collection_notifications`;
@@ -154,13 +142,21 @@ const SUMMARY_VALUES = {
 const ACCOUNT_READS = {
   newest: (account: string) =>
     `${FROM} WHERE ${account}(txid, seq) < ($1::xid8, $2::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $3`,
-  after: (account: string) => `${FROM} WHERE ${account}${logRange(1)} AND ${SETTLED} ORDER BY txid, seq LIMIT $6`,
+  after: (account: string) => `${FROM} WHERE ${account}${logRange(1)} AND ${SETTLED} ORDER BY txid, seq LIMIT $5`,
+  // The log of confirmations, read as the notifications' is (the same SETTLED rule over its own
+  // txid): the page's positions from its indexes first, then only their notifications.
+  confirmedAfter: (account: string) =>
+    `SELECT c.confirmed_txid, c.confirmed_seq, ${selectList('txid')}
+    FROM (SELECT txid AS confirmed_txid, seq AS confirmed_seq, settlement_id AS confirmed_id FROM collection_confirmations
+      WHERE ${account}${logRange(1)} AND ${SETTLED} ORDER BY txid, seq LIMIT $5) AS c
+    JOIN collection_notifications ON settlement_id = c.confirmed_id
+    ORDER BY c.confirmed_txid, c.confirmed_seq`,
   // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
   newestInRange: inRange,
   // Everything since `from`: the planner walks the log newest first, or the time index when `from` is recent.
   newestSince: (account: string) =>
     `${FROM} WHERE ${account}event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $4`,
-} satisfies Record<'newest' | 'after' | RangedRead, (account: string) => string>;
+} satisfies Record<'newest' | 'after' | 'confirmedAfter' | RangedRead, (account: string) => string>;
 export type AccountRead = keyof typeof ACCOUNT_READS;
 
 export const QUERIES = {
@@ -186,12 +182,9 @@ export const QUERIES = {
   // The first in the log, settled or not, as getMany reads.
   bySession: `${FROM} WHERE session_id = $1 ORDER BY txid, seq LIMIT 1`,
   settledHead: `SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
-  // The settled head and the first PENDING position (from the index of those alone), in one snapshot.
-  decisionBounds: `SELECT head.txid AS head_txid, head.seq AS head_seq, pending.txid AS pending_txid, pending.seq AS pending_seq
-    FROM (SELECT 1) AS one
-    LEFT JOIN LATERAL (SELECT txid, seq FROM collection_notifications WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1) AS head ON true
-    LEFT JOIN LATERAL (SELECT txid, seq FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY txid, seq LIMIT 1) AS pending ON true`,
   committedHead: 'SELECT txid, seq FROM collection_notifications ORDER BY txid DESC, seq DESC LIMIT 1',
+  confirmedSettledHead: `SELECT txid, seq FROM collection_confirmations WHERE ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT 1`,
+  confirmedCommittedHead: 'SELECT txid, seq FROM collection_confirmations ORDER BY txid DESC, seq DESC LIMIT 1',
   ...withAccountVariants(ACCOUNT_READS),
   // The table's size (NotificationStore.size).
   size: SIZE_SQL,

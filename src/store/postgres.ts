@@ -2,7 +2,7 @@ import pg from 'pg';
 import { START_OF_LOG, type NewCollectionNotification } from '../domain/index.ts';
 import type { Logger } from '../logger.ts';
 import type { BatchOptions } from './batch.ts';
-import { createStore, type StoreBackend, type WrittenBatch } from './core.ts';
+import { createStore, type ConfirmedRow, type StoreBackend, type WrittenBatch } from './core.ts';
 import { toInsertParams, toPosition, type InsertValue, type NotificationRow } from './notification-row.ts';
 import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { migrate } from './postgres-migrate.ts';
@@ -171,21 +171,14 @@ function refusedRow(error: unknown): boolean {
   return typeof code === 'string' && /^(22|23|54)[0-9A-Z]{3}$/.test(code);
 }
 
-/** decisionBounds' one row: either position null when there is none. */
-interface BoundsRow {
-  head_txid: string | null;
-  head_seq: string | null;
-  pending_txid: string | null;
-  pending_seq: string | null;
-}
-
 /** The store's statements, each named (every connection parses and plans it once), each on the connections of its kind of work. */
 function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, close: () => Promise<void>): StoreBackend {
   const query = async <Row extends pg.QueryResultRow>(role: PoolRole, name: Exclude<QueryName, 'insert'>, values: unknown[] = []) =>
     (await runners[role]<Row>({ name: `notifications-${name}`, text: QUERIES[name], values })).rows;
-  const select = (role: PoolRole, name: Exclude<QueryName, 'insert' | 'size' | 'decisionBounds'>, values: unknown[]) =>
+  const select = (role: PoolRole, name: Exclude<QueryName, 'insert' | 'size'>, values: unknown[]) =>
     query<NotificationRow>(role, name, values);
-  const position = async (name: 'settledHead' | 'committedHead', values: unknown[]) => {
+  type HeadQuery = 'settledHead' | 'committedHead' | 'confirmedSettledHead' | 'confirmedCommittedHead';
+  const position = async (name: HeadQuery, values: unknown[]) => {
     const [row] = await query<{ txid: string; seq: string }>('log', name, values);
     return row && toPosition(row.txid, row.seq);
   };
@@ -206,19 +199,21 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
       return select('read', name, values);
     },
     // The log follower's reads (live delivery) and subscribers' replays.
-    async after({ accountNumber, accounts, after, through, confirmed, limit }) {
-      const { name, values } = forAccounts('after', { accountNumber, accounts }, [...rangeParams({ after, through, confirmed }), limit]);
+    async after({ accountNumber, accounts, after, through, limit }) {
+      const { name, values } = forAccounts('after', { accountNumber, accounts }, [...rangeParams({ after, through }), limit]);
       return select('log', name, values);
     },
     settledHead: () => position('settledHead', []),
     committedHead: () => position('committedHead', []),
-    async decisionBounds() {
-      const [row] = await query<BoundsRow>('log', 'decisionBounds');
-      const at = (txid: string | null | undefined, seq: string | null | undefined) =>
-        txid == null || seq == null ? undefined : toPosition(txid, seq);
-      return { head: at(row?.head_txid, row?.head_seq), firstPending: at(row?.pending_txid, row?.pending_seq) };
-    },
     confirmations: createPostgresConfirmations({ outcomes: runners.confirmation, leases: runners.lease }),
+    confirmationLog: {
+      async after({ accountNumber, accounts, after, through, limit }) {
+        const { name, values } = forAccounts('confirmedAfter', { accountNumber, accounts }, [...rangeParams({ after, through }), limit]);
+        return query<ConfirmedRow & pg.QueryResultRow>('log', name, values);
+      },
+      settledHead: () => position('confirmedSettledHead', []),
+      committedHead: () => position('confirmedCommittedHead', []),
+    },
     daySums: (days, filter) => daySums(runners.read, days, filter),
     async size() {
       const [row] = await query<{ bytes: string; rows: string }>('read', 'size');

@@ -24,6 +24,8 @@ const RIDE_WAIT_MS = 10;
 /** An outcome waiting for a commit, and whoever waits for it. */
 interface Rider {
   outcome: ConfirmationOutcome;
+  /** An operator's RECHECK: recorded over any status but CONFIRMED. */
+  overDecided: boolean;
   resolve(recorded: boolean): void;
   reject(error: unknown): void;
 }
@@ -44,17 +46,44 @@ export interface Riders {
  * be written, and takes the outcomes waiting along.
  */
 export function createSqliteConfirmations(database: DatabaseSync): ConfirmationBackend & { board(deliveries: number): Riders } {
+  // The oldest due first, found through the index of PENDING notifications; a probe only among
+  // those no ask has failed about.
+  const claim = (probe: string) =>
+    database.prepare(`UPDATE collection_notifications SET confirmation_due_ms = ?
+      WHERE seq IN (SELECT seq FROM collection_notifications
+        WHERE confirmation_status = 'PENDING' AND confirmation_due_ms <= ?${probe} ORDER BY seq LIMIT ?)
+      RETURNING ${selectList('0')}`);
+  // An answer of the bank's: an ask, and its decision (the log of confirmations' trigger takes a CONFIRMED one).
+  const record = (over: string) =>
+    database.prepare(`UPDATE collection_notifications
+      SET confirmation_status = ?, confirmation_checked_at = ?, confirmation_differences = ?, acknowledged_by_bank = ?,
+        confirmation_attempts = confirmation_attempts + 1, confirmation_failures = 0,
+        confirmation_decided_by = NULL, confirmation_reason = NULL
+      WHERE settlement_id = ? AND ${over}`);
   const statements = {
-    // The oldest due first, found through the index of PENDING notifications.
-    claim: database.prepare(`UPDATE collection_notifications
-      SET confirmation_due_ms = ?, confirmation_attempts = confirmation_attempts + 1
-      WHERE seq IN (SELECT seq FROM collection_notifications WHERE confirmation_status = 'PENDING' AND confirmation_due_ms <= ? ORDER BY seq LIMIT ?)
-      RETURNING ${selectList('0')}`),
-    record: database.prepare(`UPDATE collection_notifications
-      SET confirmation_status = ?, confirmation_checked_at = ?, confirmation_differences = ?, acknowledged_by_bank = ?
-      WHERE settlement_id = ? AND confirmation_status = 'PENDING'`),
+    claim: claim(''),
+    probe: claim(' AND confirmation_failures = 0'),
+    record: record("confirmation_status = 'PENDING'"),
+    recordOverDecided: record("confirmation_status <> 'CONFIRMED'"),
+    // An ask that decided nothing: a failure counts towards its backoff; a not-found answer keeps the
+    // first one's time (a reopened notification starts again from this one).
+    retry: database.prepare(`UPDATE collection_notifications
+      SET confirmation_status = 'PENDING', confirmation_due_ms = :due, confirmation_attempts = confirmation_attempts + 1,
+        confirmation_failures = CASE WHEN :kind = 'failed' THEN confirmation_failures + 1 ELSE 0 END,
+        confirmation_not_found_at = CASE
+          WHEN :kind <> 'not-found' THEN confirmation_not_found_at
+          WHEN confirmation_status = 'PENDING' THEN coalesce(confirmation_not_found_at, :at)
+          ELSE :at END
+      WHERE settlement_id = :id
+        AND (confirmation_status = 'PENDING' OR (:reopen = 1 AND confirmation_status IN ('MISMATCHED', 'UNCHECKED')))`),
     defer: database.prepare(`UPDATE collection_notifications SET confirmation_due_ms = ?
       WHERE settlement_id IN (SELECT value FROM json_each(?)) AND confirmation_status = 'PENDING'`),
+    decide: database.prepare(`UPDATE collection_notifications
+      SET confirmation_status = ?, confirmation_checked_at = ?, confirmation_differences = '[]', acknowledged_by_bank = NULL,
+        confirmation_decided_by = ?, confirmation_reason = ?
+      WHERE settlement_id = ? AND confirmation_status = 'PENDING'
+      RETURNING ${selectList('0')}`),
+    statusOf: database.prepare('SELECT confirmation_status FROM collection_notifications WHERE settlement_id = ?'),
     countPending: database.prepare("SELECT count(*) AS n FROM collection_notifications WHERE confirmation_status = 'PENDING'"),
     oldestPending: database.prepare(
       "SELECT received_at FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY seq LIMIT 1",
@@ -70,7 +99,7 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
       const acknowledged = outcome.acknowledgedByBank === null ? null : Number(outcome.acknowledgedByBank);
       database.exec('SAVEPOINT outcome');
       try {
-        const { changes } = statements.record.run(
+        const { changes } = (rider.overDecided ? statements.recordOverDecided : statements.record).run(
           outcome.status,
           outcome.checkedAt,
           differencesColumn(outcome),
@@ -123,17 +152,17 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
   };
 
   return {
-    async claim({ limit, leaseMs }) {
+    async claim({ limit, leaseMs, probe }) {
       const now = Date.now();
       return inLightTransaction(
         database,
-        () => statements.claim.all(now + leaseMs, now, limit) as unknown as NotificationRow[],
+        () => (probe ? statements.probe : statements.claim).all(now + leaseMs, now, limit) as unknown as NotificationRow[],
         (claimed) => claimed.length > 0,
       );
     },
-    record(outcomes) {
+    record(outcomes, overDecided) {
       const recorded = Promise.all(
-        outcomes.map((outcome) => new Promise<boolean>((resolve, reject) => waiting.push({ outcome, resolve, reject }))),
+        outcomes.map((outcome) => new Promise<boolean>((resolve, reject) => waiting.push({ outcome, overDecided, resolve, reject }))),
       );
       schedule();
       return recorded;
@@ -160,6 +189,37 @@ export function createSqliteConfirmations(database: DatabaseSync): ConfirmationB
         database,
         () => statements.defer.run(Date.now() + delayMs, JSON.stringify(settlementIds)).changes,
         (changed) => changed > 0,
+      );
+    },
+    async retry(retries) {
+      const now = Date.now();
+      return inLightTransaction(
+        database,
+        () =>
+          retries.map(
+            (retry) =>
+              statements.retry.run({
+                due: now + retry.delayMs,
+                kind: retry.kind,
+                at: retry.at,
+                id: retry.settlementId,
+                reopen: retry.reopen === true ? 1 : 0,
+              }).changes === 1,
+          ),
+        (recorded) => recorded.some(Boolean),
+      );
+    },
+    // A decision by hand is kept like a money record: committed durably before it is answered.
+    async decide({ settlementId, status, decidedBy, reason, decidedAt }) {
+      return inTransaction(
+        database,
+        () => {
+          const [row] = statements.decide.all(status, decidedAt, decidedBy, reason, settlementId) as unknown as NotificationRow[];
+          if (row) return { decided: row };
+          const current = statements.statusOf.get(settlementId);
+          return { current: current === undefined ? undefined : String(current.confirmation_status) };
+        },
+        (result) => 'decided' in result,
       );
     },
     async countPending() {

@@ -2,7 +2,7 @@
 // reads, the reader thread's own read-only one for everything a GraphQL caller can make heavy.
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
 import type { LogPosition } from '../domain/index.ts';
-import type { AccountFilter, AfterPage, DecisionBounds, NewestFirstPage } from './core.ts';
+import type { AccountFilter, AfterPage, NewestFirstPage } from './core.ts';
 import { selectList, type NotificationRow } from './notification-row.ts';
 import { createQuarantineReads } from './sqlite-quarantine.ts';
 import { accountParameter, daySums, prepareSummaryStatements, prepareVariants, rangedPage } from './sqlite-summary.ts';
@@ -11,11 +11,11 @@ import type { DayWindow, DaySums } from './summary.ts';
 // Every row here is at txid 0: a position with a larger txid (from another store) is past them all.
 const seqBefore = (position: LogPosition | undefined) =>
   position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq;
-const seqAfter = (position: LogPosition) => (position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
-const seqThrough = (position: LogPosition | undefined) =>
+export const seqAfter = (position: LogPosition) => (position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq);
+export const seqThrough = (position: LogPosition | undefined) =>
   position === undefined || position.txid > 0 ? Number.MAX_SAFE_INTEGER : position.seq;
-// The log reads' bounds, (after, through], and whether only CONFIRMED notifications count.
-const LOG_RANGE = "seq > ? AND seq <= ? AND (? = 0 OR confirmation_status = 'CONFIRMED')";
+// The log reads' bounds, (after, through].
+const LOG_RANGE = 'seq > ? AND seq <= ?';
 export const atSeq = (seq: number): LogPosition => ({ txid: 0, seq });
 
 const rows = (statement: StatementSync, ...params: SQLInputValue[]) => statement.all(...params) as unknown as NotificationRow[];
@@ -32,9 +32,6 @@ export function createSqliteReads(database: DatabaseSync) {
     newest: prepareVariants(database, (account) => `${from} WHERE ${account}seq < ? ORDER BY seq DESC LIMIT ?`),
     after: prepareVariants(database, (account) => `${from} WHERE ${account}${LOG_RANGE} ORDER BY seq LIMIT ?`),
     newestSeq: database.prepare('SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1'),
-    // Both from the one statement's snapshot; the second from the index of PENDING notifications alone.
-    decisionBounds: database.prepare(`SELECT (SELECT seq FROM collection_notifications ORDER BY seq DESC LIMIT 1) AS head,
-      (SELECT seq FROM collection_notifications WHERE confirmation_status = 'PENDING' ORDER BY seq LIMIT 1) AS pending`),
     summary: prepareSummaryStatements(database),
   };
   return {
@@ -50,17 +47,13 @@ export function createSqliteReads(database: DatabaseSync) {
       const [kind, account] = accountParameter({ accountNumber, accounts });
       return rows(statements.newest[kind], ...account, bound, limit);
     },
-    after({ accountNumber, accounts, after, through, confirmed, limit }: AfterPage): NotificationRow[] {
+    after({ accountNumber, accounts, after, through, limit }: AfterPage): NotificationRow[] {
       const [kind, account] = accountParameter({ accountNumber, accounts });
-      return rows(statements.after[kind], ...account, seqAfter(after), seqThrough(through), confirmed ? 1 : 0, limit);
+      return rows(statements.after[kind], ...account, seqAfter(after), seqThrough(through), limit);
     },
     settledHead(): LogPosition | undefined {
       const row = statements.newestSeq.get();
       return row && atSeq(Number(row.seq));
-    },
-    decisionBounds(): DecisionBounds {
-      const row = statements.decisionBounds.get() as { head: number | null; pending: number | null };
-      return { head: row.head === null ? undefined : atSeq(row.head), firstPending: row.pending === null ? undefined : atSeq(row.pending) };
     },
     daySums: (days: readonly DayWindow[], filter: AccountFilter): DaySums[] => daySums(database, statements.summary, days, filter),
   };

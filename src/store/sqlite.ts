@@ -9,6 +9,7 @@ import { createStore, type StoreBackend } from './core.ts';
 import { toInsertParams } from './notification-row.ts';
 import { configureConnection, inTransaction, insertRows, prepareInsert } from './sqlite-connection.ts';
 import { startSqliteReader, type SqliteReader } from './sqlite-reader.ts';
+import { createSqliteConfirmationLog } from './sqlite-confirmation-log.ts';
 import { createSqliteConfirmations } from './sqlite-confirmations.ts';
 import { createSqliteQuarantine } from './sqlite-quarantine.ts';
 import { atSeq, createSqliteReads, HEAVY_READS, type HeavyRead, type SqliteReads } from './sqlite-reads.ts';
@@ -132,8 +133,8 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     settledHead: async () => local.settledHead(),
     // Everything committed is settled.
     committedHead: async () => local.settledHead(),
-    decisionBounds: async () => local.decisionBounds(),
     confirmations,
+    confirmationLog: createSqliteConfirmationLog(database),
     daySums: (days, filter) => heavy.daySums(days, filter),
     quarantine: createSqliteQuarantine(database, heavy),
     size: async () => readSize(),

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { onCleanup } from '../../test/helpers/cleanup.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import { capturingLogger, silent, storeBackends, tempSqlitePath, untilSettled } from '../../test/helpers/stores.ts';
-import { comparePositions, START_OF_LOG, UNCHECKED, type LogPosition } from '../domain/index.ts';
+import { comparePositions, NOTHING_ASKED, START_OF_LOG, UNCHECKED, type LogPosition } from '../domain/index.ts';
 import { createNotificationStore } from './index.ts';
 import { loadMigrations } from './migrations.ts';
 import type { InsertResult } from './types.ts';
@@ -55,13 +55,14 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
 
     const first = await store.insert(full);
     const second = await store.insert(sparse);
-    expect(first).toEqual({ status: 'inserted', notification: { ...full, position: anyPosition }, settled: anyPosition });
+    const asImported = { ...full, confirmation: { ...NOTHING_ASKED, ...confirmation } };
+    expect(first).toEqual({ status: 'inserted', notification: { ...asImported, position: anyPosition }, settled: anyPosition });
     // A delivery stored without a word of confirmation: from the webhook, unchecked.
-    const asDelivered = { ...sparse, source: 'WEBHOOK', confirmation: UNCHECKED };
+    const asDelivered = { ...sparse, source: 'WEBHOOK', confirmation: { ...UNCHECKED, ...NOTHING_ASKED } };
     expect(second).toEqual({ status: 'inserted', notification: { ...asDelivered, position: anyPosition }, settled: anyPosition });
 
     const [readFull, readSparse] = await store.getMany([full.settlementId, sparse.settlementId]);
-    expect(readFull).toStrictEqual({ ...full, position: positionOf(first) });
+    expect(readFull).toStrictEqual({ ...asImported, position: positionOf(first) });
     expect(readFull?.transactionAmount).toBe('1500.00');
     expect(readFull?.rawBody).toBe(rawBody);
     expect(readSparse).toStrictEqual({ ...asDelivered, position: positionOf(second) });

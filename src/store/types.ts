@@ -2,6 +2,10 @@ import type {
   CollectionNotificationRecord,
   CollectionSummaryRecord,
   ConfirmationOutcome,
+  ConfirmationRetry,
+  ConfirmationStatus,
+  ConfirmedNotificationRecord,
+  OperatorDecision,
   LogPosition,
   MoneyFields,
   NewCollectionNotification,
@@ -85,8 +89,6 @@ export interface NotificationStore {
     after: LogPosition;
     /** Only positions at or before it; no bound when undefined. */
     through?: LogPosition | undefined;
-    /** Only notifications whose confirmation is `CONFIRMED` (the confirmed stream's replay). */
-    confirmed?: boolean | undefined;
     limit: number;
   }): Promise<CollectionNotificationRecord[]>;
   /** The position of the newest settled notification (`START_OF_LOG` when none), reading no row. */
@@ -190,6 +192,31 @@ export interface CollectionStore extends NotificationStore {
   readonly quarantine: QuarantineStore;
   /** The notifications that wait for the bank's answer (status `PENDING`). */
   readonly confirmations: ConfirmationQueue;
+  /** The log of confirmations: what the confirmed stream follows. */
+  readonly confirmationLog: ConfirmationLog;
+}
+
+/**
+ * The log of confirmations: each notification once, when it became CONFIRMED (by the bank's answer,
+ * an import or an operator), in the order those confirmations committed, with positions of its own.
+ * It keeps the notification log's rules (NotificationStore): its reads see only its settled part,
+ * so reading "everything after P" again from the last position read misses nothing and repeats
+ * nothing, on any replica.
+ */
+export interface ConfirmationLog {
+  /** The settled log oldest first: positions after `after` (and at or before `through` when given), at most `limit`. */
+  listAfter(query: {
+    accountNumber?: string | undefined;
+    /** Only notifications of these accounts (none when empty), beside `accountNumber`; every account when undefined. */
+    accounts?: readonly string[] | undefined;
+    after: LogPosition;
+    through?: LogPosition | undefined;
+    limit: number;
+  }): Promise<ConfirmedNotificationRecord[]>;
+  /** The position of the newest settled confirmation (`START_OF_LOG` when none), reading no notification. */
+  settledHead(): Promise<LogPosition>;
+  /** The position of the newest committed confirmation, settled or not (`START_OF_LOG` when none). */
+  committedHead(): Promise<LogPosition>;
 }
 
 /** What `ConfirmationQueue.claim` takes. */
@@ -198,7 +225,19 @@ export interface ClaimQuery {
   limit: number;
   /** How long they are this replica's: the bank's answer must be recorded (or the row deferred) before it ends. */
   leaseMs: number;
+  /**
+   * Only notifications no ask has failed about since the bank last answered one of theirs: a paused
+   * confirmer's probe of the bank, which a notification the bank refuses must never become.
+   */
+  probe?: boolean | undefined;
 }
+
+/** What an operator's decision came to (ConfirmationQueue.decide). */
+export type DecideResult =
+  | { status: 'decided'; notification: CollectionNotificationRecord }
+  /** The notification's status does not allow the decision (it is not PENDING); nothing changed. */
+  | { status: 'refused'; current: ConfirmationStatus }
+  | { status: 'unknown' };
 
 /**
  * The PENDING notifications as a queue, shared by every replica on the store. A claim leases due
@@ -211,31 +250,24 @@ export interface ConfirmationQueue {
   /** Claims up to `limit` PENDING notifications that are due (oldest in the log first), each for `leaseMs`; one write. */
   claim(query: ClaimQuery): Promise<CollectionNotificationRecord[]>;
   /**
-   * Records outcomes, all in one transaction; answers, for each, whether it was recorded (false where
-   * the notification is no longer PENDING, or unknown). An empty list writes nothing.
+   * Records the bank's answers, all in one transaction, each counted as an ask; answers, for each,
+   * whether it was recorded: false where the notification is no longer PENDING (with `overDecided`,
+   * an operator's RECHECK: where it is CONFIRMED, which never changes), or unknown. An outcome of
+   * CONFIRMED joins the log of confirmations in the same transaction. An empty list writes nothing.
    */
-  record(outcomes: readonly ConfirmationOutcome[]): Promise<boolean[]>;
-  /** Makes these PENDING notifications due `delayMs` from now (a backoff; 0 gives them back at once); one write. */
+  record(outcomes: readonly ConfirmationOutcome[], options?: { overDecided?: boolean | undefined }): Promise<boolean[]>;
+  /**
+   * Records asks that decided nothing (ConfirmationRetry), in one write: each counted, due again
+   * after its delay. Answers, for each, whether it was recorded (false where the notification is not
+   * PENDING, or, reopened, not MISMATCHED or UNCHECKED either).
+   */
+  retry(retries: readonly ConfirmationRetry[]): Promise<boolean[]>;
+  /** Makes these PENDING notifications due `delayMs` from now (a pause, or 0 to give them back at once); asks nothing, counts nothing; one write. */
   defer(settlementIds: readonly string[], delayMs: number): Promise<void>;
+  /** Records an operator's decision over a PENDING notification, durably, with who decided and why. */
+  decide(decision: OperatorDecision): Promise<DecideResult>;
   /** How many notifications are PENDING, from the index of them alone. */
   countPending(): Promise<number>;
   /** When the first PENDING notification of the log was received (ISO 8601); null when none is PENDING. */
   oldestPending(): Promise<string | null>;
-  /**
-   * The position through which the settled log is decided: the settled head, or just before the
-   * first `PENDING` notification when that comes first; `START_OF_LOG` when none. Every notification
-   * at or before it is settled and has a status that will never change again, so the confirmed
-   * stream may hand out its `CONFIRMED` ones up to there. Reads no notification row.
-   */
-  decidedHead(): Promise<LogPosition>;
-  /** `decidedHead`, and what stops it there: the first PENDING notification's position when that comes before the settled head's. */
-  decision(): Promise<Decision>;
-}
-
-/** How far the settled log is decided (ConfirmationQueue.decision). */
-export interface Decision {
-  /** The decided head (see decidedHead). */
-  through: LogPosition;
-  /** The first PENDING notification, when it is what holds `through` short of the settled head; undefined otherwise. */
-  pendingAt: LogPosition | undefined;
 }
