@@ -94,7 +94,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     // Closed after the server (its webhook writes done, its confirmed subscribers ended) and before
     // the store and pub/sub: the confirmer first, so its last answers are still announced.
     const confirmation = config.confirmation.enabled
-      ? await startConfirmation(config, { store, pubsub, notificationFeed, bank, metrics, logger })
+      ? await startConfirmation(config, { store, pubsub, bank, metrics, logger })
       : undefined;
     if (confirmation)
       started.push(
@@ -115,6 +115,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       quarantineKeeper,
       confirmer: confirmation?.confirmer,
       confirmedFeed: confirmation?.confirmedFeed,
+      notFoundRecheckMs: config.confirmation.notFoundRecheckMs,
     };
     const catalogueMaxAgeS = Math.floor(config.upstream.bankListTtlMs / 1000);
     // Guarded as it is built: its @authenticated / @requiresScopes enforced by its own resolvers, for every transport.
@@ -160,19 +161,20 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
 }
 
-/**
- * Confirmation with the bank: the confirmed feed, and the confirmer that wakes it. A claim's lease
- * outlasts a wait for a free slot and one bank call (each at most BANK_TIMEOUT_MS).
- */
+/** Confirmation with the bank: the confirmed feed, and the confirmer that wakes it. */
 async function startConfirmation(
   config: Config,
-  deps: { store: CollectionStore; pubsub: PubSub; notificationFeed: NotificationFeed; bank: BankClients; metrics: Metrics; logger: Logger },
+  deps: { store: CollectionStore; pubsub: PubSub; bank: BankClients; metrics: Metrics; logger: Logger },
 ): Promise<{ confirmer: Confirmer; confirmedFeed: ConfirmedFeed }> {
-  const { store, pubsub, notificationFeed, bank, metrics, logger } = deps;
+  const { store, pubsub, bank, metrics, logger } = deps;
   const confirmedFeed = await startConfirmedFeed({ store, pubsub, logger });
   const confirmer = startConfirmer(
     { confirmations: store.confirmations, bank: bank.collection, metrics, logger, onDecided: () => confirmedFeed.decided() },
-    { concurrency: config.confirmation.concurrency, leaseMs: 3 * config.upstream.timeoutMs },
+    {
+      concurrency: config.confirmation.concurrency,
+      askMs: config.upstream.timeoutMs,
+      notFoundRecheckMs: config.confirmation.notFoundRecheckMs,
+    },
   );
   return { confirmer, confirmedFeed };
 }

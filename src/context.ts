@@ -2,6 +2,7 @@ import type { Authenticator } from './auth/authenticator.ts';
 import { createAccountScope, scopedStore } from './auth/account-scope.ts';
 import { visibleAccounts, type Caller } from './auth/caller.ts';
 import type { AuthContext } from './auth/enforce.ts';
+import { createConfirmationDecisions, type ConfirmationDecisions } from './collection/confirmation-decisions.ts';
 import type { Confirmer } from './collection/confirmation.ts';
 import type { ConfirmedFeed } from './collection/confirmed-feed.ts';
 import { streamIncomingTransfers } from './collection/incoming-transfers.ts';
@@ -45,8 +46,10 @@ export interface ContextDeps {
   store: CollectionStore;
   /** This replica's follower of the store's log: what live subscribers receive. */
   notificationFeed: NotificationFeed;
-  /** The follower of how far the log is confirmed: what `confirmed` subscribers receive; undefined when confirmation is off. */
+  /** The follower of the log of confirmations: what `confirmed` subscribers receive; undefined when confirmation is off. */
   confirmedFeed: ConfirmedFeed | undefined;
+  /** `CONFIRMATION_NOT_FOUND_RECHECK_S` in ms, for an operator's RECHECK. */
+  notFoundRecheckMs: number;
 }
 
 /** What every resolver receives, over HTTP and over WebSocket alike. */
@@ -61,6 +64,8 @@ export interface Context extends AuthContext {
   bankTimezone: string;
   /** Transfers checked with the bank on demand, and what never arrived recovered (its fields need `collections:reconcile`). */
   reconciliation: Reconciliation;
+  /** Operators' decisions of a notification's confirmation (`decideConfirmation`, under `collections:reconcile`). */
+  confirmationDecisions: ConfirmationDecisions;
   /**
    * The `incomingTransfer` stream: replay after the `after` position when given, then live; with
    * `confirmed`, CONFIRMED notifications only (BAD_USER_INPUT where confirmation is off).
@@ -93,6 +98,7 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
     services.metrics.authorizationRefusals.inc({ reason: 'forbidden_account' }),
   );
   const store = scopedStore(services.store, scope);
+  const operator = transport.caller.kind === 'verified' ? (transport.caller.subject ?? null) : null;
   return {
     caller: transport.caller,
     streamsEndWithToken: transport.streamsEndWithToken,
@@ -112,7 +118,16 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
       timezone: services.bankTimezone,
       metrics: services.metrics,
       logger: services.logger,
-      operator: transport.caller.kind === 'verified' ? (transport.caller.subject ?? null) : null,
+      operator,
+    }),
+    confirmationDecisions: createConfirmationDecisions({
+      store: services.store,
+      bank: bank.collection,
+      metrics: services.metrics,
+      logger: services.logger,
+      onConfirmed: () => services.confirmedFeed?.decided(),
+      notFoundRecheckMs: services.notFoundRecheckMs,
+      operator,
     }),
     incomingTransfers({ accountNumber, after, confirmed = false }) {
       // Refused before anything starts: with nothing ever confirmed, nothing would arrive on it.

@@ -177,11 +177,20 @@ export function createMetrics() {
     confirmationFailures: counterFromZero(
       new Counter({
         name: 'collection_confirmation_failures_total',
-        help: "Asks of the bank's collection service that came to no answer, by the contract's error code (INTERNAL: a fault of ours); the notification stays PENDING and is asked again after a backoff of at most 30 s.",
+        help: "Asks of the bank's collection service that came to no answer, by the contract's error code (INTERNAL: a fault of ours); the notification stays PENDING and is asked again: after its own backoff (30 s doubling to 15 min) where the failure was about that transfer, after a pause of the confirmer (at most 30 s) where the bank itself could not answer.",
         labelNames: ['code'] as const,
         registers: [registry],
       }),
       { code: CONFIRMATION_FAILURE_CODES },
+    ),
+    confirmationDecisions: counterFromZero(
+      new Counter({
+        name: 'collection_confirmation_decisions_total',
+        help: "Operators' decisions of a notification's confirmation (decideConfirmation), by decision: CONFIRMED or NOT_AT_BANK by hand, RECHECK (the bank asked again). Each is logged at warn level with who, what and why.",
+        labelNames: ['decision'] as const,
+        registers: [registry],
+      }),
+      { decision: ['CONFIRMED', 'NOT_AT_BANK', 'RECHECK'] },
     ),
     confirmationSeconds: new Histogram({
       name: 'collection_confirmation_seconds',

@@ -126,9 +126,9 @@ export function openRange(from: string | null | undefined, to: string | null | u
 export const MAX_NOTE_LENGTH = 2_000;
 
 /** A note of what was done: not blank, at most MAX_NOTE_LENGTH characters, no NUL; trimmed. */
-export function note(value: string, name = 'note'): string {
+export function note(value: string, name = 'note', blank = 'must say what was done; it may not be blank.'): string {
   const trimmed = value.trim();
-  if (trimmed === '') throw badUserInput(name, 'must say what was done; it may not be blank.');
+  if (trimmed === '') throw badUserInput(name, blank);
   if (trimmed.length > MAX_NOTE_LENGTH) throw badUserInput(name, `must be at most ${MAX_NOTE_LENGTH} characters.`);
   if (trimmed.includes('\u0000')) throw badUserInput(name, 'may not contain a NUL character.');
   return trimmed;

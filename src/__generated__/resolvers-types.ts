@@ -206,7 +206,11 @@ export type CollectionNotification = {
   confirmation: Confirmation;
   /** The currency code, such as NGN. */
   currency?: Maybe<Scalars['String']['output']>;
-  /** Opaque position of this notification; pass as `after` to resume `incomingTransfer` or to page. */
+  /**
+   * Opaque position of this notification; pass as `after` to resume `incomingTransfer` or to page. On
+   * an event of `incomingTransfer(confirmed: true)`, its position in the log of confirmations, which
+   * only that stream resumes from.
+   */
   cursor: Scalars['String']['output'];
   /** The fee charged. */
   feeAmount?: Maybe<Scalars['Decimal']['output']>;
@@ -293,13 +297,32 @@ export type Confirmation = {
   __typename?: 'Confirmation';
   /** Whether the bank holds our `00` for this transfer (its `notification_acknowledgement`); null until the bank has answered, and for `NOT_AT_BANK`. */
   acknowledgedByBank?: Maybe<Scalars['Boolean']['output']>;
-  /** When the bank's answer was recorded; null while `PENDING` or `UNCHECKED`. */
+  /** How many times the bank has been asked about this transfer so far (ops 15 and 16). */
+  attempts: Scalars['Int']['output'];
+  /** When the bank's answer (or an operator's decision) was recorded; null while `PENDING` or `UNCHECKED`. */
   checkedAt?: Maybe<Scalars['DateTime']['output']>;
+  /** The operator's `sub` where an operator decided it by hand (`decideConfirmation`); null where the bank's answer decided. */
+  decidedBy?: Maybe<Scalars['String']['output']>;
   /** The compared fields in which the bank's record differs from this one (`transactionAmount`, `accountNumber`, …); empty unless `MISMATCHED`. */
   differences: Array<Scalars['String']['output']>;
-  /** Where the confirmation stands; once decided (`CONFIRMED`, `MISMATCHED`, `NOT_AT_BANK`) it never changes. */
+  /** The operator's reason for a decision by hand; null otherwise. */
+  reason?: Maybe<Scalars['String']['output']>;
+  /**
+   * Where the confirmation stands. Once decided (`CONFIRMED`, `MISMATCHED`, `NOT_AT_BANK`) it changes
+   * only by a later answer of the bank that an operator asked for (`decideConfirmation`'s `RECHECK`),
+   * and `CONFIRMED` never.
+   */
   status: ConfirmationStatus;
 };
+
+/** What an operator decides of a notification's confirmation (`decideConfirmation`). */
+export type ConfirmationDecision =
+  /** The bank holds it with the same values, as the operator found (its statement, its portal): it joins the confirmed stream. Only over `PENDING`. */
+  | 'CONFIRMED'
+  /** The bank does not hold it, as the operator found. Only over `PENDING`. */
+  | 'NOT_AT_BANK'
+  /** Ask the bank again now and record its answer; over any status but `CONFIRMED`. */
+  | 'RECHECK';
 
 /** Where a notification's confirmation with the bank stands. */
 export type ConfirmationStatus =
@@ -309,7 +332,10 @@ export type ConfirmationStatus =
   | 'MISMATCHED'
   /** The bank does not know this transfer: a forged delivery, or one sent by mistake. Give no value on it. */
   | 'NOT_AT_BANK'
-  /** Stored and waiting for the bank's answer; asked again with backoff while the bank is unavailable. */
+  /**
+   * Stored and waiting for the bank's answer: asked again with backoff while the bank cannot answer,
+   * or while it keeps failing about this one transfer; `decideConfirmation` decides one by hand.
+   */
   | 'PENDING'
   /** Not checked with the bank: confirmation is off here, or the notification was stored before confirmation existed. */
   | 'UNCHECKED';
@@ -390,6 +416,19 @@ export type MerchantUser = {
 /** Merchant wallet sessions and the transaction area's OAuth flow. */
 export type Mutation = {
   __typename?: 'Mutation';
+  /**
+   * Decides by hand what the bank will not: `CONFIRMED` or `NOT_AT_BANK` decides a `PENDING`
+   * notification (an operator who found it on the bank's statement or portal, or found it is not
+   * there), kept with the caller's `sub` in `confirmation.decidedBy` and the `reason`; a `CONFIRMED` one
+   * joins the confirmed stream then. `RECHECK` asks the bank now (op 16, then op 15 by sessionId) about
+   * one that is not `CONFIRMED` and records its answer, even over `NOT_AT_BANK` or `MISMATCHED`; a
+   * not-found answer waits for its second (`CONFIRMATION_NOT_FOUND_RECHECK_S` later) before it is
+   * `NOT_AT_BANK`. A decision the status does not allow, an empty `reason` or an unknown settlementId
+   * is `BAD_USER_INPUT`, and nothing changes. Answers the notification as it now stands. Each decision
+   * is logged with who, what and why, and counted. Scope `collections:reconcile`; priced as the two
+   * bank calls a `RECHECK` may make.
+   */
+  decideConfirmation?: Maybe<CollectionNotification>;
   /** Asks the bank to e-mail a password-reset code (valid 24 hours) to the merchant. */
   merchantForgotPassword?: Maybe<StatusMessage>;
   /**
@@ -432,6 +471,14 @@ export type Mutation = {
    * issued for; a wrong, used or expired code is UPSTREAM_REJECTED.
    */
   transactionToken?: Maybe<TransactionToken>;
+};
+
+
+/** Merchant wallet sessions and the transaction area's OAuth flow. */
+export type MutationDecideConfirmationArgs = {
+  decision: ConfirmationDecision;
+  reason: Scalars['String']['input'];
+  settlementId: Scalars['ID']['input'];
 };
 
 
@@ -827,10 +874,12 @@ export type Subscription = {
    * account; without one, those of the accounts the caller's token names. Ends when the token expires
    * (resume with a fresh token and `after`). With `after` (a notification's `cursor`), first replays in order every stored notification
    * after it, then continues live, with no gap and no duplicate; without it, live only.
-   * With `confirmed: true`, only the transfers the bank has confirmed (`confirmation.status`
-   * `CONFIRMED`), in the same order and with the same cursors, each once: one still `PENDING` holds
-   * back those after it until the bank has answered, so an app that gives value on this stream never
-   * runs ahead of the bank; `MISMATCHED`, `NOT_AT_BANK` and `UNCHECKED` ones never arrive on it.
+   * With `confirmed: true`, the log of confirmations: each transfer once, when it becomes `CONFIRMED`
+   * (the bank's answer, an import, or an operator's decision), in the order confirmations were
+   * recorded, the same on every replica; `MISMATCHED`, `NOT_AT_BANK` and `UNCHECKED` ones never arrive.
+   * A transfer still waiting for the bank holds back no other, and an app that gives value on this
+   * stream never runs ahead of the bank. Its events' `cursor` is a position in that log: `after`
+   * resumes from it (a cursor of the other stream there, or the reverse, is `BAD_USER_INPUT`).
    * `BAD_USER_INPUT` where confirmation is off (`COLLECTION_CONFIRMATION=off`).
    */
   incomingTransfer: CollectionNotification;
@@ -990,6 +1039,7 @@ export type ResolversTypes = ResolversObject<{
   CollectionNotificationEdge: ResolverTypeWrapper<CollectionNotificationRecord>;
   CollectionSummary: ResolverTypeWrapper<CollectionSummaryRecord>;
   Confirmation: ResolverTypeWrapper<ConfirmationRecord>;
+  ConfirmationDecision: ConfirmationDecision;
   ConfirmationStatus: ConfirmationStatus;
   DateTime: ResolverTypeWrapper<Scalars['DateTime']['output']>;
   Decimal: ResolverTypeWrapper<Scalars['Decimal']['output']>;
@@ -1204,8 +1254,11 @@ export type CollectionSummaryResolvers<ContextType = Context, ParentType extends
 
 export type ConfirmationResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Confirmation'] = ResolversParentTypes['Confirmation']> = ResolversObject<{
   acknowledgedByBank?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
+  attempts?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   checkedAt?: Resolver<Maybe<ResolversTypes['DateTime']>, ParentType, ContextType>;
+  decidedBy?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   differences?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  reason?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   status?: Resolver<ResolversTypes['ConfirmationStatus'], ParentType, ContextType>;
 }>;
 
@@ -1259,6 +1312,7 @@ export type MerchantUserResolvers<ContextType = Context, ParentType extends Reso
 }>;
 
 export type MutationResolvers<ContextType = Context, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
+  decideConfirmation?: Resolver<Maybe<ResolversTypes['CollectionNotification']>, ParentType, ContextType, RequireFields<MutationDecideConfirmationArgs, 'decision' | 'reason' | 'settlementId'>>;
   merchantForgotPassword?: Resolver<Maybe<ResolversTypes['StatusMessage']>, ParentType, ContextType, RequireFields<MutationMerchantForgotPasswordArgs, 'email'>>;
   merchantLogin?: Resolver<Maybe<ResolversTypes['MerchantSession']>, ParentType, ContextType, RequireFields<MutationMerchantLoginArgs, 'email' | 'password'>>;
   merchantLogout?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType, RequireFields<MutationMerchantLogoutArgs, 'accessToken' | 'refreshToken'>>;

@@ -86,6 +86,8 @@ export interface ConfirmationConfig {
   enabled: boolean;
   /** `CONFIRMATION_CONCURRENCY`: confirmations in flight with the bank at once, per replica. */
   concurrency: number;
+  /** `CONFIRMATION_NOT_FOUND_RECHECK_S` in ms: how far apart the two not-found answers that NOT_AT_BANK needs must be. */
+  notFoundRecheckMs: number;
 }
 
 /** Thrown by `loadConfig` with every problem found, one per line; never holds a secret's value. */
@@ -184,7 +186,11 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
     subscriptionKeepAliveMs: v.SUBSCRIPTION_KEEPALIVE_MS,
     quarantineMaxRows: v.QUARANTINE_MAX_ROWS,
     quarantineMaxBytes: v.QUARANTINE_MAX_BYTES,
-    confirmation: { enabled: v.COLLECTION_CONFIRMATION === 'on', concurrency: v.CONFIRMATION_CONCURRENCY },
+    confirmation: {
+      enabled: v.COLLECTION_CONFIRMATION === 'on',
+      concurrency: v.CONFIRMATION_CONCURRENCY,
+      notFoundRecheckMs: v.CONFIRMATION_NOT_FOUND_RECHECK_S * 1000,
+    },
     // `any` is accepted on purpose, and said out loud at start wherever it is written.
     warnings: anySource ? [ANY_SOURCE_WARNING] : [],
     webhookAllowedSources: v.WEBHOOK_ALLOWED_IPS === 'any' ? undefined : v.WEBHOOK_ALLOWED_IPS,

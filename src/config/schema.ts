@@ -162,7 +162,9 @@ export function variablesOf(env: Env) {
     QUARANTINE_MAX_ROWS: whole(0, 100_000_000).default(DEFAULT_QUARANTINE_MAX_ROWS),
     QUARANTINE_MAX_BYTES: whole(0, Number.MAX_SAFE_INTEGER).default(DEFAULT_QUARANTINE_MAX_BYTES),
     COLLECTION_CONFIRMATION: oneOf(['on', 'off'], (given) => `must be "on" or "off", got "${given}"`).default('on'),
-    CONFIRMATION_CONCURRENCY: whole(1, 256).default(4),
+    CONFIRMATION_CONCURRENCY: whole(1, 256).default(16),
+    // The sandbox bank's verify service never lags its notifier: a forged transfer reads NOT_AT_BANK in a second there.
+    CONFIRMATION_NOT_FOUND_RECHECK_S: whole(1, 86_400).default(sandbox ? 1 : 30),
   });
 }
 

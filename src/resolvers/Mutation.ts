@@ -30,6 +30,12 @@ export const Mutation: MutationResolvers = {
 
   reconcileCollections: (_, { recover, ...lists }, { reconciliation }) =>
     reconciliation.reconcile(valid.transferIds(lists), recover ?? 'NONE'),
+  decideConfirmation: (_, { settlementId, decision, reason }, { confirmationDecisions }) =>
+    confirmationDecisions.decide(
+      valid.settlementId(settlementId),
+      decision,
+      valid.note(reason, 'reason', 'must say why (where the transfer was found, or what the bank said); it may not be blank.'),
+    ),
 
   transactionAuthorize: (_, { redirectUri }, { bank }) => bank.transaction.authorize(valid.redirectUri(redirectUri)),
   transactionToken: (_, { code, redirectUri }, { bank }) =>

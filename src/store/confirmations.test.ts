@@ -200,7 +200,12 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     ]);
     const [readFailing, readUnknown] = await store.getMany([failing.settlementId, unknown.settlementId]);
     expect(readFailing!.confirmation).toMatchObject({ status: 'PENDING', attempts: 2, failedAsks: 2, notFoundAt: null });
-    expect(readUnknown!.confirmation).toMatchObject({ status: 'PENDING', attempts: 2, failedAsks: 0, notFoundAt: '2026-11-22T13:00:00.000Z' });
+    expect(readUnknown!.confirmation).toMatchObject({
+      status: 'PENDING',
+      attempts: 2,
+      failedAsks: 0,
+      notFoundAt: '2026-11-22T13:00:00.000Z',
+    });
     // Due again after its delay: the failing one in a minute, the other at once.
     expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).map((one) => one.settlementId)).toEqual([unknown.settlementId]);
     // An answer clears the failures; a failure after a not-found answer keeps its time.
@@ -246,9 +251,7 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000, probe: true })).map((one) => one.settlementId)).toEqual([
       fresh.settlementId,
     ]);
-    expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).map((one) => one.settlementId)).toEqual([
-      refused.settlementId,
-    ]);
+    expect((await store.confirmations.claim({ limit: 5, leaseMs: 60_000 })).map((one) => one.settlementId)).toEqual([refused.settlementId]);
   });
 
   test("records an operator's decision over a PENDING notification only, with who decided and why", async () => {
@@ -279,8 +282,14 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
       },
     });
     expect(await store.confirmations.decide(decision(forged.settlementId, 'NOT_AT_BANK'))).toMatchObject({ status: 'decided' });
-    expect(await store.confirmations.decide(decision(stuck.settlementId, 'NOT_AT_BANK'))).toEqual({ status: 'refused', current: 'CONFIRMED' });
-    expect(await store.confirmations.decide(decision(decided.settlementId, 'CONFIRMED'))).toEqual({ status: 'refused', current: 'MISMATCHED' });
+    expect(await store.confirmations.decide(decision(stuck.settlementId, 'NOT_AT_BANK'))).toEqual({
+      status: 'refused',
+      current: 'CONFIRMED',
+    });
+    expect(await store.confirmations.decide(decision(decided.settlementId, 'CONFIRMED'))).toEqual({
+      status: 'refused',
+      current: 'MISMATCHED',
+    });
     expect(await store.confirmations.decide(decision('never-stored', 'CONFIRMED'))).toEqual({ status: 'unknown' });
     const read = await store.getMany([stuck.settlementId, forged.settlementId, decided.settlementId]);
     expect(read.map((one) => one!.confirmation.status)).toEqual(['CONFIRMED', 'NOT_AT_BANK', 'MISMATCHED']);
@@ -317,7 +326,9 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
       ids.slice(1),
     );
     expect((await store.confirmationLog.listAfter({ after: START_OF_LOG, through: second!.confirmedAt, limit: 10 })).length).toBe(2);
-    expect(await confirmedIds(store, 2, { accountNumber: '1111111111' })).toEqual(ids.filter((id) => id === d.settlementId || id === a.settlementId));
+    expect(await confirmedIds(store, 2, { accountNumber: '1111111111' })).toEqual(
+      ids.filter((id) => id === d.settlementId || id === a.settlementId),
+    );
     expect(await store.confirmationLog.listAfter({ after: START_OF_LOG, accounts: [], limit: 10 })).toEqual([]);
     expect(await store.confirmationLog.settledHead()).toEqual(listed.at(-1)!.confirmedAt);
     // Recorded again (another replica's late answer, or an operator's RECHECK), a CONFIRMED one is not logged twice.
@@ -394,7 +405,9 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
     // A replica's confirming transaction that has written and not committed yet.
     const holder = await postgresSession((database as UrlTestDatabase).storeUrl);
     await holder.query('BEGIN');
-    await holder.query(`UPDATE collection_notifications SET confirmation_status = 'CONFIRMED' WHERE settlement_id = $1`, [late.settlementId]);
+    await holder.query(`UPDATE collection_notifications SET confirmation_status = 'CONFIRMED' WHERE settlement_id = $1`, [
+      late.settlementId,
+    ]);
     await store.confirmations.record([outcome(early.settlementId)]);
     // Committed, but above a transaction still running: not settled, not listed.
     expect(await store.confirmationLog.listAfter({ after: START_OF_LOG, limit: 10 })).toEqual([]);
@@ -411,7 +424,13 @@ describe.each(storeBackends)('the confirmation queue on $name', (backend) => {
       store.confirmations.record([outcome('x')]),
       store.confirmations.defer(['x'], 0),
       store.confirmations.retry([retry('x')]),
-      store.confirmations.decide({ settlementId: 'x', status: 'CONFIRMED', decidedBy: 'ops', reason: 'seen', decidedAt: '2026-11-23T09:00:00.000Z' }),
+      store.confirmations.decide({
+        settlementId: 'x',
+        status: 'CONFIRMED',
+        decidedBy: 'ops',
+        reason: 'seen',
+        decidedAt: '2026-11-23T09:00:00.000Z',
+      }),
       store.confirmations.countPending(),
       store.confirmations.oldestPending(),
       store.confirmationLog.listAfter({ after: START_OF_LOG, limit: 1 }),

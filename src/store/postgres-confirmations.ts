@@ -102,7 +102,13 @@ export function createPostgresConfirmations(runners: { outcomes: RunQuery; lease
       return retries.map((retry) => recorded.has(retry.settlementId));
     },
     async decide({ settlementId, status, decidedBy, reason, decidedAt }) {
-      const [row] = await query<NotificationRow & { decided: boolean } & Record<string, unknown>>('decide', [settlementId, status, decidedAt, decidedBy, reason]);
+      const [row] = await query<NotificationRow & { decided: boolean } & Record<string, unknown>>('decide', [
+        settlementId,
+        status,
+        decidedAt,
+        decidedBy,
+        reason,
+      ]);
       if (row === undefined) return { current: undefined };
       return row.decided ? { decided: row } : { current: row.confirmation_status };
     },

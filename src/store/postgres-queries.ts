@@ -36,8 +36,7 @@ export const AFTER_EVERY_TXID = '18446744073709551615';
 const LAST_SEQ = '9223372036854775807';
 
 /** A log read's range from parameter $n on: positions in ($n, $n+1] .. ($n+2, $n+3]. */
-const logRange = (n: number) =>
-  `(txid, seq) > ($${n}::xid8, $${n + 1}::bigint) AND (txid, seq) <= ($${n + 2}::xid8, $${n + 3}::bigint)`;
+const logRange = (n: number) => `(txid, seq) > ($${n}::xid8, $${n + 1}::bigint) AND (txid, seq) <= ($${n + 2}::xid8, $${n + 3}::bigint)`;
 
 /** The parameters of a log read's range (see logRange): after, through (none: past every position). */
 export function rangeParams({ after, through }: { after: LogPosition; through: LogPosition | undefined }): unknown[] {

@@ -32,6 +32,11 @@ export function newNotification(overrides: Partial<NewCollectionNotification> = 
 
 /** A notification as the store returns it and pub/sub carries it, with its position. */
 export function storedNotification(overrides: Partial<CollectionNotificationRecord> = {}): CollectionNotificationRecord {
-  const { position = { txid: 0, seq: counter + 1 }, source = 'WEBHOOK', confirmation = { ...UNCHECKED, ...NOTHING_ASKED }, ...rest } = overrides;
+  const {
+    position = { txid: 0, seq: counter + 1 },
+    source = 'WEBHOOK',
+    confirmation = { ...UNCHECKED, ...NOTHING_ASKED },
+    ...rest
+  } = overrides;
   return { position, ...newNotification(rest), source, confirmation };
 }
