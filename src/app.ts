@@ -2,7 +2,7 @@ import { createAuthenticator } from './auth/authenticator.ts';
 import { describeUrl, type Config } from './config/index.ts';
 import { startConfirmer, type Confirmer } from './collection/confirmation.ts';
 import { startConfirmedFeed, type ConfirmedFeed } from './collection/confirmed-feed.ts';
-import { startNotificationFeed, type NotificationFeed } from './collection/notification-feed.ts';
+import { startNotificationFeed } from './collection/notification-feed.ts';
 import { createQuarantineKeeper } from './collection/quarantine.ts';
 import { WEBHOOK_PATHS } from './collection/webhook-route.ts';
 import type { Services } from './context.ts';
