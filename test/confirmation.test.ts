@@ -124,8 +124,7 @@ describe('confirmation with the bank', () => {
 
   it('has at most CONFIRMATION_CONCURRENCY asks of the bank in flight', async () => {
     const bank = await startFakeCollectionBank();
-    const path = tempSqlitePath();
-    const app = await startConfirmingApp(bank, { STORE_URL: `sqlite:${path}`, CONFIRMATION_CONCURRENCY: '2' });
+    const app = await startConfirmingApp(bank, { CONFIRMATION_CONCURRENCY: '2' });
     const bodies = Array.from({ length: 5 }, () => notificationBody());
     const answers = new Map(bodies.map((body) => [body.settlementId, Promise.withResolvers<void>()]));
     for (const body of bodies) {
@@ -135,12 +134,8 @@ describe('confirmation with the bank', () => {
     for (const body of bodies) await app.deliver(body);
 
     await waitFor(() => (verifies(bank).length >= 2 ? true : undefined));
-    // It has claimed more than it asks about (what waits for a free slot): two asks, no more.
-    await waitFor(() =>
-      Number(queryFile(path, 'SELECT count(*) AS n FROM collection_notifications WHERE confirmation_attempts > 0')[0]!.n) >= 3
-        ? true
-        : undefined,
-    );
+    // A sweep (every second) would claim and ask more were there a free slot.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
     expect(verifies(bank)).toHaveLength(2);
     for (let released = 0; released < bodies.length; released += 1) {
       const asked = verifies(bank);
@@ -149,10 +144,15 @@ describe('confirmation with the bank', () => {
       if (released + 2 < bodies.length) await waitFor(() => (verifies(bank).length >= released + 3 ? true : undefined));
     }
     for (const body of bodies) await confirmationOf(app, body.settlementId, 'CONFIRMED');
-    expect(new Set(verifies(bank).map((r) => r.id)).size).toBe(bodies.length);
+    // One verify call per notification: none asked twice while it waited for a slot.
+    expect(
+      verifies(bank)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(bodies.map((body) => body.settlementId).sort());
   });
 
-  it('asks the bank one at a time while deliveries arrive at 200 a second or more, and confirms the rest once they ease', async () => {
+  it('asks the bank one at a time while deliveries keep the event loop busy, and confirms the rest once they ease', async () => {
     const bank = await startFakeCollectionBank();
     const app = await startConfirmingApp(bank, { CONFIRMATION_CONCURRENCY: '16' });
     const delivered: NotificationBody[] = [];
@@ -170,7 +170,8 @@ describe('confirmation with the bank', () => {
         }
       }),
     );
-    // Busy, the replica starts an ask every 50 ms at most (about 30 here), besides those it started
+    // Busy (deliveries arriving and the event loop busy most of the time: the test's own clients share
+    // it), the replica starts an ask every 50 ms at most (about 30 here), besides those it started
     // before it saw the load; at its concurrency of 16 it would have asked about every one.
     expect(verifies(bank).length).toBeLessThan(delivered.length / 4);
 
@@ -179,25 +180,56 @@ describe('confirmation with the bank', () => {
     expect(new Set(verifies(bank).map((r) => r.id)).size).toBe(delivered.length);
   });
 
-  it('holds the confirmed stream back while the bank is down, asking one at a time with backoff, and releases it in order once the bank is back', async () => {
+  it('keeps pace with deliveries well below what the webhook can take: the confirmed stream trails the plain one by seconds', async () => {
     const bank = await startFakeCollectionBank();
-    bank.answerEvery({ status: 503 });
     const app = await startConfirmingApp(bank);
     const confirmed = await subscribe(app, { confirmed: true }, 1);
+    const delivered: NotificationBody[] = [];
+    // About 150 a second for two seconds, in steady steps of 15 every 100 ms.
+    for (let step = 0; step < 20; step += 1) {
+      const stepStart = performance.now();
+      const bodies = Array.from({ length: 15 }, () => notificationBody());
+      for (const body of bodies) bank.know(transferOf(body));
+      await Promise.all(bodies.map(async (body) => expect((await app.deliver(body)).reply.responseCode).toBe('00')));
+      delivered.push(...bodies);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 100 - (performance.now() - stepStart))));
+    }
+    const last = performance.now();
+    await confirmed.atLeast(delivered.length, 15_000);
+    // Spaced one at a time, 300 would take 15 s; at the window's pace they follow within seconds.
+    expect(performance.now() - last).toBeLessThan(5_000);
+    expect(new Set(idsOf(confirmed)).size).toBe(delivered.length);
+  });
+
+  it('pauses while the bank is down, asking one at a time with backoff, never probing with one it refused, and hands every one out once the bank is back', async () => {
+    const bank = await startFakeCollectionBank();
+    const path = tempSqlitePath();
+    const app = await startConfirmingApp(bank, { STORE_URL: `sqlite:${path}` });
+    const confirmed = await subscribe(app, { confirmed: true }, 1);
+    // One the bank refused before it went down, its backoff run out (made due now, as time would).
+    const refused = notificationBody();
+    bank.know(transferOf(refused));
+    bank.answer(refused.settlementId, { status: 400, body: { requestSuccessful: false } });
+    await app.deliver(refused);
+    await waitFor(async () => ((await scrapeSum(app, 'collection_confirmation_failures_total')) >= 1 ? true : undefined));
+    bank.answerEvery({ status: 503 });
     const bodies = Array.from({ length: 6 }, () => notificationBody());
     for (const body of bodies) bank.know(transferOf(body));
-    const failures = () => scrapeSum(app, 'collection_confirmation_failures_total');
+    const failures = () => scrape(app, 'collection_confirmation_failures_total{code="UPSTREAM_UNAVAILABLE"}');
     expect((await app.deliver(bodies[0]!)).reply.responseCode).toBe('00');
     await waitFor(async () => ((await failures()) >= 1 ? true : undefined));
+    queryFile(path, `UPDATE collection_notifications SET confirmation_due_ms = 0 WHERE settlement_id = '${refused.settlementId}'`);
     // Stored and answered 00 while the confirmer pauses.
     for (const body of bodies.slice(1)) expect((await app.deliver(body)).reply.responseCode).toBe('00');
 
-    // Two more failed asks: one probe after each pause (about 1 s, then 2 s), one notification each.
-    await waitFor(async () => ((await failures()) >= 3 ? true : undefined), 15_000);
+    // Two more failed asks: one probe after each pause (about 2 s, then 4 s), one notification each.
+    await waitFor(async () => ((await failures()) >= 3 ? true : undefined), 20_000);
     // The first failure paused the whole confirmer: the bank was not asked about each notification in turn.
-    expect(new Set(verifies(bank).map((r) => r.id)).size).toBeLessThanOrEqual(3);
-    expect(await scrape(app, 'collection_confirmation_failures_total{code="UPSTREAM_UNAVAILABLE"}')).toBe(await failures());
-    await waitFor(async () => ((await scrape(app, 'collection_confirmations_pending')) === bodies.length ? true : undefined));
+    const asked = verifies(bank).map((r) => r.id);
+    expect(new Set(asked).size).toBeLessThanOrEqual(4);
+    // The probes after each pause: never the one the bank refused on its own.
+    expect(asked.filter((id) => id === refused.settlementId)).toHaveLength(1);
+    await waitFor(async () => ((await scrape(app, 'collection_confirmations_pending')) === bodies.length + 1 ? true : undefined));
     expect(confirmed).toEqual([]);
 
     bank.answerEvery();
@@ -205,21 +237,36 @@ describe('confirmation with the bank', () => {
     // Seen at the next probe, at most 30 s after the last failure.
     await confirmed.atLeast(bodies.length, 35_000);
     expect(performance.now() - back).toBeLessThan(31_000);
-    expect(idsOf(confirmed)).toEqual(bodies.map((body) => body.settlementId));
+    expect(idsOf(confirmed).sort()).toEqual(bodies.map((body) => body.settlementId).sort());
+    await confirmationOf(app, refused.settlementId, 'PENDING');
     expect(confirmed.every((event) => event.status === 'CONFIRMED')).toBe(true);
   }, 60_000);
 
-  it('goes on confirming the others while the bank refuses one notification, which stays PENDING and is asked again within 30 s', async () => {
+  it('gives a notification the bank refuses a backoff of its own, doubling, then asks by sessionId; it never pauses the others', async () => {
     const bank = await startFakeCollectionBank();
-    const app = await startConfirmingApp(bank);
+    const path = tempSqlitePath();
+    const app = await startConfirmingApp(bank, { STORE_URL: `sqlite:${path}` });
     const refused = notificationBody();
     bank.know(transferOf(refused));
     // A refusal about this one id (400), not the bank being down: asking about the others must go on.
     bank.answer(refused.settlementId, { status: 400, body: { requestSuccessful: false, responseMessage: 'Invalid settlement id' } });
+    const row = () =>
+      queryFile(
+        path,
+        `SELECT confirmation_failures AS failures, confirmation_due_ms AS due FROM collection_notifications WHERE settlement_id = '${refused.settlementId}'`,
+      )[0] as {
+        failures: number;
+        due: number;
+      };
+    /** Resolves once the refused one has failed `count` times; its backoff then, from now. */
+    const backoffAfter = async (count: number) => {
+      await waitFor(() => (row().failures >= count ? true : undefined));
+      return row().due - Date.now();
+    };
     expect((await app.deliver(refused)).reply.responseCode).toBe('00');
-    await waitFor(async () =>
-      ((await scrape(app, 'collection_confirmation_failures_total{code="UPSTREAM_BAD_REQUEST"}')) ?? 0) >= 1 ? true : undefined,
-    );
+    const first = await backoffAfter(1);
+    expect(first).toBeGreaterThan(25_000);
+    expect(first).toBeLessThanOrEqual(30_000);
 
     const others = Array.from({ length: 3 }, () => notificationBody());
     for (const body of others) {
@@ -227,12 +274,64 @@ describe('confirmation with the bank', () => {
       expect((await app.deliver(body)).reply.responseCode).toBe('00');
     }
     for (const body of others) await confirmationOf(app, body.settlementId, 'CONFIRMED');
-    const asked = () => verifies(bank).filter((r) => r.id === refused.settlementId).length;
-    await waitFor(() => (asked() >= 2 ? true : undefined), 35_000);
-    expect((await confirmationOf(app, refused.settlementId, 'PENDING')).checkedAt).toBeNull();
-  }, 60_000);
+    expect(await scrape(app, 'collection_confirmation_failures_total{code="UPSTREAM_BAD_REQUEST"}')).toBe(1);
 
-  it('holds back, on the confirmed stream, what follows a PENDING notification until the bank has answered for it, and never waits for one the bank refuted', async () => {
+    // Its backoff run out (made due now, as time would): asked again, and deferred twice as long.
+    const due = (failures: number) =>
+      queryFile(
+        path,
+        `UPDATE collection_notifications SET confirmation_due_ms = 0, confirmation_failures = ${failures} WHERE settlement_id = '${refused.settlementId}'`,
+      );
+    due(1);
+    const second = await backoffAfter(2);
+    expect(second).toBeGreaterThan(55_000);
+    expect(second).toBeLessThanOrEqual(60_000);
+    // Three failed asks by settlementId: the next asks the bank by sessionId (op 15), which knows it.
+    due(3);
+    await confirmationOf(app, refused.settlementId, 'CONFIRMED');
+    expect(bank.received.filter((r) => r.operation === 'verifyBySessionId').map((r) => r.id)).toEqual([refused.sessionId]);
+    // Never a pause: every failure was about that one notification.
+    expect(await scrape(app, 'collection_confirmation_failures_total{code="UPSTREAM_UNAVAILABLE"}')).toBe(0);
+  });
+
+  it('takes an error envelope, an empty object or a record wrapped in another for a failed ask, never for not found', async () => {
+    const bank = await startFakeCollectionBank();
+    const app = await startConfirmingApp(bank);
+    const [envelope, empty, wrapped] = Array.from({ length: 3 }, () => notificationBody());
+    for (const body of [envelope!, empty!, wrapped!]) bank.know(transferOf(body));
+    bank.answer(envelope!.settlementId, {
+      status: 200,
+      body: { requestSuccessful: false, responseCode: '96', responseMessage: 'System malfunction' },
+    });
+    bank.answer(empty!.settlementId, { status: 200, body: {} });
+    bank.answer(wrapped!.settlementId, { status: 200, body: { data: transferOf(wrapped!) } });
+    for (const body of [envelope!, empty!, wrapped!]) expect((await app.deliver(body)).reply.responseCode).toBe('00');
+    await waitFor(async () => ((await scrapeSum(app, 'collection_confirmation_failures_total')) >= 3 ? true : undefined));
+    // Seen as failures about each one; asked again later, each still PENDING, none called forged.
+    for (const body of [envelope!, empty!, wrapped!]) {
+      expect(await confirmationOf(app, body.settlementId, 'PENDING')).toMatchObject({ checkedAt: null });
+    }
+    expect(await scrape(app, 'collection_confirmations_total{outcome="NOT_AT_BANK"}')).toBe(0);
+  });
+
+  it('waits for a second not-found answer before NOT_AT_BANK: a transfer the bank verifies late is CONFIRMED', async () => {
+    const bank = await startFakeCollectionBank();
+    const app = await startConfirmingApp(bank, { CONFIRMATION_NOT_FOUND_RECHECK_S: '2' });
+    const late = notificationBody();
+    bank.know(transferOf(late));
+    // The bank's verify service lags its notifier: not found at first, then found.
+    bank.answer(late.settlementId, 'unknown', 'known');
+    const started = performance.now();
+    await app.deliver(late);
+    await confirmationOf(app, late.settlementId, 'CONFIRMED');
+    const asks = verifies(bank).filter((r) => r.id === late.settlementId);
+    expect(asks).toHaveLength(2);
+    // Asked again only once CONFIRMATION_NOT_FOUND_RECHECK_S had passed.
+    expect(performance.now() - started).toBeGreaterThan(1_900);
+    expect(await scrape(app, 'collection_confirmations_total{outcome="NOT_AT_BANK"}')).toBe(0);
+  });
+
+  it('hands a notification out on the confirmed stream when it is confirmed: one the bank will not answer about holds back no other', async () => {
     const bank = await startFakeCollectionBank();
     const app = await startConfirmingApp(bank);
     const confirmed = await subscribe(app, { confirmed: true }, 1);
@@ -243,49 +342,60 @@ describe('confirmation with the bank', () => {
     bank.answer(head!.settlementId, { after: headAnswer.promise, answer: 'known' });
     for (const body of [head, second, forged, tampered, fourth]) await app.deliver(body!);
 
-    await confirmationOf(app, second!.settlementId, 'CONFIRMED');
+    await confirmed.atLeast(2);
+    expect(idsOf(confirmed).sort()).toEqual([second!.settlementId, fourth!.settlementId].sort());
     await confirmationOf(app, forged!.settlementId, 'NOT_AT_BANK');
     expect((await confirmationOf(app, tampered!.settlementId, 'MISMATCHED')).differences).toEqual(['accountNumber']);
-    await confirmationOf(app, fourth!.settlementId, 'CONFIRMED');
     await confirmationOf(app, head!.settlementId, 'PENDING');
-    expect(confirmed).toEqual([]);
 
     headAnswer.resolve();
     await confirmed.atLeast(3);
-    expect(idsOf(confirmed)).toEqual([head, second, fourth].map((body) => body!.settlementId));
-    // The same cursors as everywhere else.
-    const { data } = await app.query(`{ collectionNotifications(first: 10) { edges { cursor node { settlementId } } } }`);
-    const cursors = new Map(
-      (data!.collectionNotifications.edges as { cursor: string; node: { settlementId: string } }[]).map((edge) => [
-        edge.node.settlementId,
-        edge.cursor,
-      ]),
-    );
-    expect(confirmed.map((event) => event.cursor)).toEqual(idsOf(confirmed).map((id) => cursors.get(id)));
+    expect(idsOf(confirmed)[2]).toBe(head!.settlementId);
+    // Its cursors are positions in the log of confirmations: the plain stream refuses them, naming `after`.
+    const plain = await subscribe(app, { after: confirmed[0]!.cursor });
+    await waitFor(() => plain.ended);
+    expect(plain.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^after: .*confirmed stream/),
+        extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }),
+      }),
+    ]);
   });
 
-  it('replays after a cursor only the CONFIRMED notifications, then goes on live, each once', async () => {
+  it('replays after a confirmed cursor what was confirmed after it, in the order of the confirmations, then goes on live, each once', async () => {
     const bank = await startFakeCollectionBank();
     const app = await startConfirmingApp(bank);
+    const live = await subscribe(app, { confirmed: true }, 1);
     const [first, forged, tampered, fourth, fifth, later] = Array.from({ length: 6 }, () => notificationBody());
     for (const body of [first!, fourth!, fifth!, later!]) bank.know(transferOf(body));
     bank.know(transferOf(tampered!, { currency: 'USD' }));
     const laterAnswer = Promise.withResolvers<void>();
     bank.answer(later!.settlementId, { after: laterAnswer.promise, answer: 'known' });
     for (const body of [first, forged, tampered, fourth, fifth, later]) await app.deliver(body!);
-    await confirmationOf(app, fifth!.settlementId, 'CONFIRMED');
+    await live.atLeast(3);
     await confirmationOf(app, tampered!.settlementId, 'MISMATCHED');
     await confirmationOf(app, forged!.settlementId, 'NOT_AT_BANK');
 
-    const { data } = await app.query(`{ collectionNotification(settlementId: "${first!.settlementId}") { cursor } }`);
-    const resumed = await subscribe(app, { confirmed: true, after: data!.collectionNotification.cursor });
+    const resumed = await subscribe(app, { confirmed: true, after: live[0]!.cursor });
     await resumed.atLeast(2);
-    expect(idsOf(resumed)).toEqual([fourth!.settlementId, fifth!.settlementId]);
+    expect(resumed.map((event) => event.cursor)).toEqual(live.slice(1, 3).map((event) => event.cursor));
 
     laterAnswer.resolve();
     await resumed.atLeast(3);
-    expect(idsOf(resumed)).toEqual([fourth, fifth, later].map((body) => body!.settlementId));
+    await live.atLeast(4);
+    expect(idsOf(resumed)).toEqual(idsOf(live).slice(1));
+    expect(idsOf(live).sort()).toEqual([first, fourth, fifth, later].map((body) => body!.settlementId).sort());
     expect(resumed.every((event) => event.status === 'CONFIRMED')).toBe(true);
+    // A cursor of the plain stream is refused there, naming `after`.
+    const { data } = await app.query(`{ collectionNotification(settlementId: "${first!.settlementId}") { cursor } }`);
+    const refused = await subscribe(app, { confirmed: true, after: data!.collectionNotification.cursor });
+    await waitFor(() => refused.ended);
+    expect(refused.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(/^after: /),
+        extensions: expect.objectContaining({ code: 'BAD_USER_INPUT' }),
+      }),
+    ]);
   });
 
   it("hands only CONFIRMED notifications to a confirmed subscription over the router's callback protocol", async () => {
