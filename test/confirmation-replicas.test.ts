@@ -67,4 +67,29 @@ describe.skipIf(!databaseUrl || !redisUrl)('confirmation on two replicas on Post
     expect(down.calls('verifyBySettlementId')).toBeGreaterThan(0);
     expect(bank.calls('verifyBySettlementId')).toBe(2);
   }, 30_000);
+
+  it('resumes a confirmed cursor of one replica on the other: the log of confirmations in the same order, no gap, no duplicate', async () => {
+    const storeUrl = await isolatedPostgresUrl(databaseUrl!);
+    const bank = await startFakeCollectionBank();
+    const env = { STORE_URL: storeUrl, PUBSUB_URL: redisUrl! };
+    const [a, b] = [await startConfirmingApp(bank, env), await startConfirmingApp(bank, env)];
+    const onA = await subscribe(a, { confirmed: true }, 1);
+    const deliverAll = async (count: number) => {
+      const bodies = Array.from({ length: count }, () => notificationBody());
+      for (const body of bodies) bank.know(transferOf(body));
+      // Stored, and so confirmed, by both replicas at once: confirmations commit in any order.
+      await Promise.all(bodies.map(async (body, i) => expect((await [a, b][i % 2]!.deliver(body)).reply.responseCode).toBe('00')));
+      return bodies;
+    };
+    const early = await deliverAll(20);
+    await onA.atLeast(20);
+    // An app that gave value on the first eight on A resumes on B after the eighth's cursor.
+    const onB = await subscribe(b, { confirmed: true, after: onA[7]!.cursor });
+    const later = await deliverAll(20);
+    await onA.atLeast(40);
+    await onB.atLeast(32);
+    expect(onB.map((event) => event.cursor)).toEqual(onA.slice(8).map((event) => event.cursor));
+    expect(new Set(idsOf(onA))).toEqual(new Set([...early, ...later].map((body) => body.settlementId)));
+    expect(onA.every((event) => event.status === 'CONFIRMED')).toBe(true);
+  }, 30_000);
 });

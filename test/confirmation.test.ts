@@ -215,7 +215,7 @@ describe('confirmation with the bank', () => {
     bank.answerEvery({ status: 503 });
     const bodies = Array.from({ length: 6 }, () => notificationBody());
     for (const body of bodies) bank.know(transferOf(body));
-    const failures = () => scrape(app, 'collection_confirmation_failures_total{code="UPSTREAM_UNAVAILABLE"}');
+    const failures = async () => (await scrape(app, 'collection_confirmation_failures_total{code="UPSTREAM_UNAVAILABLE"}')) ?? 0;
     expect((await app.deliver(bodies[0]!)).reply.responseCode).toBe('00');
     await waitFor(async () => ((await failures()) >= 1 ? true : undefined));
     queryFile(path, `UPDATE collection_notifications SET confirmation_due_ms = 0 WHERE settlement_id = '${refused.settlementId}'`);
