@@ -67,7 +67,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(await verdict({ settlementId: 'NOT-A-TRANSFER' })).toMatchObject({ verdict: 'UNKNOWN', atBank: null, stored: null });
   });
 
-  it('recovers a `simulate:transfer --lost` one by REPUSH: the sandbox bank delivers it again, and it arrives on the confirmed stream once confirmed', async () => {
+  it('recovers a `simulate:transfer --lost` one by REPUSH: the sandbox bank delivers it again, stored before the call answers, and on the confirmed stream once confirmed', async () => {
     const app = await start();
     const confirmed = await subscribe(app, { confirmed: true }, 1);
     const printed = await simulateTransfer(['--url', app.baseUrl, '--lost']);
@@ -82,6 +82,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       recovered: 1,
       items: [{ id: lost.settlementId, verdict: 'MISSING_HERE', recovered: true, error: null }],
     });
+    // Recovered means stored: the sandbox bank's delivery went through the webhook before the call answered.
+    const stored = await app.query('query ($id: ID!) { collectionNotification(settlementId: $id) { source } }', { id: lost.settlementId });
+    expect(stored.data!.collectionNotification).toEqual({ source: 'WEBHOOK' });
     expect(await confirmed.first((event) => event.settlementId === lost.settlementId, 15_000)).toMatchObject({ status: 'CONFIRMED' });
     const after = await check(app, NONE, { settlementId: lost.settlementId });
     expect(after.data!.bankTransaction).toMatchObject({
