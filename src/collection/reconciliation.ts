@@ -187,7 +187,9 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       const quarantined = await quarantinedOf(idsOf({ kind: 'settlementId', id: atBank.settlementId }, atBank)).catch(() => [
         arrival.refusal,
       ]);
-      const error = `UPSTREAM_INVALID_RESPONSE: the bank sent it again and the webhook refused it (${reason}): see quarantined; nothing was stored.`;
+      // The bank's notification broke the webhook's rules, or the store refused its row: whose fault the code says.
+      const code = kind === 'UNSTORABLE' ? 'INTERNAL_SERVER_ERROR' : 'UPSTREAM_INVALID_RESPONSE';
+      const error = `${code}: the bank sent it again and the webhook refused it (${reason}): see quarantined; nothing was stored.`;
       return { recovered: false, error, quarantined };
     }
     logger.warn(ids, 'reconciliation: a repushed transfer has not arrived in time');
