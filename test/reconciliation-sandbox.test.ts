@@ -22,8 +22,11 @@ async function simulateTransfer(args: string[]): Promise<string> {
 
 describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconciliation with the sandbox bank on $name', (backend) => {
   async function start() {
+    return (await startWith()).app;
+  }
+  async function startWith() {
     const database = await backend.create();
-    return startApp({ STORE_URL: database.storeUrl });
+    return { database, app: await startApp({ STORE_URL: database.storeUrl }) };
   }
 
   it('finds a delivered transfer MATCHED, a lost one MISSING_HERE, a forged one NOT_AT_BANK, a tampered one MISMATCHED, and a stranger UNKNOWN', async () => {
@@ -67,7 +70,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(await verdict({ settlementId: 'NOT-A-TRANSFER' })).toMatchObject({ verdict: 'UNKNOWN', atBank: null, stored: null });
   });
 
-  it('recovers a `simulate:transfer --lost` one by REPUSH: the sandbox bank delivers it again, and it arrives on the confirmed stream once confirmed', async () => {
+  it('recovers a `simulate:transfer --lost` one by REPUSH: the sandbox bank delivers it again, stored before the call answers, and on the confirmed stream once confirmed', async () => {
     const app = await start();
     const confirmed = await subscribe(app, { confirmed: true }, 1);
     const printed = await simulateTransfer(['--url', app.baseUrl, '--lost']);
@@ -82,6 +85,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       recovered: 1,
       items: [{ id: lost.settlementId, verdict: 'MISSING_HERE', recovered: true, error: null }],
     });
+    // Recovered means stored: the sandbox bank's delivery went through the webhook before the call answered.
+    const stored = await app.query('query ($id: ID!) { collectionNotification(settlementId: $id) { source } }', { id: lost.settlementId });
+    expect(stored.data!.collectionNotification).toEqual({ source: 'WEBHOOK' });
     expect(await confirmed.first((event) => event.settlementId === lost.settlementId, 15_000)).toMatchObject({ status: 'CONFIRMED' });
     const after = await check(app, NONE, { settlementId: lost.settlementId });
     expect(after.data!.bankTransaction).toMatchObject({
@@ -89,6 +95,29 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       atBank: { acknowledged: true },
       stored: { settlementId: lost.settlementId },
     });
+  });
+
+  it('reports a REPUSH the webhook refused (the sandbox bank delivered it, the store refused its row) as not recovered, with its quarantined delivery', async () => {
+    const { app, database } = await startWith();
+    const lost = await sandboxTransfer(app, { amount: '1500.00', lost: true });
+    // The store refuses its row: the sandbox bank's delivery is refused (02) and kept, never stored.
+    await database.refuseRow(lost.settlementId);
+
+    const { data, errors } = await reconcile(app, NONE, { settlementIds: [lost.settlementId], recover: 'REPUSH' });
+    expect(errors).toBeUndefined();
+    expect(data!.reconcileCollections).toMatchObject({ checked: 1, missingHere: 1, recovered: 0, failed: 0 });
+    expect(data!.reconcileCollections.items).toEqual([
+      {
+        id: lost.settlementId,
+        verdict: 'MISSING_HERE',
+        differences: [],
+        recovered: false,
+        error:
+          'INTERNAL_SERVER_ERROR: the bank sent it again and the webhook refused it (store_refused_row): see quarantined; nothing was stored.',
+        quarantined: [{ kind: 'UNSTORABLE', reason: 'store_refused_row', settlementId: lost.settlementId, sessionId: lost.sessionId }],
+      },
+    ]);
+    expect(await database.countRows()).toBe(0);
   });
 
   it("recovers a lost transfer by IMPORT: stored at once from the bank's record, on both streams", async () => {

@@ -6,10 +6,10 @@ import { notificationBody } from './helpers/app.ts';
 import { subscribe, transferOf } from './helpers/confirming.ts';
 import { startFakeCollectionBank } from './helpers/fake-collection-bank.ts';
 import { bankCalls, scrape } from './helpers/metrics.ts';
-import { check, reconcile, SANDBOX_PAIR, startReconcilingApp, tokenFor } from './helpers/reconciling.ts';
+import { RECONCILE_CONCURRENCY } from '../src/collection/reconciliation.ts';
+import { check, QUEUED_NEVER_SENT, reconcile, SANDBOX_PAIR, startReconcilingApp, tokenFor } from './helpers/reconciling.ts';
 import { serviceUrl } from './helpers/services.ts';
 import { databaseUrl, isolatedPostgresUrl, urlStoreBackends } from './helpers/stores.ts';
-import { waitFor } from './helpers/wait.ts';
 
 const STORED = `query ($id: ID!) {
   collectionNotification(settlementId: $id) { settlementId sessionId transactionAmount settledAmount feeAmount vatAmount rawBody source confirmation { status differences acknowledgedByBank } }
@@ -136,7 +136,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       unknown: 0,
       recovered: 1,
       failed: 0,
-      items: [{ id: lost.settlementId, verdict: 'MISSING_HERE', differences: [], recovered: true, error: null }],
+      items: [{ id: lost.settlementId, verdict: 'MISSING_HERE', differences: [], recovered: true, error: null, quarantined: [] }],
     });
     const stored = (await app.query(STORED, { id: lost.settlementId })).data!.collectionNotification;
     expect(stored).toMatchObject({
@@ -186,7 +186,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect((await app.deliver(delivered)).reply.responseCode).toBe('00');
     const after = await reconcile(app, operator, { settlementIds: [delivered.settlementId], recover: 'IMPORT' });
     expect(after.data!.reconcileCollections.items).toEqual([
-      { id: delivered.settlementId, verdict: 'MATCHED', differences: [], recovered: false, error: null },
+      { id: delivered.settlementId, verdict: 'MATCHED', differences: [], recovered: false, error: null, quarantined: [] },
     ]);
     expect(await database.countRows()).toBe(2);
   });
@@ -214,31 +214,112 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     expect(await database.countRows()).toBe(1);
   });
 
-  it('has the bank send a missing one again (op 17): it arrives through the webhook and is stored', async () => {
-    const { app, bank, operator } = await start();
+  it('answers a REPUSH recovered only once the webhook stored it; refused again, with its quarantine; never arrived, saying the bank queued it', async () => {
+    // Off: the confirmer would ask the bank about what the repushes bring.
+    const { app, bank, operator, database } = await start({ COLLECTION_CONFIRMATION: 'off' });
     const lost = notificationBody();
     const declined = notificationBody();
-    bank.know(transferOf(lost));
-    bank.know(transferOf(declined));
+    // The bank holds it with a 9-digit account: the webhook refuses it (02, kept) every time it comes.
+    const refused = notificationBody({ accountNumber: '012345678' });
+    const silent = notificationBody();
+    for (const body of [lost, declined, refused, silent]) bank.know(transferOf(body));
     bank.answer(declined.settlementId, 'known', { declined: '96', message: 'System malfunction' });
-    const { data } = await reconcile(app, operator, { settlementIds: [lost.settlementId, declined.settlementId], recover: 'REPUSH' });
-    expect(data!.reconcileCollections).toMatchObject({ checked: 2, missingHere: 2, recovered: 1, failed: 0 });
-    expect(data!.reconcileCollections.items).toEqual([
-      { id: lost.settlementId, verdict: 'MISSING_HERE', differences: [], recovered: true, error: null },
+    bank.answer(silent.settlementId, 'known', QUEUED_NEVER_SENT);
+    expect((await app.deliver(refused)).reply.responseCode).toBe('02');
+
+    const ids = [lost, declined, refused, silent].map((body) => body.settlementId);
+    const { data, errors } = await reconcile(app, operator, { settlementIds: ids, recover: 'REPUSH' });
+    expect(errors).toBeUndefined();
+    // Stored by the time the call answers: read at once, never waited for.
+    const stored = (await app.query(STORED, { id: lost.settlementId })).data!.collectionNotification;
+    expect(stored).toMatchObject({ settlementId: lost.settlementId, source: 'WEBHOOK' });
+    const report = data!.reconcileCollections;
+    expect(report).toMatchObject({ checked: 4, missingHere: 4, recovered: 1, failed: 0 });
+    const rejection = {
+      kind: 'REJECTED',
+      reason: 'invalid_account_number',
+      settlementId: refused.settlementId,
+      sessionId: refused.sessionId,
+    };
+    expect(report.items).toEqual([
+      { id: lost.settlementId, verdict: 'MISSING_HERE', differences: [], recovered: true, error: null, quarantined: [] },
       {
         id: declined.settlementId,
         verdict: 'MISSING_HERE',
         differences: [],
         recovered: false,
         error: 'UPSTREAM_REJECTED: the bank did not queue it to be delivered again (responseCode 96: System malfunction).',
+        quarantined: [],
+      },
+      {
+        id: refused.settlementId,
+        verdict: 'MISSING_HERE',
+        differences: [],
+        recovered: false,
+        error:
+          'UPSTREAM_INVALID_RESPONSE: the bank sent it again and the webhook refused it (invalid_account_number): see quarantined; nothing was stored.',
+        // The first delivery's refusal, and the repushed one's.
+        quarantined: [rejection, rejection],
+      },
+      {
+        id: silent.settlementId,
+        verdict: 'MISSING_HERE',
+        differences: [],
+        recovered: false,
+        error: 'UPSTREAM_UNAVAILABLE: the bank queued it to be sent again, but it has not arrived within 10 s; check this id again later.',
+        quarantined: [],
       },
     ]);
-    const delivery = await bank.deliveries.first((one) => one.settlementId === lost.settlementId);
-    expect(delivery).toMatchObject({ status: 200, reply: { responseCode: '00' } });
-    const stored = await waitFor(
-      async () => (await app.query(STORED, { id: lost.settlementId })).data?.collectionNotification ?? undefined,
-    );
-    expect(stored).toMatchObject({ settlementId: lost.settlementId, source: 'WEBHOOK' });
+    expect(await bank.deliveries.first((one) => one.settlementId === refused.settlementId)).toMatchObject({
+      reply: { responseCode: '02' },
+    });
+    expect(await database.countRows()).toBe(1);
+    expect(await scrape(app, 'collection_reconciliation_recoveries_total{mode="REPUSH",outcome="recovered"}')).toBe(1);
+    expect(await scrape(app, 'collection_reconciliation_recoveries_total{mode="REPUSH",outcome="not_recovered"}')).toBe(3);
+  }, 30_000);
+
+  it("waits for a list's repushed deliveries side by side: each is recovered when the bank sends them only once asked for all", async () => {
+    const { app, bank, operator } = await start({ COLLECTION_CONFIRMATION: 'off' });
+    const lost = Array.from({ length: 2 * RECONCILE_CONCURRENCY }, () => notificationBody());
+    for (const body of lost) {
+      bank.know(transferOf(body));
+      bank.answer(body.settlementId, 'known', QUEUED_NEVER_SENT);
+    }
+    const answer = reconcile(app, operator, { settlementIds: lost.map((body) => body.settlementId), recover: 'REPUSH' });
+    // Waits that held the list's places with the bank would have asked for half of them by now, then waited 10 s.
+    await bank.received.until((requests) => requests.filter((one) => one.operation === 'repush').length === lost.length);
+    for (const body of lost) expect((await app.deliver(body)).reply.responseCode).toBe('00');
+    const { data, errors } = await answer;
+    expect(errors).toBeUndefined();
+    expect(data!.reconcileCollections).toMatchObject({ checked: lost.length, missingHere: lost.length, recovered: lost.length });
+  });
+
+  it('never imports a second money record of one NIP session: the bank holding it under another settlementId is MISMATCHED', async () => {
+    const { app, bank, operator, database } = await start({ COLLECTION_CONFIRMATION: 'off' });
+    const delivered = notificationBody();
+    expect((await app.deliver(delivered)).reply.responseCode).toBe('00');
+    const elsewhere = `${delivered.settlementId}7`;
+    bank.know(transferOf(delivered, { settlementId: elsewhere }));
+
+    for (const recover of ['IMPORT', 'REPUSH'] as const) {
+      const { data, errors } = await reconcile(app, operator, { settlementIds: [elsewhere], recover });
+      expect(errors).toBeUndefined();
+      expect(data!.reconcileCollections).toMatchObject({
+        checked: 1,
+        mismatched: 1,
+        missingHere: 0,
+        recovered: 0,
+        items: [{ id: elsewhere, verdict: 'MISMATCHED', differences: ['settlementId'], recovered: false, error: null, quarantined: [] }],
+      });
+    }
+    const { data } = await check(app, operator, { settlementId: elsewhere });
+    expect(data!.bankTransaction).toMatchObject({
+      verdict: 'MISMATCHED',
+      differences: ['settlementId'],
+      stored: { settlementId: delivered.settlementId },
+    });
+    expect(await database.countRows()).toBe(1);
+    expect(bank.calls('repush')).toBe(0);
   });
 
   it('counts an id the bank could not be asked about as failed, with its error, and answers the others', async () => {
@@ -262,6 +343,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       differences: [],
       recovered: false,
       error: expect.stringMatching(/^UPSTREAM_UNAVAILABLE: /),
+      quarantined: [],
     });
     expect(report.items[1].error).not.toMatch(/http|127\.0\.0\.1/);
 
@@ -391,5 +473,23 @@ describe.skipIf(!databaseUrl || !redisUrl)('reconciliation on two replicas on Po
     expect(stored.data!.collectionNotifications.nodes).toEqual([{ settlementId: lost.settlementId, source: 'RECONCILED' }]);
     expect(everything.filter((event) => event.settlementId === lost.settlementId)).toHaveLength(1);
     expect(confirmed.filter((event) => event.settlementId === lost.settlementId)).toHaveLength(1);
+  });
+
+  it("answers a REPUSH asked of one replica recovered once the other replica's webhook stored the delivery", async () => {
+    const bank = await startFakeCollectionBank(SANDBOX_PAIR);
+    const env = { STORE_URL: await isolatedPostgresUrl(databaseUrl!), PUBSUB_URL: redisUrl!, COLLECTION_CONFIRMATION: 'off' };
+    const a = await startReconcilingApp(bank, env);
+    // The bank delivers to the replica started last.
+    await startReconcilingApp(bank, env);
+    const lost = notificationBody();
+    bank.know(transferOf(lost));
+
+    const { data } = await reconcile(a.app, a.operator, { settlementIds: [lost.settlementId], recover: 'REPUSH' });
+    expect(data!.reconcileCollections).toMatchObject({ recovered: 1, items: [{ recovered: true, error: null }] });
+    expect(await bank.deliveries.first((one) => one.settlementId === lost.settlementId)).toMatchObject({ reply: { responseCode: '00' } });
+    const stored = await a.app.query('query ($id: ID!) { collectionNotification(settlementId: $id) { source } }', {
+      id: lost.settlementId,
+    });
+    expect(stored.data!.collectionNotification).toEqual({ source: 'WEBHOOK' });
   });
 });

@@ -791,12 +791,21 @@ export type ReconcileItem = {
   differences: Array<Scalars['String']['output']>;
   /**
    * `CODE: message`: why the bank could not be asked (`UPSTREAM_UNAVAILABLE: …`), or why a recovery
-   * did not happen (the bank declined the repush, the record could not be stored); null otherwise.
+   * did not happen (the bank declined the repush; the webhook refused the repushed delivery again; it
+   * had not arrived in time; the record could not be stored); null otherwise.
    */
   error?: Maybe<Scalars['String']['output']>;
   /** The id as given. */
   id: Scalars['String']['output'];
-  /** Whether a `MISSING_HERE` transfer was recovered: queued by the bank (`REPUSH`) or stored (`IMPORT`). */
+  /**
+   * A `MISSING_HERE` transfer's quarantined deliveries (by either id), newest first: why it is missing,
+   * and, where a repushed delivery was refused again, that refusal. Empty for the other verdicts.
+   */
+  quarantined: Array<QuarantinedDelivery>;
+  /**
+   * Whether a money record of this `MISSING_HERE` transfer is stored now: its repushed delivery stored
+   * through the webhook (`REPUSH`, waited for up to 10 s), or the bank's record stored (`IMPORT`).
+   */
   recovered: Scalars['Boolean']['output'];
   /** How the two sides compare; null when the bank could not be asked (see `error`). */
   verdict?: Maybe<ReconcileVerdict>;
@@ -822,7 +831,7 @@ export type ReconcileReport = {
   missingHere: Scalars['Int']['output'];
   /** How many are `NOT_AT_BANK`. */
   notAtBank: Scalars['Int']['output'];
-  /** Of the `MISSING_HERE` ones, how many were recovered: queued by the bank (`REPUSH`) or stored (`IMPORT`). */
+  /** Of the `MISSING_HERE` ones, how many have a money record stored now (`REPUSH` delivered and stored, or `IMPORT`). */
   recovered: Scalars['Int']['output'];
   /** How many are `UNKNOWN`. */
   unknown: Scalars['Int']['output'];
@@ -853,7 +862,8 @@ export type RecoverMode =
   | 'NONE'
   /**
    * The bank is asked to send its notification again (op 17): it arrives through the webhook, with all
-   * its checks, stored and published like any delivery. `recovered` says whether the bank queued it.
+   * its checks, stored and published like any delivery. The call waits up to 10 s for it to be stored
+   * (the waits of a list run side by side); `recovered` says it was.
    */
   | 'REPUSH';
 
@@ -1379,6 +1389,7 @@ export type ReconcileItemResolvers<ContextType = Context, ParentType extends Res
   differences?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  quarantined?: Resolver<Array<ResolversTypes['QuarantinedDelivery']>, ParentType, ContextType>;
   recovered?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   verdict?: Resolver<Maybe<ResolversTypes['ReconcileVerdict']>, ParentType, ContextType>;
 }>;

@@ -1,7 +1,8 @@
 // Reconciliation with the bank: a transfer checked with the bank's collection service on demand (ops
 // 15/16) and set beside what the store holds, and a list of them checked a few at a time, each one the
-// bank holds that never reached the store recovered: sent again through the webhook (op 17), or the
-// bank's own record stored as the money record, exactly once, and published like any delivery.
+// bank holds that never reached the store recovered: sent again through the webhook (op 17) and waited
+// for until stored, or the bank's own record stored as the money record, exactly once, and published
+// like any delivery. `recovered` is said only of a money record stored by the time the call answers.
 import pMap from 'p-map';
 import type { GraphQLError } from 'graphql';
 import {
@@ -12,6 +13,7 @@ import {
   type CollectionNotificationRecord,
   type Comparison,
   type NewCollectionNotification,
+  type QuarantinedDeliveryRecord,
   type ReconcileItemRecord,
   type ReconcileReportRecord,
   type RecoverMode,
@@ -26,6 +28,7 @@ import type { CollectionStore } from '../store/types.ts';
 import type { CollectionClient } from '../upstream/types.ts';
 import type { NotificationFeed } from './notification-feed.ts';
 import { parseNotification } from './notification.ts';
+import { createArrivalWatch, REPUSH_WAIT_MS, type Arrival, type ArrivalWatch } from './repush-arrivals.ts';
 
 /** Ids of one list asked of the bank at once: a few, so a list of 200 never lands on the bank together. */
 export const RECONCILE_CONCURRENCY = 4;
@@ -42,8 +45,8 @@ export interface ReconciliationDeps {
   resend: Pick<CollectionClient, 'repush'>;
   /** The whole store: operators reconcile every account. */
   store: Pick<CollectionStore, 'getMany' | 'findBySessionId' | 'insert' | 'quarantine'>;
-  /** Told of an import's commit, as of a delivery's: every replica's subscribers get it. */
-  notificationFeed: Pick<NotificationFeed, 'announce'>;
+  /** Told of an import's commit, as of a delivery's: every replica's subscribers get it; wakes a REPUSH's wait. */
+  notificationFeed: Pick<NotificationFeed, 'announce' | 'onAdvance'>;
   /** `BANK_TIMEZONE`: how an imported record's bank time is read, as the webhook reads it. */
   timezone: string;
   metrics: Metrics;
@@ -62,7 +65,10 @@ export interface TransferIds {
 export interface Reconciliation {
   /** Asks the bank about one transfer and sets its answer beside the store's; a bank failure rejects (UPSTREAM_*). */
   check(asked: TransferId): Promise<BankTransactionCheckRecord>;
-  /** Checks each distinct id (a few at a time) and recovers what is MISSING_HERE as `recover` says; never rejects for one id. */
+  /**
+   * Checks each distinct id (a few at a time) and recovers what is MISSING_HERE as `recover` says, a
+   * REPUSH waiting for its delivery to be stored (the waits of a list run side by side); never rejects for one id.
+   */
   reconcile(list: TransferIds, recover: RecoverMode): Promise<ReconcileReportRecord>;
 }
 
@@ -73,54 +79,85 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
   const askBank = ({ kind, id }: TransferId) =>
     kind === 'sessionId' ? bank.collection.verifyBySessionId(id) : bank.collection.verifyBySettlementId(id);
 
-  /** The money record of the transfer: the bank's settlementId's, else the first with the session id asked by. */
+  /**
+   * The money record of the transfer: the bank's settlementId's (or the one asked by), else one with
+   * its NIP session id. A session is one transfer, so a record of it under another settlementId is
+   * that transfer's (compared: `settlementId` differs), never a reason to store a second one.
+   */
   async function storedOf(asked: TransferId, atBank: BankTransactionRecord | null): Promise<CollectionNotificationRecord | null> {
     const settlementId = atBank?.settlementId ?? (asked.kind === 'settlementId' ? asked.id : undefined);
     const [bySettlement] = settlementId === undefined ? [null] : await store.getMany([settlementId]);
-    if (bySettlement || asked.kind !== 'sessionId') return bySettlement ?? null;
-    return store.findBySessionId(asked.id);
+    if (bySettlement) return bySettlement;
+    const sessionId = (atBank?.sessionId ?? (asked.kind === 'sessionId' ? asked.id : '')).trim();
+    return sessionId === '' ? null : store.findBySessionId(sessionId);
   }
+
+  /** The quarantined deliveries with either id of the transfer, newest first. */
+  const quarantinedOf = (ids: { settlementIds: string[]; sessionIds: string[] }) =>
+    store.quarantine.withTransferIds({
+      settlementIds: distinct(ids.settlementIds),
+      sessionIds: distinct(ids.sessionIds),
+      limit: MAX_QUARANTINED_LISTED,
+    });
 
   const count = (verdict: string) => metrics.reconciliationChecks.inc({ verdict });
 
-  async function reconcileOne(asked: TransferId, recover: RecoverMode): Promise<ReconcileItemRecord> {
+  /**
+   * One id checked, and recovered as `recover` says: `item` is its line, settled once a repushed
+   * delivery has been waited for, so the wait holds none of the list's places with the bank.
+   */
+  async function reconcileOne(
+    asked: TransferId,
+    recover: RecoverMode,
+    arrivals: ArrivalWatch,
+  ): Promise<{ item: Promise<ReconcileItemRecord> }> {
     let atBank: BankTransactionRecord | null;
-    let stored: CollectionNotificationRecord | null;
+    let comparison: Comparison;
+    let quarantined: QuarantinedDeliveryRecord[] = [];
     try {
       atBank = await askBank(asked);
-      stored = await storedOf(asked, atBank);
+      comparison = compareWithBank(atBank, await storedOf(asked, atBank));
+      // What the webhook refused of a missing one: why it is missing, and where a repush's refusal will show.
+      if (comparison.verdict === 'MISSING_HERE' && atBank !== null) quarantined = await quarantinedOf(idsOf(asked, atBank));
     } catch (error) {
       count('FAILED');
+      const message = describe(error, logger, asked, 'the store could not be read; check this id again.');
+      return { item: Promise.resolve({ id: asked.id, verdict: null, differences: [], recovered: false, error: message, quarantined: [] }) };
+    }
+    count(comparison.verdict);
+    const item = (recovery: Recovery = { recovered: false, error: null }): ReconcileItemRecord => {
+      if (comparison.verdict === 'MISSING_HERE' && recover !== 'NONE') {
+        metrics.reconciliationRecoveries.inc({ mode: recover, outcome: recovery.recovered ? 'recovered' : 'not_recovered' });
+      }
       return {
         id: asked.id,
-        verdict: null,
-        differences: [],
-        recovered: false,
-        error: describe(error, logger, asked, 'the store could not be read; check this id again.'),
+        ...(recovery.comparison ?? comparison),
+        recovered: recovery.recovered,
+        error: recovery.error,
+        // Stored meanwhile (compared instead): no longer missing, so nothing of it is listed.
+        quarantined: recovery.quarantined ?? (recovery.comparison ? [] : quarantined),
       };
-    }
-    const comparison = compareWithBank(atBank, stored);
-    count(comparison.verdict);
-    const item = (outcome: Comparison, recovered = false, error: string | null = null): ReconcileItemRecord => ({
-      id: asked.id,
-      ...outcome,
-      recovered,
-      error,
-    });
-    if (comparison.verdict !== 'MISSING_HERE' || recover === 'NONE' || atBank === null) return item(comparison);
-    const recovery = recover === 'REPUSH' ? await repush(atBank) : await importRecord(atBank);
-    metrics.reconciliationRecoveries.inc({ mode: recover, outcome: recovery.recovered ? 'recovered' : 'not_recovered' });
-    return item(recovery.comparison ?? comparison, recovery.recovered, recovery.error);
+    };
+    if (comparison.verdict !== 'MISSING_HERE' || recover === 'NONE' || atBank === null) return { item: Promise.resolve(item()) };
+    if (recover === 'IMPORT') return { item: Promise.resolve(item(await importRecord(atBank))) };
+    const queued = await repush(atBank);
+    if (queued !== undefined) return { item: Promise.resolve(item(queued)) };
+    const { settlementId, sessionId } = atBank;
+    return {
+      item: arrivals
+        .wait({ settlementId, sessionId, quarantinedBefore: quarantined })
+        .then(async (arrival) => item(await arrived(atBank, arrival))),
+    };
   }
 
-  /** Op 17: the bank sends the notification again, through the webhook and all its rules. */
-  async function repush(atBank: BankTransactionRecord): Promise<Recovery> {
+  /** Op 17: the bank sends the notification again, through the webhook and all its rules. Undefined once it is queued, else why not. */
+  async function repush(atBank: BankTransactionRecord): Promise<Recovery | undefined> {
     const ids = { settlementId: atBank.settlementId, sessionId: atBank.sessionId };
     try {
       const answer = await deps.resend.repush(ids);
       if (answer.queued) {
         logger.info({ ...ids, operator: deps.operator }, 'reconciliation: the bank queued a missing transfer to be delivered again');
-        return { recovered: true, error: null };
+        return undefined;
       }
       const said = `responseCode ${answer.responseCode}${answer.responseMessage === null ? '' : `: ${answer.responseMessage}`}`;
       return { recovered: false, error: `UPSTREAM_REJECTED: the bank did not queue it to be delivered again (${said}).` };
@@ -135,6 +172,31 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         ),
       };
     }
+  }
+
+  /** A queued repush's outcome: stored, refused again by the webhook (its quarantined deliveries listed), or not arrived in time. */
+  async function arrived(atBank: BankTransactionRecord, arrival: Arrival): Promise<Recovery> {
+    const ids = { settlementId: atBank.settlementId, sessionId: atBank.sessionId, operator: deps.operator };
+    if (arrival.outcome === 'stored') {
+      logger.info(ids, 'reconciliation: a repushed transfer arrived and is stored');
+      return { recovered: true, error: null };
+    }
+    if (arrival.outcome === 'quarantined') {
+      const { kind, reason } = arrival.refusal;
+      logger.warn({ ...ids, quarantine: kind, reason }, 'reconciliation: the webhook refused a repushed transfer again');
+      const quarantined = await quarantinedOf(idsOf({ kind: 'settlementId', id: atBank.settlementId }, atBank)).catch(() => [
+        arrival.refusal,
+      ]);
+      // The bank's notification broke the webhook's rules, or the store refused its row: whose fault the code says.
+      const code = kind === 'UNSTORABLE' ? 'INTERNAL_SERVER_ERROR' : 'UPSTREAM_INVALID_RESPONSE';
+      const error = `${code}: the bank sent it again and the webhook refused it (${reason}): see quarantined; nothing was stored.`;
+      return { recovered: false, error, quarantined };
+    }
+    logger.warn(ids, 'reconciliation: a repushed transfer has not arrived in time');
+    const error = arrival.unreadable
+      ? `INTERNAL_SERVER_ERROR: the bank queued it to be sent again, and the store could not be read to see it arrive; check this id again.`
+      : `UPSTREAM_UNAVAILABLE: the bank queued it to be sent again, but it has not arrived within ${REPUSH_WAIT_MS / 1000} s; check this id again later.`;
+    return { recovered: false, error };
   }
 
   /** The bank's record stored as the money record, once by its settlementId; a transfer stored meanwhile is compared instead. */
@@ -179,26 +241,34 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       const stored = await storedOf(asked, atBank);
       const comparison = compareWithBank(atBank, stored);
       count(comparison.verdict);
-      const ids = (field: TransferIdKind) => distinct([asked.kind === field ? asked.id : '', atBank?.[field] ?? '', stored?.[field] ?? '']);
-      const quarantined = await store.quarantine.withTransferIds({
-        settlementIds: ids('settlementId'),
-        sessionIds: ids('sessionId'),
-        limit: MAX_QUARANTINED_LISTED,
-      });
+      const quarantined = await quarantinedOf(idsOf(asked, atBank, stored));
       return { ...comparison, atBank, stored, quarantined };
     },
     async reconcile({ kind, ids }, recover) {
-      const items = await pMap(distinct(ids), (id) => reconcileOne({ kind, id }, recover), { concurrency: RECONCILE_CONCURRENCY });
-      return reconcileReport(items);
+      const arrivals = createArrivalWatch({ store, notificationFeed: deps.notificationFeed, logger });
+      const lines = await pMap(distinct(ids), (id) => reconcileOne({ kind, id }, recover, arrivals), {
+        concurrency: RECONCILE_CONCURRENCY,
+      });
+      return reconcileReport(await Promise.all(lines.map((line) => line.item)));
     },
   };
 }
 
-/** What a recovery came to; `comparison` when the transfer turned out stored meanwhile. */
+/** What a recovery came to; `comparison` when the transfer turned out stored meanwhile, `quarantined` when refused again. */
 interface Recovery {
   recovered: boolean;
   error: string | null;
   comparison?: Comparison | undefined;
+  quarantined?: QuarantinedDeliveryRecord[] | undefined;
+}
+
+/** Each id of a transfer: the one asked by, the bank's and the stored record's. */
+function idsOf(
+  asked: TransferId,
+  ...records: ({ settlementId: string; sessionId: string | null } | null)[]
+): { settlementIds: string[]; sessionIds: string[] } {
+  const ids = (field: TransferIdKind) => [asked.kind === field ? asked.id : '', ...records.map((record) => record?.[field] ?? '')];
+  return { settlementIds: ids('settlementId'), sessionIds: ids('sessionId') };
 }
 
 /**

@@ -49,7 +49,8 @@ export interface BankTransactionCheckRecord extends Comparison {
 
 /**
  * One id of `reconcileCollections`: its verdict, or (`verdict` null) the error that kept the bank
- * from being asked; `recovered` when a `MISSING_HERE` one was queued by the bank or imported.
+ * from being asked; `recovered` when a money record of a `MISSING_HERE` one is stored by the time
+ * the call answers (delivered again and stored through the webhook, or imported).
  */
 export interface ReconcileItemRecord {
   id: string;
@@ -58,6 +59,8 @@ export interface ReconcileItemRecord {
   recovered: boolean;
   /** `CODE: message`: why the bank could not be asked, or why a recovery did not happen. */
   error: string | null;
+  /** A `MISSING_HERE` one's quarantined deliveries (by either id), newest first; empty otherwise. */
+  quarantined: QuarantinedDeliveryRecord[];
 }
 
 /** `reconcileCollections`' answer: the counts (the verdicts and `failed` add up to `checked`) and each id's line. */
@@ -68,7 +71,7 @@ export interface ReconcileReportRecord {
   mismatched: number;
   notAtBank: number;
   unknown: number;
-  /** Of the `MISSING_HERE` ones, how many were queued by the bank (REPUSH) or stored (IMPORT). */
+  /** Of the `MISSING_HERE` ones, how many have a money record stored now (REPUSH delivered and stored, or IMPORT). */
   recovered: number;
   /** Ids the bank could not be asked about: no verdict. */
   failed: number;

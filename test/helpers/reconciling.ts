@@ -69,9 +69,15 @@ export const CHECK = `query ($sessionId: String, $settlementId: String) {
 export const RECONCILE = `mutation ($sessionIds: [String!], $settlementIds: [String!], $recover: RecoverMode) {
   reconcileCollections(sessionIds: $sessionIds, settlementIds: $settlementIds, recover: $recover) {
     checked matched missingHere mismatched notAtBank unknown recovered failed
-    items { id verdict differences recovered error }
+    items { id verdict differences recovered error quarantined { kind reason settlementId sessionId } }
   }
 }`;
+
+/** Op 17's `00` with no delivery after it: the bank says it queued the notification, and never sends it. */
+export const QUEUED_NEVER_SENT = {
+  status: 200,
+  body: { requestSuccessful: true, responseCode: '00', responseMessage: 'Transaction has been queued for repush' },
+} as const;
 
 /** `bankTransaction` for one id, as `headers`' caller. */
 export function check(
