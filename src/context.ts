@@ -115,6 +115,7 @@ export function createContext(services: ContextDeps, transport: OperationTranspo
       resend: services.bank.collection,
       store: services.store,
       notificationFeed: services.notificationFeed,
+      onConfirmed: () => services.confirmedFeed?.decided(),
       timezone: services.bankTimezone,
       metrics: services.metrics,
       logger: services.logger,

@@ -47,6 +47,8 @@ export interface ReconciliationDeps {
   store: Pick<CollectionStore, 'getMany' | 'findBySessionId' | 'insert' | 'quarantine'>;
   /** Told of an import's commit, as of a delivery's: every replica's subscribers get it; wakes a REPUSH's wait. */
   notificationFeed: Pick<NotificationFeed, 'announce' | 'onAdvance'>;
+  /** Told of an import's commit: it is stored CONFIRMED, so the confirmed stream hands it out on every replica. */
+  onConfirmed: () => void;
   /** `BANK_TIMEZONE`: how an imported record's bank time is read, as the webhook reads it. */
   timezone: string;
   metrics: Metrics;
@@ -227,6 +229,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       return { recovered: false, error: 'INTERNAL_SERVER_ERROR: it was stored meanwhile and could not be read back; check this id again.' };
     }
     deps.notificationFeed.announce(result.notification.position, result.settled);
+    deps.onConfirmed();
     const { sessionId, accountNumber, transactionAmount } = notification;
     logger.warn(
       { settlementId, sessionId, accountNumber, transactionAmount, operator: deps.operator },
