@@ -103,14 +103,23 @@ describe('loadConfig', () => {
   });
 
   it('confirms with the bank by default, CONFIRMATION_CONCURRENCY at a time, and COLLECTION_CONFIRMATION=off turns it off', () => {
-    expect(loadConfig({}).confirmation).toEqual({ enabled: true, concurrency: 4 });
-    expect(loadConfig({ COLLECTION_CONFIRMATION: 'OFF', CONFIRMATION_CONCURRENCY: '16' }).confirmation).toEqual({
+    expect(loadConfig({}).confirmation).toEqual({ enabled: true, concurrency: 16, notFoundRecheckMs: 1_000 });
+    expect(loadConfig({ COLLECTION_CONFIRMATION: 'OFF', CONFIRMATION_CONCURRENCY: '4' }).confirmation).toEqual({
       enabled: false,
-      concurrency: 16,
+      concurrency: 4,
+      notFoundRecheckMs: 1_000,
     });
     expect(problemsOf({ COLLECTION_CONFIRMATION: 'maybe' })).toEqual(['COLLECTION_CONFIRMATION must be "on" or "off", got "maybe"']);
     expect(problemsOf({ CONFIRMATION_CONCURRENCY: '0' })).toEqual([
       'CONFIRMATION_CONCURRENCY must be a whole number from 1 to 256, got "0"',
+    ]);
+  });
+
+  it('waits CONFIRMATION_NOT_FOUND_RECHECK_S between the two not-found answers: 30 s, 1 s under the sandbox rules', () => {
+    expect(loadConfig(LIVE).confirmation.notFoundRecheckMs).toBe(30_000);
+    expect(loadConfig({ ...LIVE, CONFIRMATION_NOT_FOUND_RECHECK_S: '120' }).confirmation.notFoundRecheckMs).toBe(120_000);
+    expect(problemsOf({ CONFIRMATION_NOT_FOUND_RECHECK_S: '0' })).toEqual([
+      'CONFIRMATION_NOT_FOUND_RECHECK_S must be a whole number from 1 to 86400, got "0"',
     ]);
   });
 
