@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { startFakeCollectionBank, type FakeTransfer } from '../../test/helpers/fake-collection-bank.ts';
+import { SAMPLE_TRANSFER, startFakeCollectionBank } from '../../test/helpers/fake-collection-bank.ts';
 import { lastReceived, postJson, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import {
   createTestClients,
@@ -21,16 +21,7 @@ import { defaultBreakerOptions } from './resilience.ts';
 const PARTNER_7_SIGNATURE =
   '92CD0D2A2D2373A1A8F25C05100E2F6C3E6B4276EEF7AF25F85EF05996E816BBAAADFE1F5B5CE0AA1625989313EF30EEE08B02682CFEF4CD5013DA94649BD29C';
 
-const TRANSFER: FakeTransfer = {
-  sessionId: '000013261122140509123456789012',
-  settlementId: '202611221405091234567890',
-  accountNumber: '0123456789',
-  transactionAmount: '1000.0',
-  settledAmount: '955.0',
-  feeAmount: '45.0',
-  vatAmount: '0.0',
-  tranRemarks: 'Payment for order 1043',
-};
+const TRANSFER = SAMPLE_TRANSFER;
 
 describe('collection client against an independent fake (ops 15 to 17)', () => {
   it('op 16: maps the bank record, amounts as their exact text and times with the bank zone offset', async () => {
@@ -398,5 +389,36 @@ describe('collection client against the sandbox bank (ops 15 to 17)', () => {
       session_id: '',
     });
     await expect(clients.collection.repush({ sessionId: 'NEVER-SENT' })).resolves.toMatchObject({ queued: false, responseCode: '25' });
+  });
+});
+
+describe('the stand-in bank, as confirmation tests use it', () => {
+  it('lags its notifier: not found for as many asks as told, by either id, then the transfer; each ask counted by id', async () => {
+    const bank = await startFakeCollectionBank();
+    bank.know(TRANSFER);
+    bank.lag(TRANSFER.settlementId, { asks: 2 });
+    const { clients } = createTestClients(urlsAt(bank.url));
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toBeNull();
+    await expect(clients.collection.verifyBySessionId(TRANSFER.sessionId)).resolves.toBeNull();
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toMatchObject({ sessionId: TRANSFER.sessionId });
+    expect([bank.asks(TRANSFER.settlementId), bank.asks(TRANSFER.sessionId), bank.asks('S-OTHER')]).toEqual([2, 1, 0]);
+  });
+
+  it('lags for a time: not found until it has passed', async () => {
+    const bank = await startFakeCollectionBank();
+    bank.know(TRANSFER);
+    bank.lag(TRANSFER.settlementId, { ms: 60_000 });
+    const { clients } = createTestClients(urlsAt(bank.url));
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toBeNull();
+    bank.lag(TRANSFER.settlementId, { ms: 0 });
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.not.toBeNull();
+  });
+
+  it('answers slowly when told, and says how many asks it held at once', async () => {
+    const bank = await startFakeCollectionBank({ delayMs: 50 });
+    const { clients } = createTestClients(urlsAt(bank.url));
+    const asks = ['S-1', 'S-2', 'S-3', 'S-4'].map((id) => clients.collection.verifyBySettlementId(id));
+    await expect(Promise.all(asks)).resolves.toEqual([null, null, null, null]);
+    expect(bank.peakInFlight()).toBe(4);
   });
 });
