@@ -97,11 +97,15 @@ export interface PostingClient {
   lookupAccount(input: { accountNumber: string; beneficiaryBank: string }): Promise<AccountRecord>;
 }
 
-/** The bank's collection service (ops 15-17 of its collection API). */
+/**
+ * The bank's collection service (ops 15-17 of its collection API). A verify answers the bank's record
+ * or `null` for its documented not-found answer, and throws an UpstreamError for anything else (an
+ * error envelope, an unreadable answer, a record about another transfer): only those two are verdicts.
+ */
 export interface CollectionClient {
-  /** Op 15: the transfer the bank holds under `sessionId`; `null` when it knows none. */
+  /** Op 15: the transfer the bank holds under `sessionId`; `null` when it answers that it knows none. */
   verifyBySessionId(sessionId: string): Promise<BankTransactionRecord | null>;
-  /** Op 16: the transfer the bank holds under `settlementId`; `null` when it knows none. */
+  /** Op 16: the transfer the bank holds under `settlementId`; `null` when it answers that it knows none. */
   verifyBySettlementId(settlementId: string): Promise<BankTransactionRecord | null>;
   /**
    * Op 17: asks the bank to send a transfer's notification to the webhook again (either id may be
