@@ -1,13 +1,15 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { SAMPLE_TRANSFER, startFakeCollectionBank } from '../../test/helpers/fake-collection-bank.ts';
-import { lastReceived, postJson, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
+import { SAMPLE_TRANSFER, startFakeCollectionBank, type FakeCollectionBank } from '../../test/helpers/fake-collection-bank.ts';
+import { lastReceived, postJson, startRecordedSandbox, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import {
   createTestClients,
   expectNoLeak,
   expectUpstreamError,
   sandboxCollectionCredentials,
   sandboxSecrets,
+  testCollectionCredentials,
   testSecrets,
   urlsAt,
 } from '../../test/helpers/bank-clients.ts';
@@ -20,6 +22,9 @@ import { defaultBreakerOptions } from './resilience.ts';
 // SHA-512 of "partner-7:shh", upper-case hex, computed outside this code (`printf 'partner-7:shh' | sha512sum`).
 const PARTNER_7_SIGNATURE =
   '92CD0D2A2D2373A1A8F25C05100E2F6C3E6B4276EEF7AF25F85EF05996E816BBAAADFE1F5B5CE0AA1625989313EF30EEE08B02682CFEF4CD5013DA94649BD29C';
+
+/** The bank's signature of `text`, worked out here apart from the client's. */
+const sha512Hex = (text: string) => createHash('sha512').update(text).digest('hex').toUpperCase();
 
 const TRANSFER = SAMPLE_TRANSFER;
 
@@ -389,6 +394,74 @@ describe('collection client against the sandbox bank (ops 15 to 17)', () => {
       session_id: '',
     });
     await expect(clients.collection.repush({ sessionId: 'NEVER-SENT' })).resolves.toMatchObject({ queued: false, responseCode: '25' });
+  });
+});
+
+describe('signed with what the bank accepts, through a rotation (WEBHOOK_CLIENT_SECRET_PREVIOUS)', () => {
+  const NEW = 'new-collection-secret-SECRET';
+  const OLD = 'old-collection-secret-SECRET';
+  const rotating = { clientId: testCollectionCredentials.clientId, clientSecret: new Secret(NEW), previousSecret: new Secret(OLD) };
+  const signedWith = (bank: FakeCollectionBank, from: number) => bank.received.slice(from).map((r) => r.signedWith);
+
+  it('asks once more with the previous secret on a 401, keeps it while the bank accepts it, and follows the bank when it switches', async () => {
+    const bank = await startFakeCollectionBank({ clientSecret: NEW, previousSecret: OLD });
+    bank.know(TRANSFER);
+    const { clients, logs } = createTestClients(urlsAt(bank.url), { collectionCredentials: rotating });
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toMatchObject({ transactionAmount: '1000.0' });
+    expect(signedWith(bank, 0)).toEqual(['current', 'previous']);
+    // The one that worked is kept: no 401 per call.
+    await expect(clients.collection.verifyBySessionId(TRANSFER.sessionId)).resolves.toMatchObject({ transactionAmount: '1000.0' });
+    expect(signedWith(bank, 2)).toEqual(['previous']);
+    bank.switchSecret();
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toMatchObject({ transactionAmount: '1000.0' });
+    expect(signedWith(bank, 3)).toEqual(['previous', 'current']);
+    await expect(clients.collection.repush({ settlementId: TRANSFER.settlementId })).resolves.toMatchObject({ queued: true });
+    expect(signedWith(bank, 5)).toEqual(['current']);
+    expectNoLeak(JSON.stringify(logs), [NEW, OLD, ...Object.values(testSecrets)]);
+    expect(JSON.stringify(logs)).not.toMatch(/[0-9A-F]{128}/i);
+  });
+
+  it('op 17: a 401 queued nothing, so it is sent once more with the other secret, and once only', async () => {
+    const bank = await startFakeCollectionBank({ clientSecret: NEW, previousSecret: OLD });
+    bank.know(TRANSFER);
+    const { clients } = createTestClients(urlsAt(bank.url), { collectionCredentials: rotating });
+    await expect(clients.collection.repush({ settlementId: TRANSFER.settlementId })).resolves.toMatchObject({ queued: true });
+    expect(signedWith(bank, 0)).toEqual(['current', 'previous']);
+    expect(bank.calls('repush')).toBe(2);
+  });
+
+  it('refused under both: one ask with each, then UPSTREAM_UNAUTHORIZED, naming neither secret', async () => {
+    const bank = await startFakeCollectionBank({ clientSecret: 'a-third-secret' });
+    const { clients, logs } = createTestClients(urlsAt(bank.url), { collectionCredentials: rotating });
+    await expectUpstreamError(clients.collection.verifyBySettlementId(TRANSFER.settlementId), 'UPSTREAM_UNAUTHORIZED', [NEW, OLD]);
+    await expectUpstreamError(clients.collection.repush({ settlementId: TRANSFER.settlementId }), 'UPSTREAM_UNAUTHORIZED', [NEW, OLD]);
+    const [current, previous] = [NEW, OLD].map((secret) => sha512Hex(`${rotating.clientId}:${secret}`));
+    expect(bank.received.map((r) => r.headers['x-auth-signature'])).toEqual([current, previous, current, previous]);
+    expectNoLeak(JSON.stringify(logs), [NEW, OLD]);
+  });
+
+  it('without a previous secret, a 401 is not asked again', async () => {
+    const bank = await startFakeCollectionBank({ clientSecret: NEW, previousSecret: OLD });
+    const credentials = { clientId: rotating.clientId, clientSecret: rotating.clientSecret };
+    const { clients } = createTestClients(urlsAt(bank.url), { collectionCredentials: credentials });
+    await expectUpstreamError(clients.collection.verifyBySettlementId(TRANSFER.settlementId), 'UPSTREAM_UNAUTHORIZED', [NEW, OLD]);
+    expect(bank.calls()).toBe(1);
+  });
+
+  it('against the sandbox bank still on the previous secret: the answer comes through the previous one', async () => {
+    const bank = await startRecordedSandbox({ partner: { clientId: sandboxCredentials.webhookClientId, clientSecret: new Secret(OLD) } });
+    const made = await postJson(`${bank.collection.consoleUrl}/transfers`, { accountNumber: '0123456789', amount: '1200.00', lost: true });
+    const { settlementId } = made.json as { settlementId: string };
+    const collectionCredentials = { ...rotating, clientId: sandboxCredentials.webhookClientId };
+    const { clients } = createTestClients(bank.urls, { collectionCredentials });
+    await expect(clients.collection.verifyBySettlementId(settlementId)).resolves.toMatchObject({
+      settlementId,
+      transactionAmount: '1200.0',
+    });
+    // Refused under the new secret, answered under the old one.
+    const sign = (secret: string) => sha512Hex(`${sandboxCredentials.webhookClientId}:${secret}`);
+    const asked = bank.received.filter((r) => r.path.endsWith('/PiPverifyTransaction_settlementid'));
+    expect(asked.map((r) => r.headers['x-auth-signature'])).toEqual([bank.fingerprint(sign(NEW)), bank.fingerprint(sign(OLD))]);
   });
 });
 

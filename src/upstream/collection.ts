@@ -20,6 +20,7 @@ const PATHS = {
 } as const;
 
 type Operation = keyof typeof PATHS;
+type SignedHeaders = Record<string, string>;
 
 /** Creates the collection-service client (ops 15-17); `timezone` is `BANK_TIMEZONE`, for the bank's times. */
 export function createCollectionClient(
@@ -28,9 +29,7 @@ export function createCollectionClient(
   credentials: CollectionCredentials,
   timezone: string,
 ): CollectionClient {
-  // Worked out once; a Secret, since it opens the collection service (and our webhook).
-  const signature = new Secret(collectionSignature(credentials.clientId, credentials.clientSecret.reveal()));
-  const headers = (): Record<string, string> => ({ 'client-id': credentials.clientId, 'x-auth-signature': signature.reveal() });
+  const signed = createSigning(credentials);
   const urlOf = (operation: Operation, query?: Record<string, string>) => {
     // Unset only where confirmation is off (the config requires it otherwise): refused, never a crash.
     if (urls.collection === undefined) throw notConfigured(operation);
@@ -42,18 +41,20 @@ export function createCollectionClient(
     const param = asked.field === 'sessionId' ? 'session_id' : 'settlement_id';
     // Asked and compared trimmed: the bank's ids carry no spaces, whatever a delivery padded them with.
     const url = urlOf(operation, { [param]: asked.id.trim() });
-    return http.call({
-      area: 'collection',
-      operation,
-      method: 'GET',
-      url,
-      headers: headers(),
-      supplier: 'subgraph',
-      idempotent: true,
-      parse: (text) => parseKeepingNumberText(text, AMOUNTS),
-      readFailure: readResponseCodeFailure,
-      read: (response) => readVerifyAnswer(response, asked, timezone),
-    });
+    return signed((headers) =>
+      http.call({
+        area: 'collection',
+        operation,
+        method: 'GET',
+        url,
+        headers,
+        supplier: 'subgraph',
+        idempotent: true,
+        parse: (text) => parseKeepingNumberText(text, AMOUNTS),
+        readFailure: readResponseCodeFailure,
+        read: (response) => readVerifyAnswer(response, asked, timezone),
+      }),
+    );
   };
 
   return {
@@ -69,19 +70,51 @@ export function createCollectionClient(
       if (settlementId.trim() === '' && sessionId.trim() === '') {
         throw badUserInput('settlementId', 'or sessionId is needed to ask the bank to send a notification again.');
       }
-      // Not idempotent: a time-out may come after the bank queued it, and a second request would send it twice.
-      return http.call({
-        area: 'collection',
-        operation: 'repush',
-        method: 'POST',
-        url: urlOf('repush'),
-        headers: { ...headers(), 'content-type': 'application/json' },
-        body: JSON.stringify({ settlement_id: settlementId, session_id: sessionId }),
-        supplier: 'subgraph',
-        readFailure: readResponseCodeFailure,
-        read: ({ body }) => readRepushAnswer(body),
-      });
+      const url = urlOf('repush');
+      // Not idempotent: a time-out may come after the bank queued it, and a second request would send
+      // it twice. A 401 is not a queued request, though, so asking again with the other secret is safe.
+      return signed((headers) =>
+        http.call({
+          area: 'collection',
+          operation: 'repush',
+          method: 'POST',
+          url,
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ settlement_id: settlementId, session_id: sessionId }),
+          supplier: 'subgraph',
+          readFailure: readResponseCodeFailure,
+          read: ({ body }) => readRepushAnswer(body),
+        }),
+      );
     },
+  };
+}
+
+/**
+ * Sends a call signed with the secret the bank last accepted: `WEBHOOK_CLIENT_SECRET` at first. While
+ * `WEBHOOK_CLIENT_SECRET_PREVIOUS` is set (a rotation under way), a 401 is asked once more with the
+ * other secret, and the one that worked is used from then on, until it is refused in turn: the bank
+ * switches when it will, and every step of the rotation is answered.
+ */
+function createSigning(credentials: CollectionCredentials): <T>(send: (headers: SignedHeaders) => Promise<T>) => Promise<T> {
+  const { clientId } = credentials;
+  // Worked out once; Secrets, since each opens the collection service (and our webhook).
+  const signatures = [credentials.clientSecret, credentials.previousSecret]
+    .filter((secret) => secret !== undefined)
+    .map((secret) => new Secret(collectionSignature(clientId, secret.reveal())));
+  const headersOf = (index: number): SignedHeaders => ({ 'client-id': clientId, 'x-auth-signature': signatures[index]!.reveal() });
+  let accepted = 0;
+  return async (send) => {
+    const tried = accepted;
+    try {
+      return await send(headersOf(tried));
+    } catch (error) {
+      if (signatures.length < 2 || !(error instanceof UpstreamError) || error.status !== 401) throw error;
+      const other = 1 - tried;
+      const result = await send(headersOf(other));
+      accepted = other;
+      return result;
+    }
   };
 }
 

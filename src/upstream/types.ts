@@ -57,6 +57,8 @@ export interface BankCredentials {
 export interface CollectionCredentials {
   clientId: string;
   clientSecret: Secret;
+  /** `WEBHOOK_CLIENT_SECRET_PREVIOUS`: during a rotation, signs a call the bank refused with 401 under the current one. */
+  previousSecret?: Secret | undefined;
 }
 
 /** Account area (ops 1-3). */
