@@ -20,7 +20,6 @@ describe('failureKind and slowDown', () => {
     ['a redirect', failure('UPSTREAM_INVALID_RESPONSE', 302)],
     ['an answer past the size limit', failure('UPSTREAM_INVALID_RESPONSE')],
     ['an id refused before any call', badUserInput('settlementId', 'must not be empty')],
-    ['a fault of ours', new TypeError('x is undefined')],
   ])('takes %s for a failure about this transfer, asked again without slowing', (_what, error) => {
     expect(failureKind(error)).toBe('about-this-transfer');
     expect(slowDown(error)).toBe(false);
@@ -35,6 +34,7 @@ describe('failureKind and slowDown', () => {
     ['a 503', failure('UPSTREAM_UNAVAILABLE', 503), true],
     ['a time-out', failure('UPSTREAM_UNAVAILABLE', undefined, true), true],
     ['no connection (or an open circuit)', failure('UPSTREAM_UNAVAILABLE'), false],
+    ['a fault of ours, which pausing loses nothing to', new TypeError('x is undefined'), false],
   ])("takes %s for the bank's trouble (slowing down: %s)", (_what, error, slows) => {
     expect(failureKind(error)).toBe('bank-trouble');
     expect(slowDown(error)).toBe(slows);

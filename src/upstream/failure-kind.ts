@@ -3,20 +3,24 @@
  * trouble; a failure about the one transfer asked (the bank refused its id, or its answer about it
  * cannot be read) holds back nothing else, and a slow bank is asked less at once.
  */
-import { UpstreamError } from '../errors.ts';
+import { GraphQLError } from 'graphql';
+import { ErrorCode, UpstreamError } from '../errors.ts';
 
 /** `bank-trouble`: the bank cannot answer anyone now. `about-this-transfer`: this ask failed, the next may not. */
 export type FailureKind = 'about-this-transfer' | 'bank-trouble';
 
 /**
  * The contract's split: time-outs, 5xx, 429, 401 (and 408, the bank's own time-out), no connection
- * and an open circuit are the bank's trouble. Any other 4xx (404 from ops 15/16 included: not a
- * verdict, since only the documented not-found answer is one), an error envelope and an unreadable
- * answer concern the transfer asked. So does what is no UpstreamError (an id refused before any call,
- * or a fault of ours with one record): nothing shows the bank is in trouble.
+ * and an open circuit are the bank's trouble. Any other 4xx (403 included, as the contract says; a
+ * 404 from ops 15/16 too: not a verdict, since only the documented not-found answer is one), an
+ * error envelope and an unreadable answer concern the transfer asked, as does an id refused before
+ * any call. A fault of ours is taken for trouble: pausing loses nothing.
  */
 export function failureKind(error: unknown): FailureKind {
-  if (!(error instanceof UpstreamError)) return 'about-this-transfer';
+  if (error instanceof GraphQLError && !(error instanceof UpstreamError)) {
+    return error.extensions.code === ErrorCode.BAD_USER_INPUT ? 'about-this-transfer' : 'bank-trouble';
+  }
+  if (!(error instanceof UpstreamError)) return 'bank-trouble';
   if (error.timedOut) return 'bank-trouble';
   const { status } = error;
   // No HTTP answer: refused, reset, unreachable, an open circuit, the service not configured.
