@@ -91,6 +91,10 @@ export interface UpstreamErrorDetails {
   /** The bank's own code and message, when it gave them. */
   responseCode?: string | undefined;
   responseMessage?: string | undefined;
+  /** The bank's HTTP status, where it answered with one (a 200 whose body refused included). */
+  status?: number | undefined;
+  /** The call ran out of its time budget (connect, headers or body) with no answer. */
+  timedOut?: boolean | undefined;
   /** The underlying failure, for logs only: never serialised into a response. */
   cause?: unknown;
 }
@@ -103,6 +107,10 @@ export class UpstreamError extends GraphQLError {
   readonly code: UpstreamErrorCode;
   readonly area: string;
   readonly operation: string;
+  /** The bank's HTTP status, `undefined` where none came (no connection, a time-out, an open circuit). */
+  readonly status: number | undefined;
+  /** Whether the call ran out of time: kept apart, since a slow bank is asked less often, not refused. */
+  readonly timedOut: boolean;
 
   constructor(code: UpstreamErrorCode, details: UpstreamErrorDetails, message = defaultMessage(code)) {
     const extensions: Record<string, unknown> = { code };
@@ -113,6 +121,8 @@ export class UpstreamError extends GraphQLError {
     this.code = code;
     this.area = details.area;
     this.operation = details.operation;
+    this.status = details.status;
+    this.timedOut = details.timedOut === true;
     // Kept off `originalError` so nothing of it can reach a response; logged by the caller.
     Object.defineProperty(this, 'cause', { value: details.cause, enumerable: false });
   }

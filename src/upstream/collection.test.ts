@@ -1,13 +1,15 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startFakeBank } from '../../test/helpers/fake-bank.ts';
-import { startFakeCollectionBank, type FakeTransfer } from '../../test/helpers/fake-collection-bank.ts';
-import { lastReceived, postJson, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
+import { SAMPLE_TRANSFER, startFakeCollectionBank, type FakeCollectionBank } from '../../test/helpers/fake-collection-bank.ts';
+import { lastReceived, postJson, startRecordedSandbox, useRecordedSandbox } from '../../test/helpers/sandbox.ts';
 import {
   createTestClients,
   expectNoLeak,
   expectUpstreamError,
   sandboxCollectionCredentials,
   sandboxSecrets,
+  testCollectionCredentials,
   testSecrets,
   urlsAt,
 } from '../../test/helpers/bank-clients.ts';
@@ -21,16 +23,10 @@ import { defaultBreakerOptions } from './resilience.ts';
 const PARTNER_7_SIGNATURE =
   '92CD0D2A2D2373A1A8F25C05100E2F6C3E6B4276EEF7AF25F85EF05996E816BBAAADFE1F5B5CE0AA1625989313EF30EEE08B02682CFEF4CD5013DA94649BD29C';
 
-const TRANSFER: FakeTransfer = {
-  sessionId: '000013261122140509123456789012',
-  settlementId: '202611221405091234567890',
-  accountNumber: '0123456789',
-  transactionAmount: '1000.0',
-  settledAmount: '955.0',
-  feeAmount: '45.0',
-  vatAmount: '0.0',
-  tranRemarks: 'Payment for order 1043',
-};
+/** The bank's signature of `text`, worked out here apart from the client's. */
+const sha512Hex = (text: string) => createHash('sha512').update(text).digest('hex').toUpperCase();
+
+const TRANSFER = SAMPLE_TRANSFER;
 
 describe('collection client against an independent fake (ops 15 to 17)', () => {
   it('op 16: maps the bank record, amounts as their exact text and times with the bank zone offset', async () => {
@@ -398,5 +394,104 @@ describe('collection client against the sandbox bank (ops 15 to 17)', () => {
       session_id: '',
     });
     await expect(clients.collection.repush({ sessionId: 'NEVER-SENT' })).resolves.toMatchObject({ queued: false, responseCode: '25' });
+  });
+});
+
+describe('signed with what the bank accepts, through a rotation (WEBHOOK_CLIENT_SECRET_PREVIOUS)', () => {
+  const NEW = 'new-collection-secret-SECRET';
+  const OLD = 'old-collection-secret-SECRET';
+  const rotating = { clientId: testCollectionCredentials.clientId, clientSecret: new Secret(NEW), previousSecret: new Secret(OLD) };
+  const signedWith = (bank: FakeCollectionBank, from: number) => bank.received.slice(from).map((r) => r.signedWith);
+
+  it('asks once more with the previous secret on a 401, keeps it while the bank accepts it, and follows the bank when it switches', async () => {
+    const bank = await startFakeCollectionBank({ clientSecret: NEW, previousSecret: OLD });
+    bank.know(TRANSFER);
+    const { clients, logs } = createTestClients(urlsAt(bank.url), { collectionCredentials: rotating });
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toMatchObject({ transactionAmount: '1000.0' });
+    expect(signedWith(bank, 0)).toEqual(['current', 'previous']);
+    // The one that worked is kept: no 401 per call.
+    await expect(clients.collection.verifyBySessionId(TRANSFER.sessionId)).resolves.toMatchObject({ transactionAmount: '1000.0' });
+    expect(signedWith(bank, 2)).toEqual(['previous']);
+    bank.switchSecret();
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toMatchObject({ transactionAmount: '1000.0' });
+    expect(signedWith(bank, 3)).toEqual(['previous', 'current']);
+    await expect(clients.collection.repush({ settlementId: TRANSFER.settlementId })).resolves.toMatchObject({ queued: true });
+    expect(signedWith(bank, 5)).toEqual(['current']);
+    expectNoLeak(JSON.stringify(logs), [NEW, OLD, ...Object.values(testSecrets)]);
+    expect(JSON.stringify(logs)).not.toMatch(/[0-9A-F]{128}/i);
+  });
+
+  it('op 17: a 401 queued nothing, so it is sent once more with the other secret, and once only', async () => {
+    const bank = await startFakeCollectionBank({ clientSecret: NEW, previousSecret: OLD });
+    bank.know(TRANSFER);
+    const { clients } = createTestClients(urlsAt(bank.url), { collectionCredentials: rotating });
+    await expect(clients.collection.repush({ settlementId: TRANSFER.settlementId })).resolves.toMatchObject({ queued: true });
+    expect(signedWith(bank, 0)).toEqual(['current', 'previous']);
+    expect(bank.calls('repush')).toBe(2);
+  });
+
+  it('refused under both: one ask with each, then UPSTREAM_UNAUTHORIZED, naming neither secret', async () => {
+    const bank = await startFakeCollectionBank({ clientSecret: 'a-third-secret' });
+    const { clients, logs } = createTestClients(urlsAt(bank.url), { collectionCredentials: rotating });
+    await expectUpstreamError(clients.collection.verifyBySettlementId(TRANSFER.settlementId), 'UPSTREAM_UNAUTHORIZED', [NEW, OLD]);
+    await expectUpstreamError(clients.collection.repush({ settlementId: TRANSFER.settlementId }), 'UPSTREAM_UNAUTHORIZED', [NEW, OLD]);
+    const [current, previous] = [NEW, OLD].map((secret) => sha512Hex(`${rotating.clientId}:${secret}`));
+    expect(bank.received.map((r) => r.headers['x-auth-signature'])).toEqual([current, previous, current, previous]);
+    expectNoLeak(JSON.stringify(logs), [NEW, OLD]);
+  });
+
+  it('without a previous secret, a 401 is not asked again', async () => {
+    const bank = await startFakeCollectionBank({ clientSecret: NEW, previousSecret: OLD });
+    const credentials = { clientId: rotating.clientId, clientSecret: rotating.clientSecret };
+    const { clients } = createTestClients(urlsAt(bank.url), { collectionCredentials: credentials });
+    await expectUpstreamError(clients.collection.verifyBySettlementId(TRANSFER.settlementId), 'UPSTREAM_UNAUTHORIZED', [NEW, OLD]);
+    expect(bank.calls()).toBe(1);
+  });
+
+  it('against the sandbox bank still on the previous secret: the answer comes through the previous one', async () => {
+    const bank = await startRecordedSandbox({ partner: { clientId: sandboxCredentials.webhookClientId, clientSecret: new Secret(OLD) } });
+    const made = await postJson(`${bank.collection.consoleUrl}/transfers`, { accountNumber: '0123456789', amount: '1200.00', lost: true });
+    const { settlementId } = made.json as { settlementId: string };
+    const collectionCredentials = { ...rotating, clientId: sandboxCredentials.webhookClientId };
+    const { clients } = createTestClients(bank.urls, { collectionCredentials });
+    await expect(clients.collection.verifyBySettlementId(settlementId)).resolves.toMatchObject({
+      settlementId,
+      transactionAmount: '1200.0',
+    });
+    // Refused under the new secret, answered under the old one.
+    const sign = (secret: string) => sha512Hex(`${sandboxCredentials.webhookClientId}:${secret}`);
+    const asked = bank.received.filter((r) => r.path.endsWith('/PiPverifyTransaction_settlementid'));
+    expect(asked.map((r) => r.headers['x-auth-signature'])).toEqual([bank.fingerprint(sign(NEW)), bank.fingerprint(sign(OLD))]);
+  });
+});
+
+describe('the stand-in bank, as confirmation tests use it', () => {
+  it('lags its notifier: not found for as many asks as told, by either id, then the transfer; each ask counted by id', async () => {
+    const bank = await startFakeCollectionBank();
+    bank.know(TRANSFER);
+    bank.lag(TRANSFER.settlementId, { asks: 2 });
+    const { clients } = createTestClients(urlsAt(bank.url));
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toBeNull();
+    await expect(clients.collection.verifyBySessionId(TRANSFER.sessionId)).resolves.toBeNull();
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toMatchObject({ sessionId: TRANSFER.sessionId });
+    expect([bank.asks(TRANSFER.settlementId), bank.asks(TRANSFER.sessionId), bank.asks('S-OTHER')]).toEqual([2, 1, 0]);
+  });
+
+  it('lags for a time: not found until it has passed', async () => {
+    const bank = await startFakeCollectionBank();
+    bank.know(TRANSFER);
+    bank.lag(TRANSFER.settlementId, { ms: 60_000 });
+    const { clients } = createTestClients(urlsAt(bank.url));
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.toBeNull();
+    bank.lag(TRANSFER.settlementId, { ms: 0 });
+    await expect(clients.collection.verifyBySettlementId(TRANSFER.settlementId)).resolves.not.toBeNull();
+  });
+
+  it('answers slowly when told, and says how many asks it held at once', async () => {
+    const bank = await startFakeCollectionBank({ delayMs: 50 });
+    const { clients } = createTestClients(urlsAt(bank.url));
+    const asks = ['S-1', 'S-2', 'S-3', 'S-4'].map((id) => clients.collection.verifyBySettlementId(id));
+    await expect(Promise.all(asks)).resolves.toEqual([null, null, null, null]);
+    expect(bank.peakInFlight()).toBe(4);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseKeepingNumberText, withoutExponent } from './exact-json.ts';
+import { parseKeepingNumberText, plainAmount, withoutExponent } from './exact-json.ts';
 
 const AMOUNTS = new Set(['transactionAmount', 'feeAmount']);
 
@@ -43,4 +43,28 @@ describe('parseKeepingNumberText', () => {
     expect(parseKeepingNumberText('{"transactionAmount":"1500.00"}', AMOUNTS)).toEqual({ transactionAmount: '1500.00' });
     expect(() => parseKeepingNumberText('<html>', AMOUNTS)).toThrow(SyntaxError);
   });
+});
+
+describe('plainAmount', () => {
+  it.each([
+    ['1000.0', '1000.0'],
+    ['1.0E7', '10000000'],
+    ['1.0e+7', '10000000'],
+    ['1.5e-1', '0.15'],
+    ['-0.0', '0.0'],
+    ['-0', '0'],
+    ['-0.00E3', '0'],
+    [' 955.00', '955.00'],
+    ['\t955.00\n', '955.00'],
+    ['99999999999999.99', '99999999999999.99'],
+  ])('reads %j as %s, digit for digit', (text, plain) => {
+    expect(plainAmount(text)).toBe(plain);
+  });
+
+  it.each(['-5.00', '-1.0E2', '-0.01', '', ' ', '1,000.00', '12.5.0', '.5', '5.', '+5', '0x10', 'Infinity', 'NaN', '1e400', '1 000'])(
+    'refuses %j',
+    (text) => {
+      expect(plainAmount(text)).toBeUndefined();
+    },
+  );
 });

@@ -45,3 +45,22 @@ export function withoutExponent(source: string): string {
         : `${digits.slice(0, point)}.${digits.slice(point)}`;
   return sign + plain.replace(/^0+(?=\d)/, '');
 }
+
+/** A decimal as the bank may write one: optional minus, digits, optional fraction, optional exponent. */
+const BANK_DECIMAL = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * An amount as the bank writes it (a JSON number's source text, or a string), as plain decimal text
+ * with every digit kept; `undefined` when it is none. Spaces around are dropped, an exponent written
+ * out (`1.0E7` is `10000000`, `1.5e-1` is `0.15`), a negative zero (`-0.0`, as Java writes one) is
+ * zero; any other negative is refused, as is an exponent past any amount.
+ */
+export function plainAmount(text: string): string | undefined {
+  const trimmed = text.trim();
+  if (!BANK_DECIMAL.test(trimmed)) return undefined;
+  const plain = withoutExponent(trimmed);
+  const negative = plain.startsWith('-');
+  const digits = negative ? plain.slice(1) : plain;
+  if (!/^\d+(?:\.\d+)?$/.test(digits) || (negative && /[1-9]/.test(digits))) return undefined;
+  return digits;
+}

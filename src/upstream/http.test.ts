@@ -18,7 +18,8 @@ describe('the shared bank call', () => {
   it('maps a 500 to UPSTREAM_UNAVAILABLE', async () => {
     const bank = await startFakeBank((_request, reply) => reply.status(500).json({ responseCode: '96' }));
     const { clients } = createTestClients(urlsAt(bank.url));
-    await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    const error = await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    expect({ status: error.status, timedOut: error.timedOut }).toEqual({ status: 500, timedOut: false });
   });
 
   it('gives up after the time-out when the bank never answers', async () => {
@@ -26,7 +27,8 @@ describe('the shared bank call', () => {
     const bank = await startFakeBank(() => arrived.resolve()); // never answers
     const { clients } = createTestClients(urlsAt(bank.url), { timeoutMs: 200 });
     const started = performance.now();
-    await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    const error = await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    expect({ status: error.status, timedOut: error.timedOut }).toEqual({ status: undefined, timedOut: true });
     await arrived.promise;
     // About 200 ms; at the clients' default (2 s here, createTestClients) it would take at least that.
     expect(performance.now() - started).toBeLessThan(2_000);
@@ -38,13 +40,15 @@ describe('the shared bank call', () => {
       reply.raw.write('{"responseCode":'); // and nothing more
     });
     const { clients } = createTestClients(urlsAt(bank.url), { timeoutMs: 200 });
-    await expectUpstreamError(clients.account.listBanks(), 'UPSTREAM_UNAVAILABLE');
+    const error = await expectUpstreamError(clients.account.listBanks(), 'UPSTREAM_UNAVAILABLE');
+    expect(error.timedOut).toBe(true);
   });
 
   it('maps a connection reset mid-request to UPSTREAM_UNAVAILABLE', async () => {
     const bank = await startFakeBank((_request, reply) => reply.destroy());
     const { clients } = createTestClients(urlsAt(bank.url));
-    await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    const error = await expectUpstreamError(clients.account.lookupAccount(ACCOUNT), 'UPSTREAM_UNAVAILABLE');
+    expect({ status: error.status, timedOut: error.timedOut }).toEqual({ status: undefined, timedOut: false });
   });
 
   it('maps a refused connection to UPSTREAM_UNAVAILABLE', async () => {

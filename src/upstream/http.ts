@@ -61,15 +61,17 @@ export interface BankHttp {
   close(): Promise<void>;
 }
 
-/** A failure already classified inside the breaker, with the HTTP status for the log. */
+/** A failure already classified inside the breaker, with the HTTP status, and whether time ran out. */
 class CallFailure extends Error {
   readonly failure: AnswerFailure;
   readonly status: number | undefined;
+  readonly timedOut: boolean;
 
-  constructor(failure: AnswerFailure, status?: number, cause?: unknown) {
+  constructor(failure: AnswerFailure, status?: number, cause?: unknown, timedOut = false) {
     super(failure.reason ?? failure.code, { cause });
     this.failure = failure;
     this.status = status;
+    this.timedOut = timedOut;
   }
 }
 
@@ -128,14 +130,14 @@ export function createBankHttp(options: BankHttpOptions): BankHttp {
         metrics.upstreamRequestDuration.observe({ ...labels, outcome: 'ok' }, seconds(started));
         return result;
       } catch (error) {
-        const { failure, status, cause } = classify(error);
+        const { failure, status, timedOut, cause } = classify(error);
         metrics.upstreamRequestDuration.observe({ ...labels, outcome: failure.code }, seconds(started));
         const line = { ...labels, status, code: failure.code, reason: failure.reason, attempts };
         // A fast failure of an open circuit was already announced when it opened.
         if (failure.reason === 'circuit open') logger.debug(line, 'bank call failed fast');
         else logger.warn(line, 'bank call failed');
         const { responseCode, responseMessage } = failure;
-        throw new UpstreamError(failure.code, { ...labels, responseCode, responseMessage, cause });
+        throw new UpstreamError(failure.code, { ...labels, responseCode, responseMessage, status, timedOut, cause });
       }
     },
     async close() {
@@ -242,11 +244,26 @@ function transportFailure(call: BankCall<unknown>, error: unknown): CallFailure 
     return new CallFailure({ code: ErrorCode.UPSTREAM_INVALID_RESPONSE, reason }, undefined, error);
   }
   // Refused, reset, DNS, time-out (TimeoutError), socket closed, TLS: the bank cannot be reached.
-  return new CallFailure({ code: ErrorCode.UPSTREAM_UNAVAILABLE, reason }, undefined, error);
+  return new CallFailure({ code: ErrorCode.UPSTREAM_UNAVAILABLE, reason }, undefined, error, TIME_OUTS.has(reason));
 }
 
-function classify(error: unknown): { failure: AnswerFailure; status?: number | undefined; cause?: unknown } {
-  if (error instanceof CallFailure) return { failure: error.failure, status: error.status, cause: error.cause };
+/** What undici and `AbortSignal.timeout` call running out of the call's budget. */
+const TIME_OUTS: ReadonlySet<string> = new Set([
+  'TimeoutError',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+interface Classified {
+  failure: AnswerFailure;
+  status?: number | undefined;
+  timedOut?: boolean | undefined;
+  cause?: unknown;
+}
+
+function classify(error: unknown): Classified {
+  if (error instanceof CallFailure) return { failure: error.failure, status: error.status, timedOut: error.timedOut, cause: error.cause };
   if (error instanceof Error && (error as { code?: unknown }).code === 'EOPENBREAKER') {
     return { failure: { code: ErrorCode.UPSTREAM_UNAVAILABLE, reason: 'circuit open' } };
   }

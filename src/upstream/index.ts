@@ -18,7 +18,7 @@ import { createWalletClient } from './wallet.ts';
 export interface BankClientsOptions {
   urls: BankUrls;
   credentials: BankCredentials;
-  /** What calls to the collection service carry: the webhook's `WEBHOOK_CLIENT_ID` and current secret. */
+  /** What calls to the collection service carry: the webhook's `WEBHOOK_CLIENT_ID`, current secret and, in a rotation, the previous one. */
   collectionCredentials: CollectionCredentials;
   /** `BANK_TIMEZONE`: the zone of the bank's local times. */
   timezone: string;

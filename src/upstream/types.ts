@@ -57,6 +57,8 @@ export interface BankCredentials {
 export interface CollectionCredentials {
   clientId: string;
   clientSecret: Secret;
+  /** `WEBHOOK_CLIENT_SECRET_PREVIOUS`: during a rotation, signs a call the bank refused with 401 under the current one. */
+  previousSecret?: Secret | undefined;
 }
 
 /** Account area (ops 1-3). */
@@ -97,11 +99,15 @@ export interface PostingClient {
   lookupAccount(input: { accountNumber: string; beneficiaryBank: string }): Promise<AccountRecord>;
 }
 
-/** The bank's collection service (ops 15-17 of its collection API). */
+/**
+ * The bank's collection service (ops 15-17 of its collection API). A verify answers the bank's record
+ * or `null` for its documented not-found answer, and throws an UpstreamError for anything else (an
+ * error envelope, an unreadable answer, a record about another transfer): only those two are verdicts.
+ */
 export interface CollectionClient {
-  /** Op 15: the transfer the bank holds under `sessionId`; `null` when it knows none. */
+  /** Op 15: the transfer the bank holds under `sessionId`; `null` when it answers that it knows none. */
   verifyBySessionId(sessionId: string): Promise<BankTransactionRecord | null>;
-  /** Op 16: the transfer the bank holds under `settlementId`; `null` when it knows none. */
+  /** Op 16: the transfer the bank holds under `settlementId`; `null` when it answers that it knows none. */
   verifyBySettlementId(settlementId: string): Promise<BankTransactionRecord | null>;
   /**
    * Op 17: asks the bank to send a transfer's notification to the webhook again (either id may be

@@ -6,49 +6,35 @@
  *   const bank = await startFakeCollectionBank();
  *   bank.know({ settlementId: 'S1', sessionId: 'N1', accountNumber: '0123456789', transactionAmount: '1500.00' });
  *   bank.answer('S1', { status: 503 }, 'known');   // a 503 first, then the transfer
+ *   bank.answer('S2', { status: 404 });              // one id refused, whatever else is asked
+ *   bank.answer('S3', { declined: '96' });           // an error envelope (HTTP 200) about one id
  *   bank.answerEvery({ status: 503 });              // the bank down, whatever is asked; answerEvery() brings it back
+ *   bank.lag('S1', { asks: 1 });                     // not found once, then the transfer (verify lagging the notifier)
+ *   bank.slow(200);                                  // every answer 200 ms late; bank.peakInFlight() says how many waited at once
+ *   bank.asks('S1');                                 // how many times it was asked about S1
  *   // point a client's collection URL at bank.url; bank.received lists what it was asked
+ *
+ * Started with `previousSecret`, it plays a bank in the middle of a rotation: it accepts (and signs
+ * with) only the previous secret until `switchSecret()`, then only `clientSecret`.
  */
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { testCollectionCredentials } from './bank-clients.ts';
 import { startFakeBank, type FakeBankReply } from './fake-bank.ts';
+import { NOT_FOUND, notificationOf, verifyAnswerText, type FakeTransfer } from './fake-collection-records.ts';
 import { Inbox } from './wait.ts';
 
-/** A transfer as the bank holds it, in the bank's names. Amounts are decimal text. */
-export interface FakeTransfer {
-  sessionId: string;
-  settlementId: string;
-  accountNumber: string;
-  transactionAmount: string;
-  settledAmount?: string;
-  feeAmount?: string;
-  vatAmount?: string;
-  currency?: string;
-  tranRemarks?: string;
-  initiationTranRef?: string;
-  sourceAccountNumber?: string;
-  sourceAccountName?: string;
-  sourceBankCode?: string;
-  sourceBankName?: string;
-  channelId?: string;
-  tranDateTime?: string;
-  settlementDateTime?: string;
-  /** 1 when the bank holds the partner's `00`. Default 1. */
-  notification_acknowledgement?: number;
-  /** How the amounts are written: `numbers` (default, as the bank's samples: raw number text, never through a float) or `strings`. */
-  amountsAs?: 'numbers' | 'strings';
-  /** Fields the bank adds that the client does not know, written as given. */
-  extra?: Record<string, unknown>;
-}
+export { SAMPLE_TRANSFER, type FakeTransfer } from './fake-collection-records.ts';
 
 /**
  * How the bank answers one request:
- * - `known`: the transfer it holds under the id asked for (the not-found shape when none);
+ * - `known`: the transfer it holds under the id asked for (the not-found shape when none, or while it lags);
  * - `unknown`: the bank's not-found shape, whatever it holds;
  * - `queued` / `{ declined }`: op 17's answers (queued: `00`, and delivered when `deliverTo` is set);
+ *   `{ declined }` to ops 15/16 is the error envelope many gateways answer with HTTP 200;
  * - `reset`: the connection dropped; `hang`: no answer, ever;
- * - `{ status, body }`: that status and JSON body (401, 400, 500…); `{ text }`: a body that is not JSON;
+ * - `{ status, body }`: that status and JSON body (401, 400, 404, 429, 500…); `{ text }`: a body as given;
  * - `{ after, answer }`: `answer`, once `after` has settled (a slow bank, released by the test).
  */
 export type FakeCollectionAnswer =
@@ -73,8 +59,10 @@ export interface FakeCollectionRequest {
   settlementId?: string;
   sessionId?: string;
   headers: Record<string, string | string[] | undefined>;
-  /** Whether Client-Id and X-Auth-Signature were the expected pair. */
+  /** Whether Client-Id and X-Auth-Signature were the pair the bank accepts now. */
   signed: boolean;
+  /** Which secret the signature was made with, of the two the fake knows (`undefined`: neither). */
+  signedWith: 'current' | 'previous' | undefined;
   body: string;
 }
 
@@ -83,6 +71,14 @@ export interface FakeDelivery {
   settlementId: string;
   status: number;
   reply: unknown;
+}
+
+/** How long the bank's verify service lags its notifier for one transfer: not found until both have passed. */
+export interface FakeLag {
+  /** Asks answered not-found before the transfer is. */
+  asks?: number;
+  /** Milliseconds from `lag()` during which it is not found. */
+  ms?: number;
 }
 
 export interface FakeCollectionBank {
@@ -97,37 +93,70 @@ export interface FakeCollectionBank {
   answer(id: string, ...answers: FakeCollectionAnswer[]): void;
   /** Every request gets `answers` in turn, before any per-id answer; none given: back to normal. */
   answerEvery(...answers: FakeCollectionAnswer[]): void;
+  /** Ops 15/16 about the transfer under `id` (either of its ids) answer not-found while `lag` lasts. */
+  lag(id: string, lag: FakeLag): void;
+  /** Every answer from now on waits `ms` first (0: none), as a bank answering slowly. */
+  slow(ms: number): void;
   /** Where a queued op 17 sends the notification again (op 14, signed with the same pair). */
   deliverTo(webhookUrl: string): void;
+  /** Started with `previousSecret`: from now on the bank accepts (and signs with) `clientSecret` only. */
+  switchSecret(): void;
   /** Requests that reached the fake for `operation` (all when omitted). */
   calls(operation?: FakeCollectionOperation): number;
+  /** Requests about `id` (op 17's included unless `operation` says which). */
+  asks(id: string, operation?: FakeCollectionOperation): number;
+  /** The most requests it held at once, answered or not (what a slow bank saw in flight). */
+  peakInFlight(): number;
 }
 
 export interface FakeCollectionOptions {
   /** The pair the fake expects (and signs deliveries with). Default the test clients' pair. */
   clientId?: string;
   clientSecret?: string;
+  /** A rotation under way: the secret the bank still holds, the only one it accepts until `switchSecret()`. */
+  previousSecret?: string;
+  /** Every answer waits this long first (`slow()` changes it). */
+  delayMs?: number;
 }
 
 /** Starts the fake on a free loopback port; closed when the test ends (as `startFakeBank`). */
 export async function startFakeCollectionBank(options: FakeCollectionOptions = {}): Promise<FakeCollectionBank> {
   const clientId = options.clientId ?? testCollectionCredentials.clientId;
-  const secret = options.clientSecret ?? testCollectionCredentials.clientSecret.reveal();
   // Its own digest, not the subgraph's: a mistake there must not pass here too.
-  const signature = createHash('sha512').update(`${clientId}:${secret}`).digest('hex').toUpperCase();
+  const sign = (secret: string) => createHash('sha512').update(`${clientId}:${secret}`).digest('hex').toUpperCase();
+  const current = sign(options.clientSecret ?? testCollectionCredentials.clientSecret.reveal());
+  const previous = options.previousSecret === undefined ? undefined : sign(options.previousSecret);
+  let accepted = previous ?? current;
   const transfers = new Map<string, FakeTransfer>();
   const perId = new Map<string, FakeCollectionAnswer[]>();
+  const lags = new Map<string, { asks: number; until: number }>();
   let every: FakeCollectionAnswer[] = [];
   let webhookUrl: string | undefined;
+  let delayMs = options.delayMs ?? 0;
+  let inFlight = 0;
+  let peak = 0;
   const received = new Inbox<FakeCollectionRequest>();
   const deliveries = new Inbox<FakeDelivery>();
 
   const next = (queue: FakeCollectionAnswer[]): FakeCollectionAnswer => (queue.length > 1 ? queue.shift()! : queue[0]!);
 
   const base = await startFakeBank(async (raw, reply) => {
+    inFlight += 1;
+    peak = Math.max(peak, inFlight);
+    try {
+      await handle(raw, reply);
+    } finally {
+      inFlight -= 1;
+    }
+  });
+
+  const handle = async (raw: { url: string; body: string; headers: FakeCollectionRequest['headers'] }, reply: FakeBankReply) => {
     const asked = readRequest(raw.url, raw.body);
-    const signed = raw.headers['client-id'] === clientId && raw.headers['x-auth-signature'] === signature;
-    received.push({ ...asked, headers: raw.headers, signed, body: raw.body });
+    const given = raw.headers['x-auth-signature'];
+    const signedWith = given === current ? 'current' : given !== undefined && given === previous ? 'previous' : undefined;
+    const signed = raw.headers['client-id'] === clientId && given === accepted;
+    received.push({ ...asked, headers: raw.headers, signed, signedWith, body: raw.body });
+    if (delayMs > 0) await sleep(delayMs);
     // A bank that is down answers nothing else; one that is up checks the signature before anything.
     if (every.length > 0) return respond(next(every), asked, reply);
     if (!signed) return reply.status(401).json({ requestSuccessful: false, responseMessage: 'Unauthorized' });
@@ -135,7 +164,15 @@ export async function startFakeCollectionBank(options: FakeCollectionOptions = {
     const queue = perId.get(asked.id);
     if (queue !== undefined) return respond(next(queue), asked, reply);
     return respond(asked.operation === 'repush' ? 'queued' : 'known', asked, reply);
-  });
+  };
+
+  /** Whether the verify service does not hold this transfer yet; counts the ask when so. */
+  const lagging = (asked: Asked, transfer: FakeTransfer): boolean => {
+    const lag = lags.get(asked.id) ?? lags.get(transfer.settlementId) ?? lags.get(transfer.sessionId);
+    if (lag === undefined || (lag.asks <= 0 && Date.now() >= lag.until)) return false;
+    lag.asks -= 1;
+    return true;
+  };
 
   const respond = async (answer: FakeCollectionAnswer, asked: Asked, reply: FakeBankReply): Promise<void> => {
     if (answer === 'reset') return reply.destroy();
@@ -143,7 +180,8 @@ export async function startFakeCollectionBank(options: FakeCollectionOptions = {
     if (answer === 'unknown') return reply.text(NOT_FOUND, 'application/json');
     if (answer === 'known') {
       const transfer = transfers.get(asked.id);
-      return reply.text(transfer === undefined ? NOT_FOUND : verifyAnswerText(transfer), 'application/json');
+      const held = transfer !== undefined && !lagging(asked, transfer);
+      return reply.text(held ? verifyAnswerText(transfer) : NOT_FOUND, 'application/json');
     }
     if (answer === 'queued') {
       const transfer = transfers.get(asked.id);
@@ -164,7 +202,7 @@ export async function startFakeCollectionBank(options: FakeCollectionOptions = {
   };
 
   const deliver = async (url: string, transfer: FakeTransfer) => {
-    const headers = { 'content-type': 'application/json', 'client-id': clientId, 'x-auth-signature': signature };
+    const headers = { 'content-type': 'application/json', 'client-id': clientId, 'x-auth-signature': accepted };
     const response = await request(url, { method: 'POST', headers, body: JSON.stringify(notificationOf(transfer)) });
     const text = await response.body.text();
     deliveries.push({
@@ -188,10 +226,21 @@ export async function startFakeCollectionBank(options: FakeCollectionOptions = {
     answerEvery(...answers) {
       every = answers;
     },
+    lag(id, { asks = 0, ms = 0 }) {
+      lags.set(id, { asks, until: Date.now() + ms });
+    },
+    slow(ms) {
+      delayMs = ms;
+    },
     deliverTo(url) {
       webhookUrl = url;
     },
+    switchSecret() {
+      accepted = current;
+    },
     calls: (operation) => (operation === undefined ? received.length : received.filter((r) => r.operation === operation).length),
+    asks: (id, operation) => received.filter((r) => r.id === id && (operation === undefined || r.operation === operation)).length,
+    peakInFlight: () => peak,
   };
 }
 
@@ -214,67 +263,4 @@ function readRequest(url: string, body: string): Asked {
     return { operation: 'repush', id: settlementId || sessionId, settlementId, sessionId };
   }
   return { operation: 'other', id: '' };
-}
-
-const AMOUNTS = ['transactionAmount', 'settledAmount', 'feeAmount', 'vatAmount'] as const;
-
-/** The bank's "not known", as its guide describes it: empty ids and strings, every amount `0.0`. */
-const NOT_FOUND =
-  '{"sessionId":"","settlementId":"","initiationTranRef":"","accountNumber":"","tranRemarks":"Transaction not found!!!",' +
-  '"transactionAmount":0.0,"settledAmount":0.0,"feeAmount":0.0,"vatAmount":0.0,"currency":"","sourceAccountNumber":"",' +
-  '"sourceAccountName":"","sourceBankCode":"","sourceBankName":"","channelId":"","tranDateTime":"","settlementDateTime":"",' +
-  '"stamp_duty_flg":0,"post_flg":0,"notification_acknowledgement":0}';
-
-/** Ops 15/16's body for `transfer`, amounts as raw number text (or strings), written by hand: no float ever holds them. */
-function verifyAnswerText(transfer: FakeTransfer): string {
-  const { amountsAs = 'numbers', extra = {}, notification_acknowledgement = 1, ...fields } = transfer;
-  const values: Record<string, unknown> = {
-    sessionId: fields.sessionId,
-    settlementId: fields.settlementId,
-    initiationTranRef: fields.initiationTranRef ?? '',
-    accountNumber: fields.accountNumber,
-    tranRemarks: fields.tranRemarks ?? 'Payment for order',
-    transactionAmount: fields.transactionAmount,
-    settledAmount: fields.settledAmount ?? fields.transactionAmount,
-    feeAmount: fields.feeAmount ?? '0.0',
-    vatAmount: fields.vatAmount ?? '0.0',
-    currency: fields.currency ?? 'NGN',
-    sourceAccountNumber: fields.sourceAccountNumber ?? '0011223344',
-    sourceAccountName: fields.sourceAccountName ?? 'CHUKWUEMEKA OBI',
-    sourceBankCode: fields.sourceBankCode ?? '000013',
-    sourceBankName: fields.sourceBankName ?? 'GTBank',
-    channelId: fields.channelId ?? '1',
-    tranDateTime: fields.tranDateTime ?? '2026-11-22 14:05:09',
-    settlementDateTime: fields.settlementDateTime ?? '11/22/2026 2:05:41 PM',
-    stamp_duty_flg: 0,
-    post_flg: 1,
-    notification_acknowledgement,
-    ...extra,
-  };
-  const members = Object.entries(values).map(([name, value]) => {
-    const numeric = amountsAs === 'numbers' && (AMOUNTS as readonly string[]).includes(name);
-    return `${JSON.stringify(name)}:${numeric ? String(value) : JSON.stringify(value)}`;
-  });
-  return `{${members.join(',')}}`;
-}
-
-/** Op 14's body for `transfer`, as the bank sends it: amounts as text. */
-function notificationOf(transfer: FakeTransfer): Record<string, string> {
-  return {
-    sessionId: transfer.sessionId,
-    accountNumber: transfer.accountNumber,
-    tranRemarks: transfer.tranRemarks ?? 'Payment for order',
-    transactionAmount: transfer.transactionAmount,
-    settledAmount: transfer.settledAmount ?? transfer.transactionAmount,
-    feeAmount: transfer.feeAmount ?? '0.00',
-    vatAmount: transfer.vatAmount ?? '0.00',
-    currency: transfer.currency ?? 'NGN',
-    initiationTranRef: transfer.initiationTranRef ?? '',
-    settlementId: transfer.settlementId,
-    sourceAccountNumber: transfer.sourceAccountNumber ?? '0011223344',
-    sourceAccountName: transfer.sourceAccountName ?? 'CHUKWUEMEKA OBI',
-    sourceBankName: transfer.sourceBankName ?? 'GTBank',
-    channelId: transfer.channelId ?? '1',
-    tranDateTime: transfer.tranDateTime ?? '2026-11-22 14:05:09',
-  };
 }
