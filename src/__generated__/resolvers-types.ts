@@ -58,7 +58,7 @@ export type BankTransaction = {
   channelId?: Maybe<Scalars['String']['output']>;
   /** The currency code, such as NGN. */
   currency?: Maybe<Scalars['String']['output']>;
-  /** The fee charged. */
+  /** The fee charged, written as `transactionAmount` is. */
   feeAmount?: Maybe<Scalars['Decimal']['output']>;
   /** The reference of the transfer's initiation. */
   initiationTranRef?: Maybe<Scalars['String']['output']>;
@@ -68,7 +68,7 @@ export type BankTransaction = {
   raw: Scalars['JSON']['output'];
   /** The bank's session id for the transfer. */
   sessionId: Scalars['String']['output'];
-  /** The amount settled to the account. */
+  /** The amount settled to the account, written as `transactionAmount` is. */
   settledAmount?: Maybe<Scalars['Decimal']['output']>;
   /** When the bank settled it, read in the bank's time zone; null when unreadable. */
   settledAt?: Maybe<Scalars['DateTime']['output']>;
@@ -82,11 +82,15 @@ export type BankTransaction = {
   sourceBankCode?: Maybe<Scalars['String']['output']>;
   /** The payer's bank. */
   sourceBankName?: Maybe<Scalars['String']['output']>;
-  /** The amount transferred, exactly as the bank wrote it (read from its answer's text, never through a float). */
+  /**
+   * The amount transferred, read from the bank's answer's text (never through a float) and written as
+   * this schema writes money: at least two decimals, every digit kept (the bank's `1500.0` is
+   * `"1500.00"`); `raw` has the bank's own text.
+   */
   transactionAmount: Scalars['Decimal']['output'];
   /** When the transfer happened, read in the bank's time zone; null when the bank's time was unreadable. */
   transactionTime?: Maybe<Scalars['DateTime']['output']>;
-  /** The VAT charged on the fee. */
+  /** The VAT charged on the fee, written as `transactionAmount` is. */
   vatAmount?: Maybe<Scalars['Decimal']['output']>;
 };
 
