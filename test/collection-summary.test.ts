@@ -1,15 +1,19 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { AWKWARD_AMOUNTS, referenceTotals } from './helpers/amounts.ts';
 import { notificationBody, startApp, untilListed, type GraphQLResponse, type TestApp } from './helpers/app.ts';
+import { confirmationOf } from './helpers/confirming.ts';
 import { withMethod } from './helpers/proxy.ts';
 import { openMemoryStore, urlStoreBackends } from './helpers/stores.ts';
 
 const SUMMARY = `query($account: String, $from: DateTime!, $to: DateTime!) {
   collectionSummary(accountNumber: $account, from: $from, to: $to) {
-    count transactionAmount settledAmount feeAmount vatAmount
-    days { date from to count transactionAmount settledAmount feeAmount vatAmount }
+    count refutedCount transactionAmount settledAmount feeAmount vatAmount
+    days { date from to count refutedCount transactionAmount settledAmount feeAmount vatAmount }
   }
 }`;
 
@@ -29,7 +33,8 @@ describe.each(urlStoreBackends)('collectionSummary over HTTP on $name', (backend
   const test = backend.enabled ? it : it.skip;
 
   test('totals what the webhook stored, exactly, per WAT day, with a transfer at 00:30 WAT on its own day', async () => {
-    const app = await startApp({ STORE_URL: (await backend.create()).storeUrl });
+    // Confirmation off: the sandbox bank made none of these transfers, and would refute them.
+    const app = await startApp({ STORE_URL: (await backend.create()).storeUrl, COLLECTION_CONFIRMATION: 'off' });
     // The bank's tranDateTime is WAT wall-clock time; 00:30 on the 22nd is 23:30 UTC on the 21st.
     const first = AWKWARD_AMOUNTS.map((amount) => notificationBody({ transactionAmount: amount, tranDateTime: '2026-11-21 23:59:59' }));
     const second = AWKWARD_AMOUNTS.map((amount) =>
@@ -169,15 +174,42 @@ describe('collectionSummary: bad input, price and cache hints', () => {
 });
 
 describe("the README's summary query", () => {
-  it('runs as printed and totals a transfer of its month', async () => {
+  /** `npm run simulate:transfer -- <args>` against `app`: the settlementIds it printed. */
+  async function simulate(app: TestApp, ...args: string[]): Promise<string[]> {
+    const script = join(import.meta.dirname, '..', 'scripts', 'simulate-transfer.ts');
+    const { stdout } = await promisify(execFile)(process.execPath, [script, '--url', app.baseUrl, ...args], {
+      env: { PATH: process.env.PATH },
+    });
+    return [...stdout.matchAll(/^#\d+ (\S+) /gm)].map((match) => match[1]!);
+  }
+
+  it('runs as printed, this month put in, and counts what the bank stands behind: not a --forged nor a --tampered transfer', async () => {
     const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
-    const query = /```graphql\n(query ThisMonth[\s\S]*?)```/.exec(readme)?.[1];
-    expect(query).toBeDefined();
+    const printed = /```graphql\n(query ThisMonth[\s\S]*?)```/.exec(readme)?.[1];
+    expect(printed).toMatch(/confirmed: true\)/);
     const app = await startApp();
-    await deliverAll(app, [notificationBody({ transactionAmount: '0.10', tranDateTime: '2026-11-30 23:59:59' })]);
-    const { data, errors } = await app.query(query!);
+    const [genuine] = await simulate(app);
+    const [forged] = await simulate(app, '--forged');
+    const [tampered] = await simulate(app, '--tampered');
+    await confirmationOf(app, genuine, 'CONFIRMED');
+    await confirmationOf(app, forged, 'NOT_AT_BANK');
+    await confirmationOf(app, tampered, 'MISMATCHED');
+
+    // The month the transfers were made in, in the bank's zone, as the README asks (a minute either
+    // side, should the test run at midnight on a month's last day).
+    const now = DateTime.now().setZone('Africa/Lagos');
+    const from = now.minus({ minutes: 1 }).startOf('month');
+    const to = now.plus({ minutes: 1 }).startOf('month').plus({ months: 1 });
+    const query = printed!.replace(/from: "[^"]+"/, `from: "${from.toISO()}"`).replace(/to: "[^"]+"/, `to: "${to.toISO()}"`);
+    const { data, errors } = await app.query(query);
     expect(errors).toBeUndefined();
-    expect(data!.collectionSummary).toMatchObject({ count: 1, transactionAmount: '0.10' });
-    expect(data!.collectionSummary.days).toHaveLength(30);
+    const totals = { count: 1, refutedCount: 2, transactionAmount: '1500.00' };
+    expect(data!.collectionSummary).toMatchObject(totals);
+    expect(data!.collectionSummary.days.filter((day: { count: number }) => day.count > 0)).toEqual([
+      expect.objectContaining({ ...totals, date: now.toISODate() }),
+    ]);
+    // Without `confirmed`, the same: the genuine one is confirmed, and refuted money is never counted.
+    const unconfirmed = await app.query(query.replace(', confirmed: true', ''));
+    expect(unconfirmed.data!.collectionSummary).toMatchObject(totals);
   });
 });

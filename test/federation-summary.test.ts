@@ -25,7 +25,7 @@ describe('collectionSummary through a router composing the supergraph', () => {
     expect(result.errors ?? []).toEqual([]);
     const supergraph = result.supergraphSdl!;
     expect(supergraph).toContain(
-      'collectionSummary(accountNumber: String, from: DateTime!, to: DateTime!): CollectionSummary @authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]]) @cost(weight: 0)',
+      'collectionSummary(accountNumber: String, from: DateTime!, to: DateTime!, confirmed: Boolean = false): CollectionSummary @authenticated @requiresScopes(scopes: [["collections:read"], ["collections:read:all"]]) @cost(weight: 0)',
     );
     expect(supergraph).toContain('days: [CollectionDaySummary!]! @listSize(assumedSize: 31)');
     expect(supergraph).toMatch(/type CollectionSummary\n\s+@join__type\(graph: BANK\)\n\{/);
@@ -33,7 +33,8 @@ describe('collectionSummary through a router composing the supergraph', () => {
   });
 
   it('serves the summary and the ranged page as the subgraph does, and passes BAD_USER_INPUT on', async () => {
-    const subgraph = await startApp({ PUBLISH_ACCESS_DIRECTIVES: 'false' });
+    // Confirmation off: the sandbox bank never made these transfers, and a summary leaves out what it refutes.
+    const subgraph = await startApp({ PUBLISH_ACCESS_DIRECTIVES: 'false', COLLECTION_CONFIRMATION: 'off' });
     const bodies = [
       notificationBody({ transactionAmount: '0.10', feeAmount: '0.10', tranDateTime: '2026-11-22 00:30:00' }),
       notificationBody({ transactionAmount: '0.20', feeAmount: '0.20', tranDateTime: '2026-11-22 09:15:00' }),

@@ -48,7 +48,7 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
     };
     expect(await verdict({ settlementId: delivered.settlementId })).toMatchObject({
       verdict: 'MATCHED',
-      atBank: { transactionAmount: '2500.5', acknowledged: true },
+      atBank: { transactionAmount: '2500.50', acknowledged: true, raw: { transactionAmount: '2500.5' } },
       stored: { transactionAmount: '2500.50' },
     });
     expect(await verdict({ sessionId: lost.sessionId })).toMatchObject({

@@ -49,8 +49,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('reconcilia
       differences: [],
       atBank: {
         settlementId: matched.settlementId,
-        transactionAmount: '1500.0',
-        feeAmount: '10',
+        transactionAmount: '1500.00',
+        feeAmount: '10.00',
         acknowledged: true,
         sourceBankCode: '000013',
       },

@@ -1,12 +1,14 @@
 // The bank's collection service, as the confirmation scenario's stand-in, in a process of its own (a
 // bank is not on ours' event loop): it checks Client-Id and X-Auth-Signature as the bank does, and
 // answers op 16 for every notification the bench's bodies carry (bank.ts, heldTransfer), amounts as
-// JSON numbers as the bank writes them; any other id with the bank's "not found".
+// JSON numbers as the bank writes them; any other id with the bank's "not found". With
+// BENCH_BANK_DELAY_MS, each answer waits that long, as a bank answering slowly does.
 import { createServer } from 'node:http';
 import { heldTransfer, signedHeaders } from './bank.ts';
 import { hostHttpServer } from './host.ts';
 
 const expected = signedHeaders();
+const delayMs = Number(process.env.BENCH_BANK_DELAY_MS ?? 0);
 const AMOUNTS = new Set(['transactionAmount', 'settledAmount', 'feeAmount', 'vatAmount']);
 const NOT_FOUND = JSON.stringify({
   sessionId: '',
@@ -42,6 +44,8 @@ const server = createServer((request, response) => {
     return;
   }
   const held = heldTransfer(url.searchParams.get('settlement_id') ?? '');
-  response.writeHead(200, { 'content-type': 'application/json' }).end(held ? verifyAnswer(held) : NOT_FOUND);
+  const answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end(held ? verifyAnswer(held) : NOT_FOUND);
+  if (delayMs > 0) setTimeout(answer, delayMs);
+  else answer();
 });
 await hostHttpServer(server);

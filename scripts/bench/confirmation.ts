@@ -3,11 +3,12 @@
 // holds every notification the bench sends): once with COLLECTION_CONFIRMATION on, once off. First
 // the time from 00 to arrival on incomingTransfer(confirmed: true) at a fixed rate; then webhook 00 at
 // full speed, on and off taking turns, each on-round followed by the drain of what it left PENDING
-// (before the next round, so the drain takes no CPU from it).
+// (before the next round, so the drain takes no CPU from it). Last, the pace against a bank that
+// answers each ask in 200 ms: one replica, and on PostgreSQL two on one store.
 import { loadavg } from 'node:os';
 import type { BenchOptions } from './options.ts';
 import { metric } from './graphql.ts';
-import { atLeast, atMost, ms, row, whole, type Row } from './report.ts';
+import { above, atLeast, atMost, ms, row, whole, type Row } from './report.ts';
 import { appEnv, ownStore, type Services, type StoreKind } from './stores.ts';
 import { describe, median, runOnServers, type ScenarioReport } from './suite.ts';
 import { startTarget, type Target } from './targets.ts';
@@ -17,6 +18,11 @@ const LATENCY_RATE = { full: 100, quick: 50 };
 /** The longest a drain may take: past it the run fails rather than wait forever. */
 const DRAIN_TIMEOUT_MS = 600_000;
 const CONFIRMED = 'collection_confirmations_total{outcome="CONFIRMED"}';
+/** The slow bank's answer time, and the rate the pace run posts at: more than one replica can confirm from it. */
+const SLOW_BANK_MS = 200;
+const SLOW_BANK_RATE = { full: 300, quick: 100 };
+/** What one replica confirms a second at least against that bank. */
+const SLOW_BANK_TARGET = 50;
 const ACCEPTED = 'collection_webhook_replies_total{response_code="00",reason="accepted"}';
 
 /** Confirmations per second, during a webhook run and in the drain after it. */
@@ -71,11 +77,76 @@ export async function confirmationBench(
     }
     const [withIt, without] = [median(onRuns), median(offRuns)];
     const pace = paces[onRuns.indexOf(onRuns.find((run) => run.perSecond === withIt.perSecond) ?? onRuns[0]!)] ?? paces[0]!;
-    return { rows: confirmationRows(rate, withIt, without, pace, latency), reports: [latency, withIt, without] };
+    for (const target of targets.splice(1).reverse()) await target.stop();
+    const slow = await slowBankPace(options, kind, parentDir, services, say);
+    return {
+      rows: [...confirmationRows(rate, withIt, without, pace, latency), ...slow.rows],
+      reports: [latency, withIt, without, ...slow.reports],
+    };
   } finally {
     for (const target of targets.reverse()) await target.stop();
     for (const store of stores) await store.drop();
   }
+}
+
+/**
+ * Confirmations a second against a bank answering each ask in `SLOW_BANK_MS`: posted at a rate
+ * above what one replica confirms, timed from the first post to the last confirmation. One replica;
+ * on PostgreSQL also two on one store (posted to the first, both confirming).
+ */
+async function slowBankPace(
+  options: BenchOptions,
+  kind: StoreKind,
+  parentDir: string,
+  services: Services | undefined,
+  say: (line: string) => void,
+): Promise<{ rows: Row[]; reports: ScenarioReport[] }> {
+  const rate = options.quick ? SLOW_BANK_RATE.quick : SLOW_BANK_RATE.full;
+  const replicaCounts = kind === 'postgres' ? [1, 2] : [1];
+  const [rows, reports]: [Row[], ScenarioReport[]] = [[], []];
+  for (const count of replicaCounts) {
+    const store = await ownStore(kind, parentDir, services?.databaseUrl);
+    const targets: Target[] = [];
+    try {
+      const bank = await startTarget('collection-bank', `bank stand-in answering in ${SLOW_BANK_MS} ms`, {
+        BENCH_BANK_DELAY_MS: String(SLOW_BANK_MS),
+      });
+      targets.push(bank);
+      for (let i = 1; i <= count; i += 1) {
+        const env = {
+          ...appEnv(store.storeUrl, services?.redisUrl ?? 'memory:'),
+          COLLECTION_CONFIRMATION: 'on',
+          BENCH_COLLECTION_URL: bank.baseUrl,
+        };
+        targets.push(await startTarget('app', `ours, replica ${i} of ${count}`, env));
+      }
+      const replicas = targets.slice(1);
+      const of = `${count} replica${count > 1 ? 's' : ''}`;
+      say(`confirmations against a bank answering in ${SLOW_BANK_MS} ms, ${of}, posted at ${rate}/s for ${options.durationS} s…`);
+      const confirmed = () =>
+        Promise.all(replicas.map((replica) => metric(replica.baseUrl, CONFIRMED))).then((all) => all.reduce((a, b) => a + b, 0));
+      const [before, started] = [await confirmed(), performance.now()];
+      const report = await runOnServers('confirmed-latency', options, replicas, 'ours', { rate });
+      const perSecond = (((await confirmed()) - before) * 1000) / (performance.now() - started);
+      say(`  ${perSecond.toFixed(0)} confirmations/s (${describe(report)})`);
+      reports.push({ ...report, target: `ours, ${of}, bank in ${SLOW_BANK_MS} ms` });
+      const target = count === 1 ? above(SLOW_BANK_TARGET, '/s') : undefined;
+      rows.push(
+        row(
+          `confirmations/s, bank answering in ${SLOW_BANK_MS} ms, ${of}`,
+          '-',
+          report.failure ? Number.NaN : perSecond,
+          Number.NaN,
+          whole,
+          target,
+        ),
+      );
+    } finally {
+      for (const target of targets.reverse()) await target.stop();
+      await store.drop();
+    }
+  }
+  return { rows, reports };
 }
 
 /**

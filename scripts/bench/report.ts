@@ -12,6 +12,7 @@ export interface Target {
 export const atLeast = (min: number, of = 'floor'): Target => ({ text: `≥ ${min}× ${of}`, on: 'ratio', holds: (v) => v >= min });
 export const atMost = (max: number, of = 'floor'): Target => ({ text: `≤ ${max}× ${of}`, on: 'ratio', holds: (v) => v <= max });
 export const below = (max: number, unit: string): Target => ({ text: `≤ ${max} ${unit}`, on: 'ours', holds: (v) => v <= max });
+export const above = (min: number, unit: string): Target => ({ text: `≥ ${min} ${unit}`, on: 'ours', holds: (v) => v >= min });
 
 /** One line of a figures table, as printed and as given in --json. */
 export interface Row {

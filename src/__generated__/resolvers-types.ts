@@ -58,7 +58,7 @@ export type BankTransaction = {
   channelId?: Maybe<Scalars['String']['output']>;
   /** The currency code, such as NGN. */
   currency?: Maybe<Scalars['String']['output']>;
-  /** The fee charged. */
+  /** The fee charged, written as `transactionAmount` is. */
   feeAmount?: Maybe<Scalars['Decimal']['output']>;
   /** The reference of the transfer's initiation. */
   initiationTranRef?: Maybe<Scalars['String']['output']>;
@@ -68,7 +68,7 @@ export type BankTransaction = {
   raw: Scalars['JSON']['output'];
   /** The bank's session id for the transfer. */
   sessionId: Scalars['String']['output'];
-  /** The amount settled to the account. */
+  /** The amount settled to the account, written as `transactionAmount` is. */
   settledAmount?: Maybe<Scalars['Decimal']['output']>;
   /** When the bank settled it, read in the bank's time zone; null when unreadable. */
   settledAt?: Maybe<Scalars['DateTime']['output']>;
@@ -82,11 +82,15 @@ export type BankTransaction = {
   sourceBankCode?: Maybe<Scalars['String']['output']>;
   /** The payer's bank. */
   sourceBankName?: Maybe<Scalars['String']['output']>;
-  /** The amount transferred, exactly as the bank wrote it (read from its answer's text, never through a float). */
+  /**
+   * The amount transferred, read from the bank's answer's text (never through a float) and written as
+   * this schema writes money: at least two decimals, every digit kept (the bank's `1500.0` is
+   * `"1500.00"`); `raw` has the bank's own text.
+   */
   transactionAmount: Scalars['Decimal']['output'];
   /** When the transfer happened, read in the bank's time zone; null when the bank's time was unreadable. */
   transactionTime?: Maybe<Scalars['DateTime']['output']>;
-  /** The VAT charged on the fee. */
+  /** The VAT charged on the fee, written as `transactionAmount` is. */
   vatAmount?: Maybe<Scalars['Decimal']['output']>;
 };
 
@@ -170,24 +174,26 @@ export type CacheControlScope =
 /** The totals of one calendar day in the bank's time zone, within the range asked for. */
 export type CollectionDaySummary = {
   __typename?: 'CollectionDaySummary';
-  /** How many notifications the day holds. */
+  /** How many notifications the day holds that are counted, on the same terms as the range's `count`. */
   count: Scalars['Int']['output'];
   /** The day, ISO 8601 `YYYY-MM-DD`, in the bank's time zone. */
   date: Scalars['String']['output'];
-  /** The sum of their `feeAmount`, over those that carry one; null when none does. */
+  /** The sum of the counted ones' `feeAmount`, over those that carry one; null when none does. */
   feeAmount?: Maybe<Scalars['Decimal']['output']>;
   /**
    * Where this day's part of the range begins: its midnight, or the range's `from`. Pass `from` and
    * `to` to `collectionNotifications` to list the day's notifications.
    */
   from: Scalars['DateTime']['output'];
-  /** The sum of their `settledAmount`, over those that carry one; null when none does. */
+  /** How many notifications the day holds that the bank refuted, left out of its count and sums. */
+  refutedCount: Scalars['Int']['output'];
+  /** The sum of the counted ones' `settledAmount`, over those that carry one; null when none does. */
   settledAmount?: Maybe<Scalars['Decimal']['output']>;
   /** Where this day's part of the range ends (excluded): the next midnight, or the range's `to`. */
   to: Scalars['DateTime']['output'];
-  /** The sum of their `transactionAmount`; 0.00 when there are none. */
+  /** The sum of the counted ones' `transactionAmount`; 0.00 when none is counted. */
   transactionAmount: Scalars['Decimal']['output'];
-  /** The sum of their `vatAmount`, over those that carry one; null when none does. */
+  /** The sum of the counted ones' `vatAmount`, over those that carry one; null when none does. */
   vatAmount?: Maybe<Scalars['Decimal']['output']>;
 };
 
@@ -272,20 +278,28 @@ export type CollectionNotificationEdge = {
  */
 export type CollectionSummary = {
   __typename?: 'CollectionSummary';
-  /** How many notifications the range holds. */
+  /**
+   * How many notifications the range holds that are counted: every one the bank has not refuted
+   * (`PENDING`, `CONFIRMED`, `UNCHECKED`), or with `confirmed: true` the `CONFIRMED` ones alone.
+   */
   count: Scalars['Int']['output'];
   /**
    * The same totals for each calendar day in the bank's time zone that the range touches, oldest
    * first, every day included: a day without notifications has `count` 0.
    */
   days: Array<CollectionDaySummary>;
-  /** The sum of their `feeAmount`, over those that carry one; null when none does. */
+  /** The sum of the counted ones' `feeAmount`, over those that carry one; null when none does. */
   feeAmount?: Maybe<Scalars['Decimal']['output']>;
-  /** The sum of their `settledAmount`, over those that carry one; null when none does. */
+  /**
+   * How many notifications the range holds that the bank refuted (`MISMATCHED`, `NOT_AT_BANK`): left
+   * out of every count and sum here, whether or not `confirmed` is given.
+   */
+  refutedCount: Scalars['Int']['output'];
+  /** The sum of the counted ones' `settledAmount`, over those that carry one; null when none does. */
   settledAmount?: Maybe<Scalars['Decimal']['output']>;
-  /** The sum of their `transactionAmount`; 0.00 when there are none. */
+  /** The sum of the counted ones' `transactionAmount`; 0.00 when none is counted. */
   transactionAmount: Scalars['Decimal']['output'];
-  /** The sum of their `vatAmount`, over those that carry one; null when none does. */
+  /** The sum of the counted ones' `vatAmount`, over those that carry one; null when none does. */
   vatAmount?: Maybe<Scalars['Decimal']['output']>;
 };
 
@@ -675,6 +689,10 @@ export type Query = {
    * `first` defaults to 20 and may be at most 100; pass `pageInfo.endCursor` as `after` for the next page.
    * With `from`, only the notifications whose time is at or after it; with `from` and `to`, those in
    * [from, to), on the same terms as `collectionSummary`. Paging and cursors work the same in a range.
+   * With `confirmation`, only the notifications whose `confirmation.status` is one of those given
+   * (`[CONFIRMED]`: what an app may give value on; `[MISMATCHED, NOT_AT_BANK]`: what the bank refuted);
+   * an empty list lists nothing. A status changes as the bank answers (`PENDING` to `CONFIRMED`), so a
+   * notification may join or leave such a list between two pages; a page never repeats one.
    */
   collectionNotifications?: Maybe<CollectionNotificationConnection>;
   /**
@@ -685,6 +703,9 @@ export type Query = {
    * `to` must be after `from`, and at most 366 days after it. Without `accountNumber`, every account
    * the caller's token names (scope `collections:read`), or every account (`collections:read:all`);
    * another account is FORBIDDEN. Makes no bank call.
+   * Money the bank refuted (`MISMATCHED`, `NOT_AT_BANK`) is never counted; `refutedCount` says how
+   * many were left out. With `confirmed: true`, only `CONFIRMED` notifications are counted (what an
+   * app may give value on), so the totals grow as the bank's confirmations arrive.
    */
   collectionSummary?: Maybe<CollectionSummary>;
   /**
@@ -753,6 +774,7 @@ export type QueryCollectionNotificationArgs = {
 export type QueryCollectionNotificationsArgs = {
   accountNumber?: InputMaybe<Scalars['String']['input']>;
   after?: InputMaybe<Scalars['String']['input']>;
+  confirmation?: InputMaybe<Array<ConfirmationStatus>>;
   first?: InputMaybe<Scalars['Int']['input']>;
   from?: InputMaybe<Scalars['DateTime']['input']>;
   to?: InputMaybe<Scalars['DateTime']['input']>;
@@ -762,6 +784,7 @@ export type QueryCollectionNotificationsArgs = {
 /** Reads from the bank (names, banks, BVNs, bills) and from the stored collection notifications. */
 export type QueryCollectionSummaryArgs = {
   accountNumber?: InputMaybe<Scalars['String']['input']>;
+  confirmed?: InputMaybe<Scalars['Boolean']['input']>;
   from: Scalars['DateTime']['input'];
   to: Scalars['DateTime']['input'];
 };
@@ -1211,6 +1234,7 @@ export type CollectionDaySummaryResolvers<ContextType = Context, ParentType exte
   date?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   feeAmount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
   from?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
+  refutedCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   settledAmount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
   to?: Resolver<ResolversTypes['DateTime'], ParentType, ContextType>;
   transactionAmount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
@@ -1257,6 +1281,7 @@ export type CollectionSummaryResolvers<ContextType = Context, ParentType extends
   count?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   days?: Resolver<Array<ResolversTypes['CollectionDaySummary']>, ParentType, ContextType>;
   feeAmount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
+  refutedCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
   settledAmount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
   transactionAmount?: Resolver<ResolversTypes['Decimal'], ParentType, ContextType>;
   vatAmount?: Resolver<Maybe<ResolversTypes['Decimal']>, ParentType, ContextType>;
@@ -1380,7 +1405,7 @@ export type QueryResolvers<ContextType = Context, ParentType extends ResolversPa
   bvn?: Resolver<Maybe<ResolversTypes['BvnDetails']>, ParentType, ContextType, RequireFields<QueryBvnArgs, 'number'>>;
   collectionNotification?: Resolver<Maybe<ResolversTypes['CollectionNotification']>, ParentType, ContextType, RequireFields<QueryCollectionNotificationArgs, 'settlementId'>>;
   collectionNotifications?: Resolver<Maybe<ResolversTypes['CollectionNotificationConnection']>, ParentType, ContextType, Partial<QueryCollectionNotificationsArgs>>;
-  collectionSummary?: Resolver<Maybe<ResolversTypes['CollectionSummary']>, ParentType, ContextType, RequireFields<QueryCollectionSummaryArgs, 'from' | 'to'>>;
+  collectionSummary?: Resolver<Maybe<ResolversTypes['CollectionSummary']>, ParentType, ContextType, RequireFields<QueryCollectionSummaryArgs, 'confirmed' | 'from' | 'to'>>;
   postingAccount?: Resolver<Maybe<ResolversTypes['Account']>, ParentType, ContextType, RequireFields<QueryPostingAccountArgs, 'accountNumber' | 'beneficiaryBank'>>;
   quarantinedDeliveries?: Resolver<Maybe<ResolversTypes['QuarantinedDeliveryConnection']>, ParentType, ContextType, Partial<QueryQuarantinedDeliveriesArgs>>;
 }>;

@@ -9,7 +9,8 @@ import type { Metrics } from '../metrics.ts';
 import type { CollectionStore } from '../store/types.ts';
 import type { CollectionClient } from '../upstream/types.ts';
 import { reportOutcome } from './confirmation-recorder.ts';
-import { isAboutThisTransfer, verdictOf } from './confirmation-verdict.ts';
+import { failureKind } from '../upstream/failure-kind.ts';
+import { verdictOf } from './confirmation-verdict.ts';
 
 /** What `decideConfirmation` takes: an operator's decision by hand, or `RECHECK` to ask the bank now. */
 export type ConfirmationDecisionInput = ManualDecision | 'RECHECK';
@@ -95,7 +96,7 @@ export function createConfirmationDecisions(deps: ConfirmationDecisionsDeps) {
       if (atBank !== null || bySession === '') return atBank;
     } catch (error) {
       counted(error);
-      if (!isAboutThisTransfer(error) || bySession === '') throw error;
+      if (failureKind(error) !== 'about-this-transfer' || bySession === '') throw error;
       first = error;
     }
     try {

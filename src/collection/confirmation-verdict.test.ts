@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { storedNotification } from '../../test/helpers/notifications.ts';
 import { NOTHING_ASKED, PENDING, type BankTransactionRecord, type Confirmation } from '../domain/index.ts';
-import { ErrorCode, UpstreamError } from '../errors.ts';
-import { askBy, failedAsk, isAboutThisTransfer, isSlowDown, verdictOf } from './confirmation-verdict.ts';
+import { askBy, failedAsk, verdictOf } from './confirmation-verdict.ts';
 
 const NOW = Date.parse('2026-11-22T13:00:00.000Z');
 const pending = (confirmation: Partial<Confirmation> = {}) =>
@@ -11,9 +10,6 @@ const pending = (confirmation: Partial<Confirmation> = {}) =>
 /** The bank's record of `record`'s transfer, with the same values unless told. */
 const atBank = (record: ReturnType<typeof pending>, overrides: Partial<BankTransactionRecord> = {}) =>
   ({ ...record, acknowledged: true, raw: {}, rawBody: '{}', sourceBankCode: null, settledAt: null, ...overrides }) as BankTransactionRecord;
-
-const upstream = (code: ErrorCode, extra: Record<string, unknown> = {}) =>
-  Object.assign(new UpstreamError(code as never, { area: 'collection', operation: 'verifyBySettlementId' }), extra);
 
 describe('verdictOf', () => {
   it("decides CONFIRMED or MISMATCHED from the bank's record of the transfer", () => {
@@ -59,23 +55,5 @@ describe('a failed ask', () => {
     expect(askBy(storedNotification({ sessionId: ' ', confirmation: { ...PENDING, ...NOTHING_ASKED, failedAsks: 3 } }))).toBe(
       'settlementId',
     );
-  });
-
-  it("is about that transfer for a refusal of its id, an error envelope or an unreadable answer; the bank's trouble otherwise", () => {
-    expect(isAboutThisTransfer(upstream(ErrorCode.UPSTREAM_BAD_REQUEST, { status: 400 }))).toBe(true);
-    expect(isAboutThisTransfer(upstream(ErrorCode.UPSTREAM_REJECTED))).toBe(true);
-    expect(isAboutThisTransfer(upstream(ErrorCode.UPSTREAM_INVALID_RESPONSE))).toBe(true);
-    expect(isAboutThisTransfer(upstream(ErrorCode.UPSTREAM_BAD_REQUEST, { status: 429 }))).toBe(false);
-    expect(isAboutThisTransfer(upstream(ErrorCode.UPSTREAM_UNAVAILABLE, { status: 503 }))).toBe(false);
-    expect(isAboutThisTransfer(upstream(ErrorCode.UPSTREAM_UNAUTHORIZED, { status: 401 }))).toBe(false);
-    expect(isAboutThisTransfer(new Error('a fault of ours'))).toBe(false);
-  });
-
-  it('asks the window to halve on a 429, a 503 or a time-out only', () => {
-    expect(isSlowDown(upstream(ErrorCode.UPSTREAM_UNAVAILABLE, { status: 429 }))).toBe(true);
-    expect(isSlowDown(upstream(ErrorCode.UPSTREAM_UNAVAILABLE, { status: 503 }))).toBe(true);
-    expect(isSlowDown(upstream(ErrorCode.UPSTREAM_UNAVAILABLE, { timedOut: true }))).toBe(true);
-    expect(isSlowDown(upstream(ErrorCode.UPSTREAM_UNAVAILABLE, { status: 500 }))).toBe(false);
-    expect(isSlowDown(upstream(ErrorCode.UPSTREAM_BAD_REQUEST, { status: 400 }))).toBe(false);
   });
 });

@@ -8,7 +8,6 @@ import {
   type ConfirmationOutcome,
   type ConfirmationRetry,
 } from '../domain/index.ts';
-import { UpstreamError } from '../errors.ts';
 
 /** A failed ask about one notification is asked again after this, doubling with each failure in a row… */
 export const FIRST_RETRY_MS = 30_000;
@@ -53,26 +52,6 @@ export function verdictOf(
 export function failedAsk(record: CollectionNotificationRecord, now: number): ConfirmationRetry {
   const delayMs = Math.min(FIRST_RETRY_MS * 2 ** Math.min(record.confirmation.failedAsks, 20), MAX_RETRY_MS);
   return { settlementId: record.settlementId, kind: 'failed', at: new Date(now).toISOString(), delayMs };
-}
-
-/**
- * Whether a failed ask is about that one notification (the bank refused its id, answered an error
- * envelope or something that cannot be read, or about another transfer), rather than the bank's own
- * trouble (time-outs, 5xx, 429, a refusal of our credentials, an open breaker), which pauses the
- * confirmer. Anything else (a fault of ours) is taken for trouble: it pauses, and loses nothing.
- */
-export function isAboutThisTransfer(error: unknown): boolean {
-  if (!(error instanceof UpstreamError)) return false;
-  const { code, status } = error as UpstreamError & { status?: number };
-  if (code === 'UPSTREAM_BAD_REQUEST') return status !== 429;
-  return code === 'UPSTREAM_INVALID_RESPONSE' || code === 'UPSTREAM_REJECTED';
-}
-
-/** Whether a failure says the bank is slowing down (a 429, a 503, a time-out): the window of asks in flight halves. */
-export function isSlowDown(error: unknown): boolean {
-  if (!(error instanceof UpstreamError)) return false;
-  const { status, timedOut } = error as UpstreamError & { status?: number; timedOut?: boolean };
-  return status === 429 || status === 503 || timedOut === true;
 }
 
 /** Which of the bank's ids to ask about the notification now: its settlementId, or its sessionId once asks by that keep failing. */

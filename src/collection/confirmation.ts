@@ -12,7 +12,8 @@ import type { Metrics } from '../metrics.ts';
 import type { ConfirmationQueue } from '../store/types.ts';
 import type { CollectionClient } from '../upstream/types.ts';
 import { createRecorder } from './confirmation-recorder.ts';
-import { askBy, failedAsk, isAboutThisTransfer, isSlowDown, verdictOf } from './confirmation-verdict.ts';
+import { failureKind, slowDown as isSlowDown } from '../upstream/failure-kind.ts';
+import { askBy, failedAsk, verdictOf } from './confirmation-verdict.ts';
 
 /** How often a replica claims unwoken: what other replicas left (their leases ended) and what is due again. */
 const SWEEP_INTERVAL_MS = 1_000;
@@ -162,7 +163,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
     const code = error instanceof UpstreamError ? error.code : 'INTERNAL';
     metrics.confirmationFailures.inc({ code });
     if (isSlowDown(error)) slowDown();
-    if (isAboutThisTransfer(error)) {
+    if (failureKind(error) === 'about-this-transfer') {
       const retry = failedAsk(record, Date.now());
       logger.warn(
         { code, settlementId: record.settlementId, failedAsks: record.confirmation.failedAsks + 1, retryInMs: retry.delayMs },

@@ -28,3 +28,17 @@ export function decimalValue(text: string): string {
   const fraction = (match[2] ?? '').replace(/0+$/, '');
   return fraction === '' ? whole : `${whole}.${fraction}`;
 }
+
+/**
+ * An amount written as the subgraph writes money in its answers: at least two decimals (kobo), more
+ * only where the value needs them, never rounded, so one value reads one way whoever wrote it (the
+ * bank's `1500.0` is `1500.00`, `99999999999999.999` stays, `0100` is `100.00`). Anything but a plain
+ * decimal is returned as it is.
+ */
+export function moneyText(text: string): string {
+  const match = PLAIN_DECIMAL.exec(text);
+  if (!match) return text;
+  const whole = match[1]!.replace(/^0+(?=\d)/, '');
+  const fraction = (match[2] ?? '').replace(/0+$/, '').padEnd(2, '0');
+  return `${whole}.${fraction}`;
+}

@@ -38,4 +38,10 @@ describe('bankDifferences', () => {
     const atBank = { ...ours, vatAmount: null, accountNumber: '0123456780', sessionId: '', transactionAmount: '1500.00', currency: 'USD' };
     expect(bankDifferences(ours, atBank)).toEqual(['sessionId', 'accountNumber', 'currency', 'transactionAmount', 'vatAmount']);
   });
+
+  it('compares sessionIds trimmed, and not at all where ours was stored without one', () => {
+    expect(bankDifferences({ ...ours, sessionId: ` ${ours.sessionId} ` }, { ...ours })).toEqual([]);
+    expect(bankDifferences({ ...ours, sessionId: '' }, { ...ours })).toEqual([]);
+    expect(bankDifferences(ours, { ...ours, sessionId: '000013261122140509000002' })).toEqual(['sessionId']);
+  });
 });

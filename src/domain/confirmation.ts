@@ -125,9 +125,15 @@ const COMPARED_AMOUNTS: ReadonlySet<ComparedField> = new Set(['transactionAmount
  * The compared fields in which the bank's record differs from ours, in COMPARED_FIELDS order: amounts
  * as exact decimals (`1000.0` is `"1000.00"`), the currency in any case, ids and accounts exactly. An
  * amount one side holds and the other lacks differs: none of them is optional in the bank's record.
+ * SessionIds are compared trimmed, and not at all where ours is empty (stored without one).
  */
 export function bankDifferences(ours: ComparedFields, atBank: ComparedFields): ComparedField[] {
   return COMPARED_FIELDS.filter((field) => {
+    if (field === 'sessionId') {
+      // Trimmed; one stored without a sessionId is compared without it.
+      const [a, b] = [ours.sessionId.trim(), atBank.sessionId.trim()];
+      return a !== '' && a !== b;
+    }
     const [a, b] = [ours[field], atBank[field]];
     if (a === b) return false;
     if (a === null || b === null) return true;

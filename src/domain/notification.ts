@@ -1,4 +1,4 @@
-import type { Confirmation, NewConfirmation, NotificationSource } from './confirmation.ts';
+import type { Confirmation, ConfirmationStatus, NewConfirmation, NotificationSource } from './confirmation.ts';
 
 /**
  * A place in the store's log of notifications: the log is ordered by `txid`, then `seq`.
@@ -87,7 +87,10 @@ export interface CollectionNotificationPage {
  * was counted; each other sum is null when no notification counted carries that amount.
  */
 export interface CollectionTotals {
+  /** How many notifications were counted. */
   count: number;
+  /** How many in the range were left out because the bank refuted them (REFUTED_STATUSES). */
+  refutedCount: number;
   transactionAmount: string;
   settledAmount: string | null;
   feeAmount: string | null;
@@ -106,4 +109,18 @@ export interface CollectionDayTotals extends CollectionTotals {
 /** `collectionSummary`: the totals of a time range, and of each bank-local day in it, in order. */
 export interface CollectionSummaryRecord extends CollectionTotals {
   days: CollectionDayTotals[];
+}
+
+/** Every confirmation status, in the schema's order. */
+export const CONFIRMATION_STATUSES: readonly ConfirmationStatus[] = ['PENDING', 'CONFIRMED', 'MISMATCHED', 'NOT_AT_BANK', 'UNCHECKED'];
+
+/** The statuses of money the bank refuted: a summary never counts them. */
+export const REFUTED_STATUSES: readonly ConfirmationStatus[] = ['MISMATCHED', 'NOT_AT_BANK'];
+
+/**
+ * The statuses a summary counts: every one the bank has not refuted, or with `confirmed` only
+ * `CONFIRMED` (what an app may give value on).
+ */
+export function countedStatuses(confirmed: boolean): readonly ConfirmationStatus[] {
+  return confirmed ? ['CONFIRMED'] : CONFIRMATION_STATUSES.filter((status) => !REFUTED_STATUSES.includes(status));
 }

@@ -33,8 +33,9 @@ export const Query: QueryResolvers = {
     const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
     const before = args.after == null ? undefined : decodeCursor(args.after);
     const range = valid.pageRange(args.from, args.to, MAX_RANGE_DAYS);
+    const confirmation = args.confirmation ?? undefined;
     // One extra row tells whether another page follows.
-    const rows = await store.listNewestFirst({ accountNumber, before, ...range, limit: limit + 1 });
+    const rows = await store.listNewestFirst({ accountNumber, before, ...range, confirmation, limit: limit + 1 });
     return { notifications: rows.slice(0, limit), hasNextPage: rows.length > limit };
   },
   quarantinedDeliveries: async (_, args, { quarantine }) => {
@@ -55,6 +56,6 @@ export const Query: QueryResolvers = {
   collectionSummary: (_, args, { store, bankTimezone }) => {
     const accountNumber = args.accountNumber == null ? undefined : valid.accountNumber(args.accountNumber);
     const range = valid.timeRange(args.from, args.to, MAX_RANGE_DAYS);
-    return store.summarize({ accountNumber, ...range, timezone: bankTimezone });
+    return store.summarize({ accountNumber, ...range, confirmed: args.confirmed === true, timezone: bankTimezone });
   },
 };

@@ -2,6 +2,7 @@ import type { Resolvers } from '../__generated__/resolvers-types.ts';
 import { DateTimeScalar, DecimalScalar, JSONScalar } from '../scalars.ts';
 import { Account } from './Account.ts';
 import { Bank } from './Bank.ts';
+import { BankTransaction } from './BankTransaction.ts';
 import { BillCategory } from './BillCategory.ts';
 import { CollectionNotification, CollectionNotificationConnection, CollectionNotificationEdge } from './CollectionNotification.ts';
 import { Mutation } from './Mutation.ts';
@@ -16,6 +17,7 @@ export const resolvers: Resolvers = {
   Subscription,
   Account,
   Bank,
+  BankTransaction,
   BillCategory,
   CollectionNotification,
   CollectionNotificationConnection,

@@ -11,7 +11,15 @@ import { accountVariants, forAccounts, QUERIES, type AccountRead } from './postg
 import { SUMMARY_QUERIES } from './postgres-summary.ts';
 import { accountParameter as sqliteAccountParameter, prepareSummaryStatements } from './sqlite-summary.ts';
 
-const READS = ['newest', 'after', 'confirmedAfter', 'newestInRange', 'newestSince'] as const satisfies readonly AccountRead[];
+const READS = [
+  'newest',
+  'after',
+  'confirmedAfter',
+  'newestInRange',
+  'newestSince',
+  'newestInRangeByStatus',
+  'newestByStatus',
+] as const satisfies readonly AccountRead[];
 // Every read of the store is in READS: a read added without it fails to compile here.
 const everyRead: [Exclude<AccountRead, (typeof READS)[number]>] extends [never] ? true : false = true;
 
@@ -22,10 +30,18 @@ const FILTERS = {
 } as const;
 
 // Every read described for PostgreSQL, with the map of statements its variants are in.
-const POSTGRES_READS = [...READS.map((read) => [read, QUERIES] as const), ['daySums', SUMMARY_QUERIES] as const];
+const POSTGRES_READS = [
+  ...READS.map((read) => [read, QUERIES] as const),
+  ['daySums', SUMMARY_QUERIES] as const,
+  ['confirmedDaySums', SUMMARY_QUERIES] as const,
+];
 
 /** The text of `read`'s variant for `kind`, as the store picks it by name. */
 const variantOf = (read: string, queries: Record<string, string>, kind: AccountKind) => queries[forAccounts(read, FILTERS[kind], []).name]!;
+
+/** `groups`' entries with their names prefixed by `prefix`. */
+const prefixed = <T>(prefix: string, groups: Record<string, T>) =>
+  Object.fromEntries(Object.entries(groups).map(([name, group]) => [`${prefix}.${name}`, group]));
 
 /** The parameter numbers a statement uses, in ascending order, each once. */
 const parameters = (sql: string) => [...new Set(Array.from(sql.matchAll(/\$(\d+)/g), (match) => Number(match[1])))].sort((a, b) => a - b);
@@ -78,15 +94,22 @@ describe('account variants', () => {
     expect(Object.keys(QUERIES)).toHaveLength(8 + 3 * READS.length);
   });
 
-  it("prepares SQLite's variants with the account's one parameter more than the read for every account", async () => {
+  it("prepares SQLite's variants with the account's one parameter more than the read for every account, or `:account`", async () => {
     const path = tempSqlitePath();
     await (await storeAt(`sqlite:${path}`)).close();
     const database = new DatabaseSync(path);
     const placeholders = (sql: string) => sql.split('?').length - 1;
     try {
-      const statements = prepareSummaryStatements(database);
-      for (const [read, variants] of Object.entries(statements)) {
+      const { daySums, beyondKobo, ...reads } = prepareSummaryStatements(database);
+      const variantsOf = Object.entries({ ...reads, ...prefixed('daySums', daySums), ...prefixed('beyondKobo', beyondKobo) });
+      expect(variantsOf).toHaveLength(9);
+      for (const [read, variants] of variantsOf) {
         const own = placeholders(variants.all.sourceSQL);
+        if (variants.one.sourceSQL.includes(':account')) {
+          expect(variants.all.sourceSQL, read).not.toContain(':account');
+          expect(variants.several.sourceSQL, read).toContain('json_each(:account)');
+          continue;
+        }
         expect(placeholders(variants.one.sourceSQL), read).toBe(own + 1);
         expect(placeholders(variants.several.sourceSQL), read).toBe(own + 1);
       }

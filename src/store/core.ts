@@ -11,6 +11,7 @@ import {
   moneyFieldsOf,
   moneyKey,
   START_OF_LOG,
+  CONFIRMATION_STATUSES,
   type ConfirmationOutcome,
   type ConfirmationStatus,
   type LogPosition,
@@ -44,6 +45,8 @@ export interface NewestFirstPage extends AccountFilter {
   limit: number;
   from: Date | undefined;
   to: Date | undefined;
+  /** Only notifications whose confirmation status is one of these (never empty, each once, fewer than all); every one when undefined. */
+  statuses: readonly ConfirmationStatus[] | undefined;
 }
 
 /** A page of the settled log, oldest first (see NotificationStore.listAfter); `limit` checked. */
@@ -104,8 +107,8 @@ export interface StoreBackend {
   committedHead(): Promise<LogPosition | undefined>;
   readonly confirmations: ConfirmationBackend;
   readonly confirmationLog: ConfirmationLogBackend;
-  /** Each day's exact sums, in the order given, all read from one snapshot. */
-  daySums(days: readonly DayWindow[], filter: AccountFilter): Promise<DaySums[]>;
+  /** Each day's exact sums, in the order given, all read from one snapshot; counted as `countedStatuses(confirmed)` says. */
+  daySums(days: readonly DayWindow[], filter: AccountFilter, confirmed: boolean): Promise<DaySums[]>;
   size(): Promise<StoreSize>;
   ping(): Promise<void>;
   /** Whether a failed insertBatch was the database refusing the statement (retried in parts), not failing to write at all. */
@@ -162,10 +165,11 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       if (settlementIds.length === 0) return [];
       return inRequestedOrder(settlementIds, records(await store.rowsOf(settlementIds)));
     },
-    async listNewestFirst({ before, limit, from, to, ...accounts }) {
+    async listNewestFirst({ before, limit, from, to, confirmation, ...accounts }) {
       const filter = narrowed(accounts);
-      if (filter === NO_ACCOUNT) return [];
-      return records(await open().newestFirst({ ...filter, before, limit: checkLimit(limit), from, to }));
+      const statuses = statusFilter(confirmation);
+      if (filter === NO_ACCOUNT || statuses?.length === 0) return [];
+      return records(await open().newestFirst({ ...filter, before, limit: checkLimit(limit), from, to, statuses }));
     },
     async listAfter({ after, through, limit, ...accounts }) {
       const filter = narrowed(accounts);
@@ -178,10 +182,10 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
     async committedHead() {
       return (await open().committedHead()) ?? START_OF_LOG;
     },
-    async summarize({ from, to, timezone, ...accounts }) {
+    async summarize({ from, to, timezone, confirmed = false, ...accounts }) {
       const days = bankDays(from, to, timezone);
       const filter = narrowed(accounts);
-      const sums = filter === NO_ACCOUNT ? [] : await open().daySums(days, filter);
+      const sums = filter === NO_ACCOUNT ? [] : await open().daySums(days, filter, confirmed);
       return summaryRecord(days, sums, timezone);
     },
     async size() {
@@ -269,6 +273,16 @@ const pickMoney = (record: MoneyFields): MoneyFields =>
 
 /** A read whose account filters leave no account: nothing to ask the database. */
 const NO_ACCOUNT = 'none';
+
+/**
+ * A query's `confirmation` as the statuses a page reads, each once in the schema's order: undefined
+ * when it leaves every status in (none given, or all of them), empty when it leaves none.
+ */
+function statusFilter(confirmation: readonly ConfirmationStatus[] | undefined): readonly ConfirmationStatus[] | undefined {
+  if (confirmation === undefined) return undefined;
+  const statuses = CONFIRMATION_STATUSES.filter((status) => confirmation.includes(status));
+  return statuses.length === CONFIRMATION_STATUSES.length ? undefined : statuses;
+}
 
 /**
  * A query's `accountNumber` and `accounts` as one filter: the one account when that is all they

@@ -1,6 +1,6 @@
 // Exact decimal sums for the stores' summaries: amounts as integer units at a scale (BigInt), so
 // no sum ever passes through a float, whatever its size.
-import { PLAIN_DECIMAL } from '../domain/index.ts';
+import { moneyText, PLAIN_DECIMAL } from '../domain/index.ts';
 
 /** An exact non-negative decimal: 1500.5 is `{ units: 15005n, scale: 1 }`. */
 export interface ExactDecimal {
@@ -36,17 +36,6 @@ export function addOptional(a: ExactDecimal | null, b: ExactDecimal | null): Exa
  * them ("15007.50", "0.125"); never rounded. The same value gives the same string on every store.
  */
 export function formatAmount({ units, scale }: ExactDecimal): string {
-  let digits = units.toString();
-  let places = scale;
-  // Trailing zeros past the kobo say nothing about the value.
-  while (places > 2 && digits.endsWith('0')) {
-    digits = digits.slice(0, -1);
-    places -= 1;
-  }
-  if (places < 2) {
-    digits += '0'.repeat(2 - places);
-    places = 2;
-  }
-  digits = digits.padStart(places + 1, '0');
-  return `${digits.slice(0, -places)}.${digits.slice(-places)}`;
+  const digits = units.toString().padStart(scale + 1, '0');
+  return moneyText(scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`);
 }

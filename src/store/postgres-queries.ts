@@ -93,16 +93,33 @@ export function forAccounts<Read extends string>(read: Read, filter: AccountFilt
 
 /**
  * A page of [from, to): the range's positions first (materialized, so the planner reads them through
- * the time index, which carries them), then the page's rows. It costs what the range holds, as a
- * summary of it does; left to itself, with a LIMIT, the planner would walk the log from the newest
- * and skip every row after the range.
+ * the time index, which carries them and their status), then the page's rows. It costs what the
+ * range holds, as a summary of it does; left to itself, with a LIMIT, the planner would walk the log
+ * from the newest and skip every row after the range. By status: only those in $6.
  */
-const inRange = (account: string) =>
+const inRange = (byStatus: boolean) => (account: string) =>
   `WITH in_range AS MATERIALIZED (
       SELECT txid, seq FROM collection_notifications
-      WHERE ${account}event_time >= $1 AND event_time < $2 AND (txid, seq) < ($3::xid8, $4::bigint) AND ${SETTLED}
+      WHERE ${account}event_time >= $1 AND event_time < $2 AND (txid, seq) < ($3::xid8, $4::bigint) AND ${SETTLED}${
+        byStatus ? ' AND confirmation_status = ANY($6::text[])' : ''
+      }
     )
     ${FROM} WHERE seq IN (SELECT seq FROM in_range ORDER BY txid DESC, seq DESC LIMIT $5) ORDER BY txid DESC, seq DESC`;
+
+/**
+ * A page by status (since $2, or ever: '-infinity'): each status in $1 walks its own part of the
+ * log newest first, from its own index, and the page is the newest of those, so a rare status is
+ * found without reading past the others.
+ */
+const byStatus = (account: string) =>
+  `SELECT ${selectList('txid')} FROM (
+      SELECT p.txid AS page_txid, p.seq AS page_seq FROM unnest($1::text[]) AS s(status) CROSS JOIN LATERAL (
+        SELECT txid, seq FROM collection_notifications
+        WHERE ${account}confirmation_status = s.status AND event_time >= $2 AND (txid, seq) < ($3::xid8, $4::bigint) AND ${SETTLED}
+        ORDER BY txid DESC, seq DESC LIMIT $5
+      ) AS p
+      ORDER BY p.txid DESC, p.seq DESC LIMIT $5
+    ) AS page JOIN collection_notifications ON seq = page_seq ORDER BY page_txid DESC, page_seq DESC`;
 
 /**
  * The table's size from the catalog, never a count(*): its files with indexes and TOAST, and rows
@@ -151,11 +168,17 @@ const ACCOUNT_READS = {
     JOIN collection_notifications ON settlement_id = c.confirmed_id
     ORDER BY c.confirmed_txid, c.confirmed_seq`,
   // Pages of a time range (collectionNotifications' from/to), in the same order over the same settled log.
-  newestInRange: inRange,
+  newestInRange: inRange(false),
+  newestInRangeByStatus: inRange(true),
+  // Pages by confirmation status, outside a range.
+  newestByStatus: byStatus,
   // Everything since `from`: the planner walks the log newest first, or the time index when `from` is recent.
   newestSince: (account: string) =>
     `${FROM} WHERE ${account}event_time >= $1 AND (txid, seq) < ($2::xid8, $3::bigint) AND ${SETTLED} ORDER BY txid DESC, seq DESC LIMIT $4`,
-} satisfies Record<'newest' | 'after' | 'confirmedAfter' | RangedRead, (account: string) => string>;
+} satisfies Record<
+  'newest' | 'after' | 'confirmedAfter' | RangedRead | 'newestInRangeByStatus' | 'newestByStatus',
+  (account: string) => string
+>;
 export type AccountRead = keyof typeof ACCOUNT_READS;
 
 export const QUERIES = {
@@ -190,9 +213,30 @@ export const QUERIES = {
 };
 export type QueryName = keyof typeof QUERIES;
 
-/** The read and values of a time-ranged page of listNewestFirst (`from`, `to` or both given), without the account's. */
-export function rangedPage({ from, to, bound, limit }: { from: Date | undefined; to: Date | undefined; bound: unknown[]; limit: number }) {
-  const [read, times] = rangedRead({ from, to }, (date) => date.toISOString(), '-infinity');
+/**
+ * The read and values of a page of listNewestFirst (`from`, `to` or `statuses` given), without the
+ * account's: by status outside a range, else a time range, by status within it.
+ */
+export function filteredPage({
+  from,
+  to,
+  statuses,
+  bound,
+  limit,
+}: {
+  from: Date | undefined;
+  to: Date | undefined;
+  statuses: readonly string[] | undefined;
+  bound: unknown[];
+  limit: number;
+}): { read: AccountRead; values: unknown[] } {
+  const time = (date: Date) => date.toISOString();
+  if (statuses !== undefined && to === undefined) {
+    return { read: 'newestByStatus', values: [statuses, from === undefined ? '-infinity' : time(from), ...bound, limit] };
+  }
+  const [read, times] = rangedRead({ from, to }, time, '-infinity');
+  if (read === 'newestInRange' && statuses !== undefined)
+    return { read: 'newestInRangeByStatus', values: [...times, ...bound, limit, statuses] };
   return { read, values: [...times, ...bound, limit] };
 }
 

@@ -6,7 +6,7 @@ import { createStore, type ConfirmedRow, type StoreBackend, type WrittenBatch } 
 import { toInsertParams, toPosition, type InsertValue, type NotificationRow } from './notification-row.ts';
 import { withDeadline, type RunQuery } from './postgres-deadline.ts';
 import { migrate } from './postgres-migrate.ts';
-import { AFTER_EVERY_TXID, forAccounts, QUERIES, positionParams, rangedPage, rangeParams, type QueryName } from './postgres-queries.ts';
+import { AFTER_EVERY_TXID, filteredPage, forAccounts, QUERIES, positionParams, rangeParams, type QueryName } from './postgres-queries.ts';
 import { createPostgresConfirmations } from './postgres-confirmations.ts';
 import { createPostgresQuarantine } from './postgres-quarantine.ts';
 import { daySums } from './postgres-summary.ts';
@@ -189,12 +189,12 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
     insertBatch: (notifications) => insertBatch(runners.write, notifications),
     rowsOf: (settlementIds) => select('read', 'getMany', [settlementIds]),
     rowOfSession: async (sessionId) => (await select('read', 'bySession', [sessionId]))[0],
-    async newestFirst({ accountNumber, accounts, before, limit, from, to }) {
+    async newestFirst({ accountNumber, accounts, before, limit, from, to, statuses }) {
       const bound = before ? positionParams(before) : [AFTER_EVERY_TXID, 0];
       const page =
-        from === undefined && to === undefined
+        from === undefined && to === undefined && statuses === undefined
           ? { read: 'newest' as const, values: [...bound, limit] }
-          : rangedPage({ from, to, bound, limit });
+          : filteredPage({ from, to, statuses, bound, limit });
       const { name, values } = forAccounts(page.read, { accountNumber, accounts }, page.values);
       return select('read', name, values);
     },
@@ -214,7 +214,7 @@ function backendOver(identity: string, runners: Record<PoolRole, RunQuery>, clos
       settledHead: () => position('confirmedSettledHead', []),
       committedHead: () => position('confirmedCommittedHead', []),
     },
-    daySums: (days, filter) => daySums(runners.read, days, filter),
+    daySums: (days, filter, confirmed) => daySums(runners.read, days, filter, confirmed),
     async size() {
       const [row] = await query<{ bytes: string; rows: string }>('read', 'size');
       return { bytes: Number(row?.bytes ?? 0), approximateRows: Number(row?.rows ?? 0) };

@@ -5,7 +5,7 @@ import type { LogPosition } from '../domain/index.ts';
 import type { AccountFilter, AfterPage, NewestFirstPage } from './core.ts';
 import { selectList, type NotificationRow } from './notification-row.ts';
 import { createQuarantineReads } from './sqlite-quarantine.ts';
-import { accountParameter, daySums, prepareSummaryStatements, prepareVariants, rangedPage } from './sqlite-summary.ts';
+import { accountParameter, daySums, prepareSummaryStatements, prepareVariants, rangedPage, statusPage } from './sqlite-summary.ts';
 import type { DayWindow, DaySums } from './summary.ts';
 
 // Every row here is at txid 0: a position with a larger txid (from another store) is past them all.
@@ -38,14 +38,18 @@ export function createSqliteReads(database: DatabaseSync) {
     ...createQuarantineReads(database),
     rowsOf: (settlementIds: readonly string[]) => rows(statements.getMany, JSON.stringify(settlementIds)),
     rowOfSession: (sessionId: string): NotificationRow | undefined => rows(statements.bySession, sessionId)[0],
-    newestFirst({ accountNumber, accounts, before, limit, from: start, to }: NewestFirstPage): NotificationRow[] {
-      const bound = seqBefore(before);
+    newestFirst({ accountNumber, accounts, before, limit, from: start, to, statuses }: NewestFirstPage): NotificationRow[] {
+      const page = { accountNumber, accounts, from: start, to, statuses, before: seqBefore(before), limit };
+      if (statuses !== undefined && to === undefined) {
+        const [statement, params] = statusPage(statements.summary, { ...page, statuses });
+        return statement.all(params) as unknown as NotificationRow[];
+      }
       if (start !== undefined || to !== undefined) {
-        const [statement, params] = rangedPage(statements.summary, { accountNumber, accounts, from: start, to, before: bound, limit });
+        const [statement, params] = rangedPage(statements.summary, page);
         return rows(statement, ...params);
       }
       const [kind, account] = accountParameter({ accountNumber, accounts });
-      return rows(statements.newest[kind], ...account, bound, limit);
+      return rows(statements.newest[kind], ...account, page.before, limit);
     },
     after({ accountNumber, accounts, after, through, limit }: AfterPage): NotificationRow[] {
       const [kind, account] = accountParameter({ accountNumber, accounts });
@@ -55,7 +59,8 @@ export function createSqliteReads(database: DatabaseSync) {
       const row = statements.newestSeq.get();
       return row && atSeq(Number(row.seq));
     },
-    daySums: (days: readonly DayWindow[], filter: AccountFilter): DaySums[] => daySums(database, statements.summary, days, filter),
+    daySums: (days: readonly DayWindow[], filter: AccountFilter, confirmed: boolean): DaySums[] =>
+      daySums(database, statements.summary, days, filter, confirmed),
   };
 }
 

@@ -135,7 +135,7 @@ function backendOver(database: DatabaseSync, reader: SqliteReader | undefined): 
     committedHead: async () => local.settledHead(),
     confirmations,
     confirmationLog: createSqliteConfirmationLog(database),
-    daySums: (days, filter) => heavy.daySums(days, filter),
+    daySums: (days, filter, confirmed) => heavy.daySums(days, filter, confirmed),
     quarantine: createSqliteQuarantine(database, heavy),
     size: async () => readSize(),
     ping: async () => void ping.get(),

@@ -2,10 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { AWKWARD_AMOUNTS, BEYOND_KOBO_AMOUNTS, referenceTotals } from '../../test/helpers/amounts.ts';
 import { newNotification as notification } from '../../test/helpers/notifications.ts';
 import { storeBackends, untilSettled } from '../../test/helpers/stores.ts';
-import type { LogPosition } from '../domain/index.ts';
+import { PENDING, type ConfirmationStatus, type LogPosition, type NewCollectionNotification } from '../domain/index.ts';
 
 const WAT = 'Africa/Lagos';
 const at = (iso: string) => new Date(iso);
+
+/** A confirmation with `status`, as the confirmer or an import records it. */
+const confirmation = (status: ConfirmationStatus) => ({
+  ...PENDING,
+  status,
+  checkedAt: status === 'PENDING' || status === 'UNCHECKED' ? null : '2024-05-03T09:00:00.000Z',
+  acknowledgedByBank: status === 'CONFIRMED' ? true : null,
+});
 
 describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) => {
   const test = backend.enabled ? it : it.skip;
@@ -106,7 +114,7 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
       notification({ transactionTime: '2024-05-02T12:00:00+01:00', settledAmount: null, feeAmount: null, vatAmount: null }),
     );
     const summary = await store.summarize({ from: at('2024-05-01T12:00:00+01:00'), to: at('2024-05-03T12:00:00+01:00'), timezone: WAT });
-    const empty = { count: 0, transactionAmount: '0.00', settledAmount: null, feeAmount: null, vatAmount: null };
+    const empty = { count: 0, refutedCount: 0, transactionAmount: '0.00', settledAmount: null, feeAmount: null, vatAmount: null };
     expect(summary).toMatchObject({ count: 1, transactionAmount: '1500.00', settledAmount: null, feeAmount: null, vatAmount: null });
     expect(summary.days).toEqual([
       { date: '2024-05-01', from: '2024-05-01T12:00:00.000+01:00', to: '2024-05-02T00:00:00.000+01:00', ...empty },
@@ -152,5 +160,114 @@ describe.each(storeBackends)('NotificationStore.summarize on $name', (backend) =
     // Either end may be open.
     expect(await store.listNewestFirst({ from: range.to, limit: 10 })).toHaveLength(1);
     expect(await store.listNewestFirst({ to: range.from, limit: 10 })).toHaveLength(1);
+  });
+
+  test('never counts what the bank refuted, says how many it left out per day, and with confirmed counts CONFIRMED alone', async () => {
+    const store = await openStore();
+    const day = (date: string, status: ConfirmationStatus, amounts: Partial<NewCollectionNotification>, accountNumber = '1111111111') =>
+      notification({ transactionTime: `2024-05-0${date}T10:00:00+01:00`, confirmation: confirmation(status), accountNumber, ...amounts });
+    const pending = day('1', 'PENDING', { transactionAmount: '1.00', settledAmount: '0.99' });
+    const confirmed = day('1', 'CONFIRMED', { transactionAmount: '2.00', settledAmount: '1.99' });
+    const unchecked = day('2', 'UNCHECKED', { transactionAmount: '4.00', settledAmount: null });
+    // Forged and tampered, one beyond kobo (its sum comes from its text, not the kobo columns).
+    const forged = day('1', 'NOT_AT_BANK', { transactionAmount: '1500.00' });
+    const tampered = day('2', 'MISMATCHED', { transactionAmount: '91500.005', settledAmount: '91500.005', feeAmount: '0.0075' });
+    const elsewhere = day('2', 'CONFIRMED', { transactionAmount: '8.00' }, '2222222222');
+    for (const n of [pending, confirmed, unchecked, forged, tampered, elsewhere]) await store.insert(n);
+    const range = { from: at('2024-05-01T00:00:00+01:00'), to: at('2024-05-03T00:00:00+01:00'), timezone: WAT };
+
+    const mine = await store.summarize({ ...range, accountNumber: '1111111111' });
+    expect(mine).toMatchObject(referenceTotals([pending, confirmed, unchecked], 2));
+    expect(mine.days).toMatchObject([referenceTotals([pending, confirmed], 1), referenceTotals([unchecked], 1)]);
+    const mineConfirmed = await store.summarize({ ...range, accountNumber: '1111111111', confirmed: true });
+    expect(mineConfirmed).toMatchObject(referenceTotals([confirmed], 2));
+    expect(mineConfirmed.days).toMatchObject([referenceTotals([confirmed], 1), { ...referenceTotals([], 1), settledAmount: null }]);
+    // Every account, and several.
+    expect(await store.summarize(range)).toMatchObject(referenceTotals([pending, confirmed, unchecked, elsewhere], 2));
+    expect(await store.summarize({ ...range, confirmed: true })).toMatchObject(referenceTotals([confirmed, elsewhere], 2));
+    const both = { ...range, accounts: ['1111111111', '2222222222'] };
+    expect(await store.summarize({ ...both, confirmed: true })).toMatchObject(referenceTotals([confirmed, elsewhere], 2));
+
+    // Confirmations arrive: the confirmed totals grow with them.
+    const answer = { checkedAt: '2024-05-03T09:00:00.000Z', differences: [], acknowledgedByBank: true };
+    expect(await store.confirmations.record([{ settlementId: pending.settlementId, status: 'CONFIRMED', ...answer }])).toEqual([true]);
+    expect(await store.summarize({ ...range, accountNumber: '1111111111', confirmed: true })).toMatchObject(
+      referenceTotals([pending, confirmed], 2),
+    );
+  });
+
+  test('lists by confirmation status, outside a range, since `from` and within [from, to), paging by position', async () => {
+    const store = await openStore();
+    const statuses: ConfirmationStatus[] = ['UNCHECKED', 'CONFIRMED', 'PENDING', 'NOT_AT_BANK', 'CONFIRMED', 'MISMATCHED', 'CONFIRMED'];
+    const stored = statuses.map((status, i) =>
+      notification({
+        accountNumber: i % 2 === 0 ? '1111111111' : '2222222222',
+        transactionTime: `2024-05-01T${String(9 + i).padStart(2, '0')}:00:00+01:00`,
+        confirmation: confirmation(status),
+      }),
+    );
+    // The oldest of all is the one UNCHECKED: many of another status stand between it and the newest.
+    const newer = Array.from({ length: 30 }, () =>
+      notification({ transactionTime: '2024-05-02T09:00:00+01:00', confirmation: confirmation('CONFIRMED') }),
+    );
+    const results = [];
+    for (const n of [...stored, ...newer]) results.push(await store.insert(n));
+    await untilSettled(store, results);
+    const ids = (records: { settlementId: string }[]) => records.map((record) => record.settlementId);
+    const having = (...wanted: ConfirmationStatus[]) =>
+      stored
+        .filter((_, i) => wanted.includes(statuses[i]!))
+        .map((n) => n.settlementId)
+        .reverse();
+
+    expect(ids(await store.listNewestFirst({ confirmation: ['UNCHECKED'], limit: 5 }))).toEqual(having('UNCHECKED'));
+    const refuted = await store.listNewestFirst({ confirmation: ['MISMATCHED', 'NOT_AT_BANK', 'MISMATCHED'], limit: 1 });
+    expect(ids(refuted)).toEqual(having('MISMATCHED'));
+    const rest = await store.listNewestFirst({ confirmation: ['MISMATCHED', 'NOT_AT_BANK'], limit: 5, before: refuted[0]!.position });
+    expect(ids(rest)).toEqual(having('NOT_AT_BANK'));
+    expect(rest.map((record) => record.confirmation.status)).toEqual(['NOT_AT_BANK']);
+    // By account, one and several; since `from`; within [from, to).
+    expect(ids(await store.listNewestFirst({ confirmation: ['CONFIRMED', 'PENDING'], accountNumber: '1111111111', limit: 5 }))).toEqual([
+      stored[6]!.settlementId,
+      stored[4]!.settlementId,
+      stored[2]!.settlementId,
+    ]);
+    const several = await store.listNewestFirst({
+      confirmation: ['NOT_AT_BANK', 'UNCHECKED'],
+      accounts: ['1111111111', '2222222222'],
+      limit: 5,
+    });
+    expect(ids(several)).toEqual(having('NOT_AT_BANK', 'UNCHECKED'));
+    const since = { from: at('2024-05-01T12:00:00+01:00') };
+    expect(ids(await store.listNewestFirst({ ...since, confirmation: ['CONFIRMED', 'MISMATCHED'], limit: 3 }))).toEqual(
+      ids(newer.slice(-3).reverse()),
+    );
+    expect(ids(await store.listNewestFirst({ ...since, confirmation: ['MISMATCHED', 'NOT_AT_BANK'], limit: 5 }))).toEqual(
+      having('MISMATCHED', 'NOT_AT_BANK'),
+    );
+    const range = { from: at('2024-05-01T09:00:00+01:00'), to: at('2024-05-02T00:00:00+01:00') };
+    expect(ids(await store.listNewestFirst({ ...range, confirmation: ['CONFIRMED'], limit: 5 }))).toEqual(having('CONFIRMED'));
+    const first = await store.listNewestFirst({
+      ...range,
+      confirmation: ['CONFIRMED', 'UNCHECKED'],
+      accountNumber: '1111111111',
+      limit: 1,
+    });
+    const next = await store.listNewestFirst({
+      ...range,
+      confirmation: ['CONFIRMED', 'UNCHECKED'],
+      accountNumber: '1111111111',
+      limit: 5,
+      before: first[0]!.position,
+    });
+    expect(ids([...first, ...next])).toEqual([stored[6]!, stored[4]!, stored[0]!].map((n) => n.settlementId));
+    // None asked: nothing; every one asked: everything.
+    expect(await store.listNewestFirst({ confirmation: [], limit: 5 })).toEqual([]);
+    const every = await store.listNewestFirst({
+      confirmation: ['PENDING', 'CONFIRMED', 'MISMATCHED', 'NOT_AT_BANK', 'UNCHECKED'],
+      limit: 40,
+    });
+    expect(ids(every)).toEqual(ids(await store.listNewestFirst({ limit: 40 })));
+    expect(every).toHaveLength(stored.length + newer.length);
   });
 });

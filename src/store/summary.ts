@@ -2,7 +2,7 @@
 // luxon, so both stores cut days at the same instants, whatever their own time-zone support) and
 // the exact totals assembled from each day's sums.
 import { DateTime, Info, type Zone } from 'luxon';
-import type { CollectionDayTotals, CollectionSummaryRecord } from '../domain/index.ts';
+import type { CollectionDayTotals, CollectionSummaryRecord, ConfirmationStatus } from '../domain/index.ts';
 import { ZERO, addOptional, formatAmount, type ExactDecimal } from './decimal.ts';
 
 /** One bank-local day's part of a range: [from, to) in epoch milliseconds, and the zone's offset (minutes) at each. */
@@ -14,17 +14,30 @@ export interface DayWindow {
   toOffset: number;
 }
 
-/** The exact sums of one day as a store reads them; null where no notification carries the amount. */
+/**
+ * The exact sums of one day as a store reads them, over the notifications counted (see
+ * countedStatuses); null where no notification counted carries the amount.
+ */
 export interface DaySums {
   count: number;
+  /** The day's notifications the bank refuted, never counted. */
+  refuted: number;
   transactionAmount: ExactDecimal | null;
   settledAmount: ExactDecimal | null;
   feeAmount: ExactDecimal | null;
   vatAmount: ExactDecimal | null;
 }
 
+/**
+ * SQL (either store's) true where `confirmation_status` is one of `statuses`, written out: a literal
+ * list the planner sees, each way of counting its own statement.
+ */
+export function statusIn(statuses: readonly ConfirmationStatus[]): string {
+  return `confirmation_status IN (${statuses.map((status) => `'${status}'`).join(', ')})`;
+}
+
 /** The empty day: what a store adds to. */
-export const NO_SUMS: DaySums = { count: 0, transactionAmount: null, settledAmount: null, feeAmount: null, vatAmount: null };
+export const NO_SUMS: DaySums = { count: 0, refuted: 0, transactionAmount: null, settledAmount: null, feeAmount: null, vatAmount: null };
 
 const DAY_MS = 86_400_000;
 
@@ -110,6 +123,7 @@ function isoAt(ms: number, offset: number, timezone: string): string {
 export function addSums(a: DaySums, b: DaySums): DaySums {
   return {
     count: a.count + b.count,
+    refuted: a.refuted + b.refuted,
     transactionAmount: addOptional(a.transactionAmount, b.transactionAmount),
     settledAmount: addOptional(a.settledAmount, b.settledAmount),
     feeAmount: addOptional(a.feeAmount, b.feeAmount),
@@ -132,6 +146,7 @@ function written(sums: DaySums) {
   const amount = (value: ExactDecimal | null) => (value === null ? null : formatAmount(value));
   return {
     count: sums.count,
+    refutedCount: sums.refuted,
     // Every notification carries a transaction amount: nothing counted sums to zero.
     transactionAmount: formatAmount(sums.transactionAmount ?? ZERO),
     settledAmount: amount(sums.settledAmount),

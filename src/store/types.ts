@@ -41,6 +41,11 @@ export interface SummaryQuery {
   to: Date;
   /** IANA zone of the bank's calendar (`BANK_TIMEZONE`). */
   timezone: string;
+  /**
+   * Count only CONFIRMED notifications; otherwise every one the bank has not refuted (see
+   * countedStatuses). Refuted ones are never counted, only told in `refutedCount`.
+   */
+  confirmed?: boolean | undefined;
 }
 
 /**
@@ -70,7 +75,8 @@ export interface NotificationStore {
   /**
    * The settled log newest first: positions before `before` (all when undefined), at most `limit`;
    * with `from` / `to`, only notifications whose time (see SummaryQuery) falls in [from, to), either
-   * end open when absent.
+   * end open when absent; with `confirmation`, only those whose status is one of these (none when
+   * empty). Each is read from indexes, a rare status without reading past the others.
    */
   listNewestFirst(query: {
     accountNumber?: string | undefined;
@@ -80,6 +86,7 @@ export interface NotificationStore {
     limit: number;
     from?: Date | undefined;
     to?: Date | undefined;
+    confirmation?: readonly ConfirmationStatus[] | undefined;
   }): Promise<CollectionNotificationRecord[]>;
   /** The settled log oldest first: positions after `after`, at most `limit`; live delivery and replays read it. */
   listAfter(query: {
@@ -98,7 +105,10 @@ export interface NotificationStore {
    * a log reader that stopped short of it knows more is coming once older transactions end.
    */
   committedHead(): Promise<LogPosition>;
-  /** Exact totals of the notifications whose time falls in [from, to), and of each bank-local day in it. */
+  /**
+   * Exact totals of the notifications whose time falls in [from, to), and of each bank-local day in
+   * it, never counting what the bank refuted (see SummaryQuery.confirmed).
+   */
   summarize(query: SummaryQuery): Promise<CollectionSummaryRecord>;
   /**
    * The store's size, cheaply: what it takes on disk and about how many notifications it holds,

@@ -45,9 +45,10 @@ type AmountField = 'transactionAmount' | 'settledAmount' | 'feeAmount' | 'vatAmo
 
 /**
  * The totals a summary must give for these notifications (domain records or webhook bodies alike):
- * the count and each amount's reference sum, an absent amount counted as not carried.
+ * the count and each amount's reference sum, an absent amount counted as not carried, and
+ * `refutedCount`, how many refuted ones were left out beside them.
  */
-export function referenceTotals(notifications: readonly Partial<Record<AmountField, unknown>>[]) {
+export function referenceTotals(notifications: readonly Partial<Record<AmountField, unknown>>[], refutedCount = 0) {
   const sum = (field: AmountField, zero = false) =>
     referenceSum(
       notifications.map((notification) => (notification[field] as string | null | undefined) ?? null),
@@ -55,6 +56,7 @@ export function referenceTotals(notifications: readonly Partial<Record<AmountFie
     );
   return {
     count: notifications.length,
+    refutedCount,
     transactionAmount: sum('transactionAmount', true),
     settledAmount: sum('settledAmount'),
     feeAmount: sum('feeAmount'),
