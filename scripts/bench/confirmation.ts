@@ -125,9 +125,9 @@ async function slowBankPace(
       say(`confirmations against a bank answering in ${SLOW_BANK_MS} ms, ${of}, posted at ${rate}/s for ${options.durationS} s…`);
       const confirmed = () =>
         Promise.all(replicas.map((replica) => metric(replica.baseUrl, CONFIRMED))).then((all) => all.reduce((a, b) => a + b, 0));
-      const [before, started] = [await confirmed(), performance.now()];
+      const sampling = sampleWhile(confirmed);
       const report = await runOnServers('confirmed-latency', options, replicas, 'ours', { rate });
-      const perSecond = (((await confirmed()) - before) * 1000) / (performance.now() - started);
+      const perSecond = confirmingPace(await sampling.stop());
       say(`  ${perSecond.toFixed(0)} confirmations/s (${describe(report)})`);
       reports.push({ ...report, target: `ours, ${of}, bank in ${SLOW_BANK_MS} ms` });
       const target = count === 1 ? above(SLOW_BANK_TARGET, '/s') : undefined;
@@ -147,6 +147,39 @@ async function slowBankPace(
     }
   }
   return { rows, reports };
+}
+
+/** Samples `count` every 100 ms until stopped: the samples, as (ms, count). */
+function sampleWhile(count: () => Promise<number>) {
+  const samples: [number, number][] = [];
+  let running = true;
+  const done = (async () => {
+    while (running) {
+      samples.push([performance.now(), await count()]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    samples.push([performance.now(), await count()]);
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await done;
+      return samples;
+    },
+  };
+}
+
+/**
+ * Confirmations a second while the replicas were confirming: from the last sample before the first
+ * confirmation to the first sample at the final count (the warm-up before, and the idle end after,
+ * left out).
+ */
+function confirmingPace(samples: readonly [number, number][]): number {
+  const [first, last] = [samples[0]?.[1] ?? 0, samples.at(-1)?.[1] ?? 0];
+  const start = samples.findLastIndex(([, count]) => count === first);
+  const end = samples.findIndex(([, count]) => count === last);
+  if (last <= first || end <= start) return Number.NaN;
+  return ((last - first) * 1000) / (samples[end]![0] - samples[start]![0]);
 }
 
 /**
