@@ -79,6 +79,8 @@ function comparable(row: Record<string, unknown>): Record<string, unknown> {
     confirmation_differences,
     acknowledged_by_bank,
     confirmation_attempts,
+    confirmation_failures,
+    confirmation_not_found_at,
     confirmation_due_ms,
     confirmation_due_at,
     ...rest
