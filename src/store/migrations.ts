@@ -94,9 +94,19 @@ export async function runMigrations(target: MigrationTarget, migrations: readonl
     for (const migration of migrations) {
       if (applied.has(migration.version)) continue;
       if (await target.apply(migration)) {
-        logger.info({ version: migration.version, name: migration.name }, 'applied store migration');
+        logger.debug({ version: migration.version, name: migration.name }, 'applied store migration');
         done.push(migration);
       }
+    }
+    // One line, not one per migration: a new store's first lines say what runs, not its schema's history.
+    if (done.length > 0) {
+      const versions = done.map((migration) => migration.version);
+      logger.info(
+        { versions, names: done.map((migration) => migration.name) },
+        applied.size === 0
+          ? `created the store's schema (migrations ${versions[0]} to ${versions.at(-1)})`
+          : `applied store migrations ${versions.join(', ')}`,
+      );
     }
     return done;
   });
