@@ -46,7 +46,7 @@ export interface QuarantineKeeper {
 
 /**
  * Bodies held, waiting or being written, at most: past this (the store far slower than the
- * refusals), a delivery is not kept (03) rather than held. Each body is at most 1 MiB.
+ * refusals), a delivery is not kept (03) rather than held. Each body is at most WEBHOOK_MAX_BODY_BYTES (1 MiB at most).
  */
 const BACKLOG_BYTES = 64 * 1024 * 1024;
 /** Deliveries written together (one transaction, one fsync), at most this many and these bytes of bodies. */

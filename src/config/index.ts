@@ -13,7 +13,12 @@ import { ANY_SOURCE_WARNING, type CorsOrigins, type TrustProxy } from './network
 import { closedBy, variablesOf } from './schema.ts';
 import { weakSecrets } from './secrets.ts';
 
-export { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_BYTES, DEFAULT_QUARANTINE_MAX_ROWS } from './schema.ts';
+export {
+  DEFAULT_MAX_OPERATION_COST,
+  DEFAULT_QUARANTINE_MAX_BYTES,
+  DEFAULT_QUARANTINE_MAX_ROWS,
+  DEFAULT_WEBHOOK_MAX_BODY_BYTES,
+} from './schema.ts';
 
 /** What both modes share: the credentials we present, time-outs and the bank's zone. */
 interface UpstreamSettings {
@@ -59,6 +64,8 @@ export interface Config {
   quarantineMaxRows: number;
   /** `QUARANTINE_MAX_BYTES`: how many bytes of raw bodies the unreviewed quarantine may hold; past it, as past the rows. */
   quarantineMaxBytes: number;
+  /** `WEBHOOK_MAX_BODY_BYTES`: the largest delivery body the webhook reads; past it, 413. */
+  webhookMaxBodyBytes: number;
   /** `COLLECTION_CONFIRMATION` and `CONFIRMATION_CONCURRENCY`: whether, and how many at once, stored notifications are confirmed with the bank. */
   confirmation: ConfirmationConfig;
   /** What the configuration accepts although it opens a door (`WEBHOOK_ALLOWED_IPS=any`): the app logs each at start. */
@@ -184,6 +191,7 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
     subscriptionKeepAliveMs: v.SUBSCRIPTION_KEEPALIVE_MS,
     quarantineMaxRows: v.QUARANTINE_MAX_ROWS,
     quarantineMaxBytes: v.QUARANTINE_MAX_BYTES,
+    webhookMaxBodyBytes: v.WEBHOOK_MAX_BODY_BYTES,
     confirmation: { enabled: v.COLLECTION_CONFIRMATION === 'on', concurrency: v.CONFIRMATION_CONCURRENCY },
     // `any` is accepted on purpose, and said out loud at start wherever it is written.
     warnings: anySource ? [ANY_SOURCE_WARNING] : [],

@@ -35,6 +35,8 @@ export interface HttpSettings extends GraphQLSettings {
     allowedSources: readonly IpRange[] | undefined;
     /** `BANK_TIMEZONE`, for `tranDateTime`. */
     timezone: string;
+    /** `WEBHOOK_MAX_BODY_BYTES`: the largest body read (413 above it). */
+    maxBodyBytes: number;
   };
   /**
    * `WEBHOOK_PORT`: when set, the webhook and health are served there and not on PORT, so the
