@@ -65,7 +65,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
         detail: null,
         response_code: '02',
         session_id: 'S-long',
-        settlement_id: '9'.repeat(65),
+        // Cut to what an index of either store holds; the body keeps it whole.
+        settlement_id: '9'.repeat(64),
         account_number: '0123456789',
         reviewed_at: null,
       },
@@ -181,6 +182,78 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
       id: body.settlementId,
     });
     expect(data!.collectionNotification).toBeNull();
+  });
+
+  it('refuses with 02 and keeps a body nested deeper than 32 levels, the same on every delivery, and takes one of 32', async () => {
+    const { database, send, deliver, query } = await start();
+    /** A valid notification whose extra field nests `levels` arrays: the body itself is one level more. */
+    const nested = (sessionId: string, levels: number) =>
+      JSON.stringify(notificationBody({ sessionId, extra: null })).replace('"extra":null', `"extra":${'['.repeat(levels)}${']'.repeat(levels)}`);
+    const deepest = nested('S-deepest', 10_000);
+    // Past any recursive walk's stack, and past the JIT's moods: the same reply every time.
+    expect([await send(deepest), await send(deepest), await send(deepest)]).toEqual(['02', '02', '02']);
+    expect((await deliver(deepest)).reply.sessionId).toBe('S-deepest');
+    expect(await send(nested('S-33', 32))).toBe('02');
+    const fits = notificationBody({ sessionId: 'S-32' });
+    expect(await send(JSON.stringify({ ...fits, extra: JSON.parse(`${'['.repeat(31)}${']'.repeat(31)}`) }))).toBe('00');
+    const rows = await database.quarantined();
+    expect(rows.map(({ kind, reason, detail, session_id }) => ({ kind, reason, detail, session_id }))).toEqual([
+      ...Array(4).fill({ kind: 'REJECTED', reason: 'body_too_deep', detail: 'it nests more than 32 levels deep', session_id: 'S-deepest' }),
+      { kind: 'REJECTED', reason: 'body_too_deep', detail: 'it nests more than 32 levels deep', session_id: 'S-33' },
+    ]);
+    expect(rows[0]!.raw_body.toString('utf8')).toBe(deepest);
+    expect(await database.countRows()).toBe(1);
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { sessionId } }', { id: fits.settlementId });
+    expect(data!.collectionNotification).toEqual({ sessionId: 'S-32' });
+  });
+
+  it('refuses with 02 and keeps ids that are not printable ASCII: three that print alike are three refusals, not three money records', async () => {
+    const { database, send } = await start();
+    const base = `${notificationBody().settlementId}-`;
+    const lookalikes = [`${base}\u00c9`, `${base}E\u0301`, `${base}\u0405`];
+    const replies = [];
+    for (const [i, settlementId] of lookalikes.entries()) replies.push(await send(JSON.stringify(notificationBody({ sessionId: `S-alike-${i}`, settlementId }))));
+    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S 1' })))).toBe('02');
+    expect(replies).toEqual(['02', '02', '02']);
+    expect((await database.quarantined()).map(({ reason, detail }) => ({ reason, detail }))).toEqual([
+      { reason: 'id_not_printable_ascii', detail: 'settlementId holds U+00C9' },
+      { reason: 'id_not_printable_ascii', detail: 'settlementId holds U+0301' },
+      { reason: 'id_not_printable_ascii', detail: 'settlementId holds U+0405' },
+      { reason: 'id_not_printable_ascii', detail: 'sessionId holds U+0020' },
+    ]);
+    expect(await database.countRows()).toBe(0);
+  });
+
+  it('answers a sessionId longer than 64 characters 02 and keeps it, its ids cut to 64, the conflicting duplicate of a stored transfer too', async () => {
+    const { database, send, deliver } = await start();
+    const first = notificationBody();
+    expect(await send(JSON.stringify(first))).toBe('00');
+    const long = 'S'.repeat(3_500);
+    // Another amount under a stored settlementId: a conflict, but its sessionId no index of either store could hold.
+    const conflict = JSON.stringify({ ...first, sessionId: long, transactionAmount: '950000.00' });
+    expect((await deliver(conflict)).reply).toMatchObject({ responseCode: '02', sessionId: long });
+    expect(await send(JSON.stringify(notificationBody({ sessionId: long, settlementId: '7'.repeat(500) })))).toBe('02');
+    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S'.repeat(64) })))).toBe('00');
+    const rows = await database.quarantined();
+    expect(rows.map(({ reason, session_id, settlement_id }) => ({ reason, session_id, settlement_id }))).toEqual([
+      { reason: 'session_id_too_long', session_id: 'S'.repeat(64), settlement_id: first.settlementId },
+      { reason: 'settlement_id_too_long', session_id: 'S'.repeat(64), settlement_id: '7'.repeat(64) },
+    ]);
+    expect(rows[0]!.raw_body.toString('utf8')).toBe(conflict);
+    expect(await database.countRows()).toBe(2);
+  });
+
+  it('reads an id sent as a JSON number from its text: stored, echoed and read back digit for digit', async () => {
+    const { send, deliver, query } = await start();
+    const body = notificationBody();
+    const settlementId = '12345678901234567890123';
+    const text = JSON.stringify(body)
+      .replace(`"settlementId":"${body.settlementId}"`, `"settlementId":${settlementId}`)
+      .replace(`"sessionId":"${body.sessionId}"`, '"sessionId":90110221122000001234');
+    expect((await deliver(text)).reply).toMatchObject({ responseCode: '00', sessionId: '90110221122000001234' });
+    expect(await send(text)).toBe('01');
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId sessionId } }', { id: settlementId });
+    expect(data!.collectionNotification).toEqual({ settlementId, sessionId: '90110221122000001234' });
   });
 
   it('keeps a conflict with a notification another replica stored', async () => {

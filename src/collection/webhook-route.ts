@@ -109,11 +109,20 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
     verdict = await handler.decide({ bytes: body.bytes, text });
   } catch (error) {
     // A fault of ours, not of the delivery: nothing was stored, so the bank's retry can succeed.
-    verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(text), details: { err: error } };
+    verdict = { code: '03', reason: 'internal_error', sessionId: echoedSessionId(text), details: { err: error } };
   }
   verdict.details = { reqId, ...verdict.details };
   recordVerdict(deps, verdict);
   send(response, serving, 200, verdict);
+}
+
+/** The sessionId a 03 echoes: whatever failed while deciding must not fail its reply too. */
+function echoedSessionId(text: string): string {
+  try {
+    return readSessionId(text);
+  } catch {
+    return '';
+  }
 }
 
 /** A body read whole, or what was read of one over the limit. */

@@ -1,6 +1,6 @@
 // The quarantine's rows as both backends read and write them, and its page query: one text, each
 // backend giving its own placeholders.
-import type { NewQuarantinedDelivery, QuarantinedDeliveryRecord, QuarantineKind } from '../domain/index.ts';
+import { MAX_ID_LENGTH, type NewQuarantinedDelivery, type QuarantinedDeliveryRecord, type QuarantineKind } from '../domain/index.ts';
 import type { QuarantineQuery } from './types.ts';
 
 /** A row of `collection_quarantine` (PostgreSQL gives BIGINT as text, BYTEA as a Buffer). */
@@ -48,17 +48,22 @@ export function storableText(text: string | null): string | null {
   return withoutNul.isWellFormed() ? withoutNul : withoutNul.toWellFormed();
 }
 
-/** The insert's values, in QUARANTINE_INSERT_COLUMNS order: text made storable, the body as bytes. */
+/**
+ * The insert's values, in QUARANTINE_INSERT_COLUMNS order: text made storable, each id cut to
+ * MAX_ID_LENGTH (the columns are indexed, and a refused delivery's ids may be anything: PostgreSQL's
+ * btree would refuse an entry of a few KB that SQLite takes), the body whole, as bytes.
+ */
 export function quarantineParams(delivery: NewQuarantinedDelivery): (string | null | Uint8Array)[] {
+  const id = (text: string | null) => (text === null ? null : text.slice(0, MAX_ID_LENGTH));
   const texts = [
     delivery.kind,
     delivery.reason,
     delivery.detail,
     delivery.responseCode,
     delivery.receivedAt,
-    delivery.sessionId,
-    delivery.settlementId,
-    delivery.accountNumber,
+    id(delivery.sessionId),
+    id(delivery.settlementId),
+    id(delivery.accountNumber),
   ].map((text) => storableText(text));
   return [...texts, delivery.rawBody];
 }
