@@ -1,11 +1,14 @@
 // What the webhook refuses, or takes for a conflict, is kept in the store's quarantine before its
 // reply is sent, or answered 03: on both stores, through the real server, the rows read straight
 // from the database as soon as the reply has arrived.
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { scrapeSum } from './helpers/metrics.ts';
 import { postgresSession, urlStoreBackends } from './helpers/stores.ts';
@@ -13,6 +16,53 @@ import { waitFor } from './helpers/wait.ts';
 
 const KEPT = 'collection notification kept in the quarantine';
 const NOT_KEPT = /^collection notification not kept in the quarantine/;
+
+/** The next HTTP response on `socket`: its body, once its declared length has arrived. */
+function nextResponse(socket: Socket): Promise<string> {
+  return new Promise((resolve) => {
+    let received = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const head = received.indexOf('\r\n\r\n');
+      const length = Number(/content-length: (\d+)/i.exec(received.subarray(0, head).toString())?.[1]);
+      if (head === -1 || received.length < head + 4 + length) return;
+      socket.off('data', onData);
+      resolve(received.subarray(head + 4, head + 4 + length).toString('utf8'));
+    };
+    socket.on('data', onData);
+  });
+}
+
+/**
+ * Delivers `bodies` signed, each on a keep-alive connection of its own that the server has already
+ * served once, all written in one go: the server reads them in one turn, so the quarantine is handed
+ * them in one batch. Resolves to each reply's responseCode.
+ */
+async function deliverInOneTurn(baseUrl: string, bodies: string[]): Promise<string[]> {
+  const { port } = new URL(baseUrl);
+  const sockets = await Promise.all(
+    bodies.map(async () => {
+      const socket = connect(Number(port), '127.0.0.1');
+      onCleanup(() => socket.destroy());
+      await once(socket, 'connect');
+      // Served once: the server has accepted it, so it reads what comes next as soon as it arrives.
+      const served = nextResponse(socket);
+      socket.write('GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+      await served;
+      return socket;
+    }),
+  );
+  const headers = Object.entries(signedHeaders())
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  const replies = sockets.map(nextResponse);
+  sockets.forEach((socket, i) =>
+    socket.write(
+      `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(bodies[i]!)}\r\n\r\n${bodies[i]}`,
+    ),
+  );
+  return (await Promise.all(replies)).map((reply) => (JSON.parse(reply) as { responseCode: string }).responseCode);
+}
 
 describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhook quarantine on $name', (backend) => {
   async function start(env: Record<string, string> = {}) {
@@ -254,6 +304,17 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await send(text)).toBe('01');
     const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId sessionId } }', { id: settlementId });
     expect(data!.collectionNotification).toEqual({ settlementId, sessionId: '90110221122000001234' });
+  });
+
+  it('answers each refusal for itself: one delivery the quarantine refuses is 03, the honest ones written with it 02', async () => {
+    const { database, baseUrl } = await start();
+    await database.refuseQuarantineRow('SPOISON');
+    const refused = (sessionId: string) => JSON.stringify(notificationBody({ sessionId, accountNumber: '012345678' }));
+    const honest = Array.from({ length: 40 }, (_, i) => `S-honest-${i}`);
+    const replies = await deliverInOneTurn(baseUrl, [...honest.slice(0, 20), 'SPOISON', ...honest.slice(20)].map(refused));
+    expect(replies.filter((code) => code === '03')).toEqual(['03']);
+    expect(replies[20]).toBe('03');
+    expect(new Set((await database.quarantined()).map((row) => row.session_id))).toEqual(new Set(honest));
   });
 
   it('keeps a conflict with a notification another replica stored', async () => {

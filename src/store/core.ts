@@ -16,6 +16,7 @@ import {
 } from '../domain/index.ts';
 import { createInsertBatcher, UnstorableNotificationError, type BatchOptions } from './batch.ts';
 import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
+import { keepApart } from './quarantine-row.ts';
 import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
 import type { ClaimQuery, CollectionStore, Decision, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
 
@@ -187,7 +188,8 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       return open().ping();
     },
     quarantine: {
-      keep: async (deliveries, bounds) => (deliveries.length === 0 ? [] : open().quarantine.keep(deliveries, bounds)),
+      keep: async (deliveries, bounds) =>
+        deliveries.length === 0 ? [] : keepApart(deliveries, (part) => open().quarantine.keep(part, bounds), backend.refusedStatement),
       list: async (query) => open().quarantine.list({ ...query, limit: checkLimit(query.limit) }),
       review: async (review) => open().quarantine.review(review),
       countUnreviewed: async () => open().quarantine.countUnreviewed(),

@@ -1,7 +1,7 @@
 // The quarantine's rows as both backends read and write them, and its page query: one text, each
 // backend giving its own placeholders.
 import { MAX_ID_LENGTH, type NewQuarantinedDelivery, type QuarantinedDeliveryRecord, type QuarantineKind } from '../domain/index.ts';
-import type { QuarantineQuery } from './types.ts';
+import type { KeepOutcome, QuarantineQuery } from './types.ts';
 
 /** A row of `collection_quarantine` (PostgreSQL gives BIGINT as text, BYTEA as a Buffer). */
 export interface QuarantineRow {
@@ -123,4 +123,29 @@ export function quarantineWithIds(parameter: (n: number) => string, ids: (n: num
 /** A delivery's id as the store numbers it, or undefined for anything it could not have issued. */
 export function quarantineId(id: string): number | undefined {
   return /^[1-9]\d{0,14}$/.test(id) ? Number(id) : undefined;
+}
+
+/**
+ * Keeps `deliveries` with `keep`, one statement; when the database refuses it (`refusedStatement`),
+ * keeps each half apart, and so on down to single deliveries, so one it will not take fails alone
+ * and its batch-mates are kept, as the notifications' group commit writes apart (batch.ts). A part
+ * that fails otherwise (the connection lost) fails as a whole; only the first attempt rejects.
+ */
+export async function keepApart(
+  deliveries: readonly NewQuarantinedDelivery[],
+  keep: (part: readonly NewQuarantinedDelivery[]) => Promise<KeepOutcome[]>,
+  refusedStatement: (error: unknown) => boolean,
+): Promise<KeepOutcome[]> {
+  try {
+    return await keep(deliveries);
+  } catch (error) {
+    if (deliveries.length === 1 || !refusedStatement(error)) throw error;
+    const parts = [deliveries.slice(0, Math.ceil(deliveries.length / 2)), deliveries.slice(Math.ceil(deliveries.length / 2))];
+    const outcomes: KeepOutcome[] = [];
+    // One part after the other: their bounds are read in turn, as one statement reads them.
+    for (const part of parts) {
+      outcomes.push(...(await keepApart(part, keep, refusedStatement).catch((failed: unknown) => part.map(() => ({ failed })))));
+    }
+    return outcomes;
+  }
 }
