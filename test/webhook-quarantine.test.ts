@@ -238,7 +238,10 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     const { database, send, deliver, query } = await start();
     /** A valid notification whose extra field nests `levels` arrays: the body itself is one level more. */
     const nested = (sessionId: string, levels: number) =>
-      JSON.stringify(notificationBody({ sessionId, extra: null })).replace('"extra":null', `"extra":${'['.repeat(levels)}${']'.repeat(levels)}`);
+      JSON.stringify(notificationBody({ sessionId, extra: null })).replace(
+        '"extra":null',
+        `"extra":${'['.repeat(levels)}${']'.repeat(levels)}`,
+      );
     const deepest = nested('S-deepest', 10_000);
     // Past any recursive walk's stack, and past the JIT's moods: the same reply every time.
     expect([await send(deepest), await send(deepest), await send(deepest)]).toEqual(['02', '02', '02']);
@@ -262,7 +265,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     const base = `${notificationBody().settlementId}-`;
     const lookalikes = [`${base}\u00c9`, `${base}E\u0301`, `${base}\u0405`];
     const replies = [];
-    for (const [i, settlementId] of lookalikes.entries()) replies.push(await send(JSON.stringify(notificationBody({ sessionId: `S-alike-${i}`, settlementId }))));
+    for (const [i, settlementId] of lookalikes.entries())
+      replies.push(await send(JSON.stringify(notificationBody({ sessionId: `S-alike-${i}`, settlementId }))));
     expect(await send(JSON.stringify(notificationBody({ sessionId: 'S 1' })))).toBe('02');
     expect(replies).toEqual(['02', '02', '02']);
     expect((await database.quarantined()).map(({ reason, detail }) => ({ reason, detail }))).toEqual([
@@ -302,7 +306,9 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
       .replace(`"sessionId":"${body.sessionId}"`, '"sessionId":90110221122000001234');
     expect((await deliver(text)).reply).toMatchObject({ responseCode: '00', sessionId: '90110221122000001234' });
     expect(await send(text)).toBe('01');
-    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId sessionId } }', { id: settlementId });
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId sessionId } }', {
+      id: settlementId,
+    });
     expect(data!.collectionNotification).toEqual({ settlementId, sessionId: '90110221122000001234' });
   });
 

@@ -171,7 +171,10 @@ describe('parseNotification: settlementId', () => {
       .replace('"settlementId":"STL-2026-0001"', '"settlementId":12345678901234567890123')
       .replace('"sessionId":"SES-0001"', '"sessionId":90110221122000001234');
     const result = parseNotification(body, { timezone: LAGOS, receivedAt });
-    expect(result).toMatchObject({ ok: true, notification: { settlementId: '12345678901234567890123', sessionId: '90110221122000001234' } });
+    expect(result).toMatchObject({
+      ok: true,
+      notification: { settlementId: '12345678901234567890123', sessionId: '90110221122000001234' },
+    });
     // An exponent is text like any other: kept as sent.
     expect(readSessionId('\ufeff{"sessionId":1.5E3}')).toBe('1.5E3');
   });
@@ -249,18 +252,27 @@ describe('parseNotification: duplicate keys', () => {
 
 describe('parseNotification: nesting', () => {
   /** COMPLETE with an extra field nesting `levels` arrays, the body itself one level more. */
-  const nested = (levels: number) => JSON.stringify({ ...COMPLETE, extra: null }).replace('null', `${'['.repeat(levels)}${']'.repeat(levels)}`);
+  const nested = (levels: number) =>
+    JSON.stringify({ ...COMPLETE, extra: null }).replace('null', `${'['.repeat(levels)}${']'.repeat(levels)}`);
 
   it('takes a body nested 32 levels deep, the body itself the first', () => {
     expect(parseNotification(nested(31), { timezone: LAGOS, receivedAt })).toMatchObject({ ok: true });
   });
 
-  it.each([32, 4_000, 10_000, 32_000])('refuses a body nested %i levels below its own, the same every time, echoing its sessionId', (levels) => {
-    const body = nested(levels);
-    const results = Array.from({ length: 3 }, () => parseNotification(body, { timezone: LAGOS, receivedAt }));
-    for (const result of results)
-      expect(result).toEqual({ ok: false, sessionId: COMPLETE.sessionId, reason: 'body_too_deep', detail: 'it nests more than 32 levels deep' });
-  });
+  it.each([32, 4_000, 10_000, 32_000])(
+    'refuses a body nested %i levels below its own, the same every time, echoing its sessionId',
+    (levels) => {
+      const body = nested(levels);
+      const results = Array.from({ length: 3 }, () => parseNotification(body, { timezone: LAGOS, receivedAt }));
+      for (const result of results)
+        expect(result).toEqual({
+          ok: false,
+          sessionId: COMPLETE.sessionId,
+          reason: 'body_too_deep',
+          detail: 'it nests more than 32 levels deep',
+        });
+    },
+  );
 
   it('reads an object nested as deep as the largest body allows with JSON.parse, which keeps a stack of its own', () => {
     // Pinned: the checks rely on it to read the sessionId of a body too deep for any recursive walk.

@@ -148,7 +148,10 @@ function readRequired(
   }
   // The settlementId as stored (trimmed), the sessionId as stored and echoed (as sent).
   const sessionId = typeof body.sessionId === 'string' ? body.sessionId : '';
-  for (const [name, id] of [['settlementId', settlementId], ['sessionId', sessionId]] as const) {
+  for (const [name, id] of [
+    ['settlementId', settlementId],
+    ['sessionId', sessionId],
+  ] as const) {
     const unprintable = NOT_PRINTABLE_ASCII.exec(id);
     if (unprintable) return { reason: 'id_not_printable_ascii', detail: `${name} holds ${codePointOf(unprintable[0])}` };
   }
