@@ -64,8 +64,6 @@ export interface Config {
   quarantineMaxRows: number;
   /** `QUARANTINE_MAX_BYTES`: how many bytes of raw bodies the unreviewed quarantine may hold; past it, as past the rows. */
   quarantineMaxBytes: number;
-  /** `WEBHOOK_MAX_BODY_BYTES`: the largest delivery body the webhook reads; past it, 413. */
-  webhookMaxBodyBytes: number;
   /** `COLLECTION_CONFIRMATION` and `CONFIRMATION_CONCURRENCY`: whether, and how many at once, stored notifications are confirmed with the bank. */
   confirmation: ConfirmationConfig;
   /** What the configuration accepts although it opens a door (`WEBHOOK_ALLOWED_IPS=any`): the app logs each at start. */
@@ -85,6 +83,8 @@ export interface Config {
   callbackUrls: CallbackUrls;
   /** `WEBHOOK_PORT`: the webhook's (and health's) own port, when set. */
   webhookPort: number | undefined;
+  /** `WEBHOOK_MAX_BODY_BYTES`: the largest delivery body the webhook reads; past it, 413. */
+  webhookMaxBodyBytes: number;
 }
 
 /** How stored notifications are confirmed with the bank's collection service (ops 15 to 17). */
@@ -191,7 +191,6 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
     subscriptionKeepAliveMs: v.SUBSCRIPTION_KEEPALIVE_MS,
     quarantineMaxRows: v.QUARANTINE_MAX_ROWS,
     quarantineMaxBytes: v.QUARANTINE_MAX_BYTES,
-    webhookMaxBodyBytes: v.WEBHOOK_MAX_BODY_BYTES,
     confirmation: { enabled: v.COLLECTION_CONFIRMATION === 'on', concurrency: v.CONFIRMATION_CONCURRENCY },
     // `any` is accepted on purpose, and said out loud at start wherever it is written.
     warnings: anySource ? [ANY_SOURCE_WARNING] : [],
@@ -211,6 +210,7 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
           },
     callbackUrls: v.SUBSCRIPTION_CALLBACK_URLS,
     webhookPort: v.WEBHOOK_PORT,
+    webhookMaxBodyBytes: v.WEBHOOK_MAX_BODY_BYTES,
   };
 }
 

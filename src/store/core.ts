@@ -4,7 +4,6 @@ import { LRUCache } from 'lru-cache';
 import {
   comparePositions,
   DECIDED_STATUSES,
-  MAX_ID_LENGTH,
   MONEY_FIELDS,
   moneyFieldsOf,
   moneyKey,
@@ -14,11 +13,12 @@ import {
   type MoneyFields,
   type NewCollectionNotification,
 } from '../domain/index.ts';
-import { createInsertBatcher, UnstorableNotificationError, type BatchOptions } from './batch.ts';
+import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
-import { keepApart } from './quarantine-row.ts';
 import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
 import type { ClaimQuery, CollectionStore, Decision, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
+import { checkIdLengths } from './id-lengths.ts';
+import { keepApart } from './quarantine-row.ts';
 
 /** What a backend wrote of one batch: each notification's position, null where it was already stored. */
 export interface WrittenBatch {
@@ -132,10 +132,7 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
     identity: backend.identity,
     async insert(notification) {
       open();
-      // Refused alike on both stores, before either database sees it: PostgreSQL's btree would refuse
-      // an id of a few KB that SQLite takes (the webhook refuses such ids on arrival: this is for every other writer).
-      const overlong = (['settlementId', 'sessionId'] as const).find((name) => notification[name].length > MAX_ID_LENGTH);
-      if (overlong) throw new UnstorableNotificationError(new Error(`its ${overlong} is longer than ${MAX_ID_LENGTH} characters`));
+      checkIdLengths(notification);
       // The bank's retries of a transfer we own are answered here, without a write or a round trip,
       // at the end of the turn with the others, as a batch's inserts are.
       if (stored.has(notification.settlementId)) return answerWithTheTurn(DUPLICATE);
