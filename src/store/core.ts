@@ -1,6 +1,8 @@
 // The store, the same for every backend: the NotificationStore's rules (closing, limits, getMany's
 // order, group commit, summaries by bank-local day) over a backend that only runs statements.
 import { LRUCache } from 'lru-cache';
+import { checkIdLengths } from './id-lengths.ts';
+import { keepApart } from './quarantine-row.ts';
 import {
   comparePositions,
   DECIDED_STATUSES,
@@ -17,8 +19,6 @@ import { createInsertBatcher, type BatchOptions } from './batch.ts';
 import { checkLimit, inRequestedOrder, insertedRecord, toRecord, type NotificationRow } from './notification-row.ts';
 import { bankDays, summaryRecord, type DayWindow, type DaySums } from './summary.ts';
 import type { ClaimQuery, CollectionStore, Decision, NotificationStore, QuarantineStore, StoreSize } from './types.ts';
-import { checkIdLengths } from './id-lengths.ts';
-import { keepApart } from './quarantine-row.ts';
 
 /** What a backend wrote of one batch: each notification's position, null where it was already stored. */
 export interface WrittenBatch {
