@@ -2,7 +2,8 @@
 // figure is). Measures the subgraph against floors in the same run, each in its own process on a
 // loopback port, each scenario driven by a load process of its own: the webhook against a bare
 // receiver storing the same row, `banks` and `account` against a bare Apollo subgraph, the fan-out
-// against a zero-work broadcaster; and the webhook under a read storm, ours alone. The SQLite run, then
+// against a zero-work broadcaster; and the webhook under a read storm and beside the worst read of raw
+// bodies the budget allows, ours alone. The SQLite run, then
 // with DATABASE_URL the PostgreSQL run (with REDIS_URL two replicas against one); --rows N runs the
 // growth mode instead. Progress on stderr, one table per store on stdout; exits 1 on any error.
 import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';

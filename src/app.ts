@@ -130,7 +130,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       corsOrigins: config.corsOrigins,
       publicMaxAgeS: catalogueMaxAgeS,
       trustProxy: config.trustProxy,
-      webhook: { credentials: config.webhook, allowedSources: config.webhookAllowedSources, timezone: config.upstream.timezone },
+      webhook: {
+        credentials: config.webhook,
+        allowedSources: config.webhookAllowedSources,
+        timezone: config.upstream.timezone,
+        maxBodyBytes: config.webhookMaxBodyBytes,
+      },
       subscriptionKeepAliveMs: config.subscriptionKeepAliveMs,
       callbackUrls: config.callbackUrls,
       webhookPort: config.webhookPort,

@@ -16,10 +16,11 @@ describe('the bench options', () => {
     expect(() => readOptions(['--rows', '5000', '--only', 'webhook-00'])).toThrow(/--rows runs the growth mode alone/);
   });
 
-  it('selects scenarios with --only, the read storm among them, and names an unknown one', () => {
+  it('selects scenarios with --only, the read storm and the worst raw-body read among them, and names an unknown one', () => {
     expect(readOptions(['--only', 'read-storm,webhook-00']).selected).toEqual(['webhook-00', 'read-storm']);
+    expect(readOptions(['--only', 'raw-bodies']).selected).toEqual(['raw-bodies']);
     expect(() => readOptions(['--only', 'cold-start'])).toThrow(
-      /--only must name scenarios among .*read-storm, confirmation; got "cold-start"/,
+      /--only must name scenarios among .*read-storm, raw-bodies, confirmation; got "cold-start"/,
     );
   });
 

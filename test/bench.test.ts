@@ -88,6 +88,14 @@ const STORM = [
   'read storm: year-long summaries answered/s',
   'read storm: 100-alias documents answered / refused / failed',
 ];
+/** The webhook beside the most expensive read of raw bodies the default budget allows. */
+const RAW = [
+  'webhook 00 at 100/s beside the worst raw-body read: p99 ms',
+  'webhook 00 at 100/s beside the worst raw-body read: max ms',
+  'webhook 00 at 100/s beside the worst raw-body read: server peak rss MiB',
+  'worst raw-body read (230 bodies, 25 units): answered/s',
+  'worst raw-body read: answer MiB',
+];
 /** Confirmation with the bank: ours with it on against ours with it off, and what it confirms. */
 const CONFIRMATION = [
   'webhook 00 with confirmation on: acks/s',
@@ -118,7 +126,7 @@ const redisUrl = serviceUrl('REDIS_URL');
 describe('npm run bench', () => {
   const services: Record<string, string> = databaseUrl && redisUrl ? { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } : {};
 
-  it('runs every scenario against ours and its floor on each store, and the webhook under a read storm', async () => {
+  it('runs every scenario against ours and its floor on each store, and the webhook under a read storm and beside the worst raw-body read', async () => {
     const { code, stdout, stderr, json } = await runQuickBench(services);
     expect(code, stderr).toBe(0);
     expect(stdout).toMatch(
@@ -129,14 +137,15 @@ describe('npm run bench', () => {
     const banksWithFloor = [BANKS_CPU, ...BANKS_WITH_TOKEN, ...LONG_LIST];
     expectMeasured(
       sqlite!.rows,
-      [...WEBHOOK, ...banks, ...ACCOUNT, ACCOUNT_WITH_TOKEN, ...FANOUT, ...STORM, ...CONFIRMATION],
-      [...FIGURES, ...banksWithFloor, ACCOUNT_WITH_TOKEN, ...CONFIRMATION.slice(0, 2)],
+      [...WEBHOOK, ...banks, ...ACCOUNT, ACCOUNT_WITH_TOKEN, ...FANOUT, ...STORM, ...RAW, ...CONFIRMATION],
+      [...FIGURES, ...banksWithFloor, ACCOUNT_WITH_TOKEN, ...RAW.slice(0, 3), ...CONFIRMATION.slice(0, 2)],
     );
     const figure = (rows: Row[], name: string) => rows.find((row) => row.figure === name);
     expect(figure(sqlite!.rows, BANKS_WITH_TOKEN[0]!)).toMatchObject({ floor: 'bare Apollo', target: '≥ 1.2× floor' });
     expect(figure(sqlite!.rows, LONG_LIST[3]!)).toMatchObject({ floor: 'bare Apollo (600 banks)', target: '≥ 1.2× floor' });
     expect(figure(sqlite!.rows, ACCOUNT_WITH_TOKEN)).toMatchObject({ floor: 'ours without a token', target: '≥ 0.9× ours without' });
     expect(figure(sqlite!.rows, CONFIRMATION[0]!)).toMatchObject({ floor: 'confirmation off', target: '≥ 0.95× off' });
+    expect(figure(sqlite!.rows, RAW[2]!)).toMatchObject({ floor: 'alone', target: '≤ 768 MiB (the manifests’ limit)' });
     for (const hits of [HITS_BOTH, LONG_LIST_HITS]) expect(figure(sqlite!.rows, hits)!.ours).toMatch(/^\d+\.\d\d% \/ \d+\.\d\d%$/);
     expect(new Set(sqlite!.reports.filter((r) => r.side === 'token').map((r) => `${r.scenario} on ${r.target}`))).toEqual(
       new Set([
@@ -152,8 +161,8 @@ describe('npm run bench', () => {
     // The webhook against the PostgreSQL floor, the rest against the first run's; each on one replica and on two.
     expectMeasured(
       postgres!.rows,
-      [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM, ...CONFIRMATION],
-      [...FIGURES, BANKS_CPU, ...CONFIRMATION.slice(0, 2)],
+      [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM, ...RAW, ...CONFIRMATION],
+      [...FIGURES, BANKS_CPU, ...RAW.slice(0, 3), ...CONFIRMATION.slice(0, 2)],
     );
     expect(figure(postgres!.rows, HITS)).toMatchObject({
       ours: expect.stringMatching(/^\d+\.\d\d%$/),

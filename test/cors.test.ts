@@ -41,6 +41,33 @@ describe('CORS on /graphql', () => {
     expect(response.headers['access-control-allow-origin']).toBeUndefined();
   });
 
+  it('sends no CORS header, preflight included, on any route but /graphql: the webhook, health and metrics', async () => {
+    const { baseUrl, graphqlUrl } = await startApp();
+    const preflightHeaders = { origin: STUDIO, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' };
+    for (const path of ['/webhooks/collection', '/v1/webhook', '/health/live', '/health/ready', '/metrics', '/graphqlx', '/graphql/x']) {
+      const preflight = await request(`${baseUrl}${path}`, { method: 'OPTIONS', headers: preflightHeaders });
+      await preflight.body.dump();
+      expect(preflight.statusCode, path).toBe(404);
+      expect(
+        Object.keys(preflight.headers).filter((name) => name.startsWith('access-control-')),
+        path,
+      ).toEqual([]);
+    }
+    for (const path of ['/health/live', '/metrics']) {
+      const read = await request(`${baseUrl}${path}`, { headers: { origin: STUDIO } });
+      await read.body.dump();
+      expect(read.statusCode, path).toBe(200);
+      expect(
+        Object.keys(read.headers).filter((name) => name.startsWith('access-control-')),
+        path,
+      ).toEqual([]);
+    }
+    // /graphql still answers its own, with a query string too.
+    const own = await request(`${graphqlUrl}?op=x`, { method: 'OPTIONS', headers: preflightHeaders });
+    await own.body.dump();
+    expect(own.headers['access-control-allow-origin']).toBe(STUDIO);
+  });
+
   const preflight = async (graphqlUrl: string, origin: string) => {
     const response = await request(graphqlUrl, {
       method: 'OPTIONS',

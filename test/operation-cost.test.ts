@@ -1,7 +1,7 @@
 import type { Client } from 'graphql-ws';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_OPERATION_COST } from '../src/config/index.ts';
+import { DEFAULT_MAX_OPERATION_COST, DEFAULT_WEBHOOK_MAX_BODY_BYTES } from '../src/config/index.ts';
 import { startApp, type GraphQLResponse } from './helpers/app.ts';
 import { startCountingBank, startLiveApp } from './helpers/counting-bank.ts';
 import { captureLogs } from './helpers/logs.ts';
@@ -271,5 +271,83 @@ describe('store reads in the budget (MAX_OPERATION_COST)', () => {
     expect(ws.errors![0]!.extensions).toEqual(hundred.errors![0]!.extensions);
     // Two years' worth in one document is already past the default budget.
     expect((await app.query(summaries(2), YEAR)).errors![0]!.extensions!.code).toBe('COST_ESTIMATED_TOO_EXPENSIVE');
+  });
+});
+
+describe('DateTime offsets and the prices read from them', () => {
+  const YEAR = 'query($from: DateTime!, $to: DateTime!) { collectionSummary(from: $from, to: $to) { count } }';
+  const codes = (response: GraphQLResponse) => response.errors?.map((error) => error.extensions?.code);
+
+  it('takes offsets from -12:00 to +14:00 and refuses any other, as a literal or a variable, naming the range', async () => {
+    const app = await startApp();
+    for (const offset of ['-12:00', '+14:00', 'Z', '+05:45']) {
+      const response = await app.query(YEAR, { from: `2026-10-01T00:00:00${offset}`, to: `2026-10-02T00:00:00${offset}` });
+      expect(response.errors, offset).toBeUndefined();
+    }
+    for (const offset of ['+99:00', '+14:30', '-12:30', '+05:75', '-23:59']) {
+      const response = await app.query(YEAR, { from: `2026-10-01T00:00:00${offset}`, to: `2026-10-02T00:00:00${offset}` });
+      // Both ends refused, each naming itself.
+      expect(codes(response), offset).toEqual(['BAD_USER_INPUT', 'BAD_USER_INPUT']);
+      expect(response.errors![0]!.message).toContain('from -12:00 to +14:00');
+      const literal = await app.query(`{ collectionSummary(from: "2026-10-01T00:00:00${offset}", to: "2026-10-02T00:00:00Z") { count } }`);
+      expect(literal.status, offset).toBe(400);
+      expect(literal.errors![0]!.message).toContain('from -12:00 to +14:00');
+    }
+  });
+
+  it('prices a range from the same reading of its ends as the resolver: 25 year-long summaries written with +99:00 are refused before anything runs', async () => {
+    const app = await startApp();
+    const aliases = Array.from({ length: 25 }, (_, i) => `s${i}: collectionSummary(from: $from, to: $to) { count }`).join(' ');
+    const response = await app.query(`query($from: DateTime!, $to: DateTime!) { ${aliases} }`, {
+      from: '2025-11-26T00:00:00+99:00',
+      to: '2026-11-26T00:00:00+99:00',
+    });
+    expect(response.status).toBe(400);
+    expect(response.errors![0]!.extensions).toEqual({
+      code: 'COST_ESTIMATED_TOO_EXPENSIVE',
+      cost: { estimated: 25 * 23, max: DEFAULT_MAX_OPERATION_COST },
+    });
+  });
+});
+
+describe('raw bodies in the budget', () => {
+  /** An app whose quarantine holds `count` refused bodies of the largest size the webhook reads. */
+  async function withLargestBodies(count: number) {
+    const app = await startApp();
+    const body = 'x'.repeat(DEFAULT_WEBHOOK_MAX_BODY_BYTES);
+    for (let i = 0; i < count; i += 1) expect((await app.deliver(body)).reply.responseCode).toBe('02');
+    return app;
+  }
+
+  it('serves the review screen and the most raw bodies the default budget pays for, and refuses five pages of both bodies before reading any', async () => {
+    const app = await withLargestBodies(30);
+    const screen = await app.query(`query AwaitingReview {
+      quarantinedDeliveries(reviewed: false, first: 20) {
+        nodes { id kind reason detail responseCode receivedAt sessionId settlementId accountNumber rawBody }
+        pageInfo { hasNextPage endCursor }
+      }
+    }`);
+    expect(screen.errors).toBeUndefined();
+    expect(screen.data!.quarantinedDeliveries.nodes).toHaveLength(20);
+    // 1 + 20 and 1 + 3: 25, the default budget, in full.
+    const worst = await app.query(`{
+      a: quarantinedDeliveries(first: 100) { nodes { rawBody rawBodyBase64 } }
+      b: quarantinedDeliveries(first: 30) { nodes { rawBody } }
+    }`);
+    expect(worst.status).toBe(200);
+    expect(worst.errors).toBeUndefined();
+    expect(worst.data!.a.nodes).toHaveLength(30);
+    expect(worst.data!.b.nodes[29].rawBody).toHaveLength(DEFAULT_WEBHOOK_MAX_BODY_BYTES);
+    const aliases = Array.from({ length: 5 }, (_, i) => `q${i}: quarantinedDeliveries(first: 100) { nodes { rawBody rawBodyBase64 } }`);
+    const five = await app.query(`{ ${aliases.join(' ')} }`);
+    expect(five.status).toBe(400);
+    expect(five.errors![0]!.extensions).toEqual({
+      code: 'COST_ESTIMATED_TOO_EXPENSIVE',
+      cost: { estimated: 5 * 21, max: DEFAULT_MAX_OPERATION_COST },
+    });
+    const notifications = await app.query(
+      '{ collectionNotifications(first: 100) { nodes { rawBody } } q: quarantinedDeliveries(first: 100) { nodes { rawBodyBase64 } } m: collectionNotifications(first: 100) { nodes { rawBodyBase64 } } }',
+    );
+    expect(notifications.errors![0]!.extensions!.cost).toEqual({ estimated: 33, max: DEFAULT_MAX_OPERATION_COST });
   });
 });

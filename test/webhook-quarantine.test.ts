@@ -1,11 +1,14 @@
 // What the webhook refuses, or takes for a conflict, is kept in the store's quarantine before its
 // reply is sent, or answered 03: on both stores, through the real server, the rows read straight
 // from the database as soon as the reply has arrived.
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { sandboxCredentials } from '../src/sandbox/credentials.ts';
 import { notificationBody, signedHeaders, startApp } from './helpers/app.ts';
+import { onCleanup } from './helpers/cleanup.ts';
 import { captureLogs } from './helpers/logs.ts';
 import { scrapeSum } from './helpers/metrics.ts';
 import { postgresSession, urlStoreBackends } from './helpers/stores.ts';
@@ -13,6 +16,53 @@ import { waitFor } from './helpers/wait.ts';
 
 const KEPT = 'collection notification kept in the quarantine';
 const NOT_KEPT = /^collection notification not kept in the quarantine/;
+
+/** The next HTTP response on `socket`: its body, once its declared length has arrived. */
+function nextResponse(socket: Socket): Promise<string> {
+  return new Promise((resolve) => {
+    let received = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const head = received.indexOf('\r\n\r\n');
+      const length = Number(/content-length: (\d+)/i.exec(received.subarray(0, head).toString())?.[1]);
+      if (head === -1 || received.length < head + 4 + length) return;
+      socket.off('data', onData);
+      resolve(received.subarray(head + 4, head + 4 + length).toString('utf8'));
+    };
+    socket.on('data', onData);
+  });
+}
+
+/**
+ * Delivers `bodies` signed, each on a keep-alive connection of its own that the server has already
+ * served once, all written in one go: the server reads them in one turn, so the quarantine is handed
+ * them in one batch. Resolves to each reply's responseCode.
+ */
+async function deliverInOneTurn(baseUrl: string, bodies: string[]): Promise<string[]> {
+  const { port } = new URL(baseUrl);
+  const sockets = await Promise.all(
+    bodies.map(async () => {
+      const socket = connect(Number(port), '127.0.0.1');
+      onCleanup(() => socket.destroy());
+      await once(socket, 'connect');
+      // Served once: the server has accepted it, so it reads what comes next as soon as it arrives.
+      const served = nextResponse(socket);
+      socket.write('GET /health/live HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n');
+      await served;
+      return socket;
+    }),
+  );
+  const headers = Object.entries(signedHeaders())
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  const replies = sockets.map(nextResponse);
+  sockets.forEach((socket, i) =>
+    socket.write(
+      `POST /webhooks/collection HTTP/1.1\r\nhost: 127.0.0.1\r\n${headers}content-length: ${Buffer.byteLength(bodies[i]!)}\r\n\r\n${bodies[i]}`,
+    ),
+  );
+  return (await Promise.all(replies)).map((reply) => (JSON.parse(reply) as { responseCode: string }).responseCode);
+}
 
 describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhook quarantine on $name', (backend) => {
   async function start(env: Record<string, string> = {}) {
@@ -65,7 +115,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
         detail: null,
         response_code: '02',
         session_id: 'S-long',
-        settlement_id: '9'.repeat(65),
+        // Cut to what an index of either store holds; the body keeps it whole.
+        settlement_id: '9'.repeat(64),
         account_number: '0123456789',
         reviewed_at: null,
       },
@@ -74,16 +125,16 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
     expect(await database.countRows()).toBe(0);
   });
 
-  it('keeps what it read of a signed body over 1 MiB, refused with 413, saying how much', async () => {
+  it('keeps what it read of a signed body over WEBHOOK_MAX_BODY_BYTES, refused with 413, saying how much', async () => {
     const { database, deliver, baseUrl } = await start();
-    const body = JSON.stringify(notificationBody({ sessionId: 'S-huge', tranRemarks: 'x'.repeat(1024 * 1024) }));
+    const body = JSON.stringify(notificationBody({ sessionId: 'S-huge', tranRemarks: 'x'.repeat(100 * 1024) }));
     // Declared too long: refused before a byte is read.
     expect((await deliver(body)).status).toBe(413);
     // Sent in chunks, no length declared: refused once the limit is passed, the rest unread.
     const chunked = await request(`${baseUrl}/webhooks/collection`, {
       method: 'POST',
       headers: signedHeaders(),
-      body: Readable.from([body.slice(0, 600_000), body.slice(600_000)]),
+      body: Readable.from([body.slice(0, 60_000), body.slice(60_000)]),
     });
     expect(((await chunked.body.json()) as { responseCode: string }).responseCode).toBe('02');
     expect(chunked.statusCode).toBe(413);
@@ -95,8 +146,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
       detail: 'its declared length passed the size limit: none of it was read',
     });
     expect(declared!.raw_body.byteLength).toBe(0);
-    expect(read).toMatchObject({ reason: 'body_too_large', detail: 'it passed the size limit: its first 1048576 bytes are kept' });
-    expect(read!.raw_body.toString('utf8')).toBe(body.slice(0, 1024 * 1024));
+    expect(read).toMatchObject({ reason: 'body_too_large', detail: 'it passed the size limit: its first 65536 bytes are kept' });
+    expect(read!.raw_body.toString('utf8')).toBe(body.slice(0, 64 * 1024));
   });
 
   it('keeps nothing of a delivery refused for its signature or its source', async () => {
@@ -181,6 +232,95 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('the webhoo
       id: body.settlementId,
     });
     expect(data!.collectionNotification).toBeNull();
+  });
+
+  it('refuses with 02 and keeps a body nested deeper than 32 levels, the same on every delivery, and takes one of 32', async () => {
+    const { database, send, deliver, query } = await start();
+    /** A valid notification whose extra field nests `levels` arrays: the body itself is one level more. */
+    const nested = (sessionId: string, levels: number) =>
+      JSON.stringify(notificationBody({ sessionId, extra: null })).replace(
+        '"extra":null',
+        `"extra":${'['.repeat(levels)}${']'.repeat(levels)}`,
+      );
+    const deepest = nested('S-deepest', 10_000);
+    // Past any recursive walk's stack, and past the JIT's moods: the same reply every time.
+    expect([await send(deepest), await send(deepest), await send(deepest)]).toEqual(['02', '02', '02']);
+    expect((await deliver(deepest)).reply.sessionId).toBe('S-deepest');
+    expect(await send(nested('S-33', 32))).toBe('02');
+    const fits = notificationBody({ sessionId: 'S-32' });
+    expect(await send(JSON.stringify({ ...fits, extra: JSON.parse(`${'['.repeat(31)}${']'.repeat(31)}`) }))).toBe('00');
+    const rows = await database.quarantined();
+    expect(rows.map(({ kind, reason, detail, session_id }) => ({ kind, reason, detail, session_id }))).toEqual([
+      ...Array(4).fill({ kind: 'REJECTED', reason: 'body_too_deep', detail: 'it nests more than 32 levels deep', session_id: 'S-deepest' }),
+      { kind: 'REJECTED', reason: 'body_too_deep', detail: 'it nests more than 32 levels deep', session_id: 'S-33' },
+    ]);
+    expect(rows[0]!.raw_body.toString('utf8')).toBe(deepest);
+    expect(await database.countRows()).toBe(1);
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { sessionId } }', { id: fits.settlementId });
+    expect(data!.collectionNotification).toEqual({ sessionId: 'S-32' });
+  });
+
+  it('refuses with 02 and keeps ids that are not printable ASCII: three that print alike are three refusals, not three money records', async () => {
+    const { database, send } = await start();
+    const base = `${notificationBody().settlementId}-`;
+    const lookalikes = [`${base}\u00c9`, `${base}E\u0301`, `${base}\u0405`];
+    const replies = [];
+    for (const [i, settlementId] of lookalikes.entries())
+      replies.push(await send(JSON.stringify(notificationBody({ sessionId: `S-alike-${i}`, settlementId }))));
+    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S 1' })))).toBe('02');
+    expect(replies).toEqual(['02', '02', '02']);
+    expect((await database.quarantined()).map(({ reason, detail }) => ({ reason, detail }))).toEqual([
+      { reason: 'id_not_printable_ascii', detail: 'settlementId holds U+00C9' },
+      { reason: 'id_not_printable_ascii', detail: 'settlementId holds U+0301' },
+      { reason: 'id_not_printable_ascii', detail: 'settlementId holds U+0405' },
+      { reason: 'id_not_printable_ascii', detail: 'sessionId holds U+0020' },
+    ]);
+    expect(await database.countRows()).toBe(0);
+  });
+
+  it('answers a sessionId longer than 64 characters 02 and keeps it, its ids cut to 64, the conflicting duplicate of a stored transfer too', async () => {
+    const { database, send, deliver } = await start();
+    const first = notificationBody();
+    expect(await send(JSON.stringify(first))).toBe('00');
+    const long = 'S'.repeat(3_500);
+    // Another amount under a stored settlementId: a conflict, but its sessionId no index of either store could hold.
+    const conflict = JSON.stringify({ ...first, sessionId: long, transactionAmount: '950000.00' });
+    expect((await deliver(conflict)).reply).toMatchObject({ responseCode: '02', sessionId: long });
+    expect(await send(JSON.stringify(notificationBody({ sessionId: long, settlementId: '7'.repeat(500) })))).toBe('02');
+    expect(await send(JSON.stringify(notificationBody({ sessionId: 'S'.repeat(64) })))).toBe('00');
+    const rows = await database.quarantined();
+    expect(rows.map(({ reason, session_id, settlement_id }) => ({ reason, session_id, settlement_id }))).toEqual([
+      { reason: 'session_id_too_long', session_id: 'S'.repeat(64), settlement_id: first.settlementId },
+      { reason: 'settlement_id_too_long', session_id: 'S'.repeat(64), settlement_id: '7'.repeat(64) },
+    ]);
+    expect(rows[0]!.raw_body.toString('utf8')).toBe(conflict);
+    expect(await database.countRows()).toBe(2);
+  });
+
+  it('reads an id sent as a JSON number from its text: stored, echoed and read back digit for digit', async () => {
+    const { send, deliver, query } = await start();
+    const body = notificationBody();
+    const settlementId = '12345678901234567890123';
+    const text = JSON.stringify(body)
+      .replace(`"settlementId":"${body.settlementId}"`, `"settlementId":${settlementId}`)
+      .replace(`"sessionId":"${body.sessionId}"`, '"sessionId":90110221122000001234');
+    expect((await deliver(text)).reply).toMatchObject({ responseCode: '00', sessionId: '90110221122000001234' });
+    expect(await send(text)).toBe('01');
+    const { data } = await query('query($id: ID!) { collectionNotification(settlementId: $id) { settlementId sessionId } }', {
+      id: settlementId,
+    });
+    expect(data!.collectionNotification).toEqual({ settlementId, sessionId: '90110221122000001234' });
+  });
+
+  it('answers each refusal for itself: one delivery the quarantine refuses is 03, the honest ones written with it 02', async () => {
+    const { database, baseUrl } = await start();
+    await database.refuseQuarantineRow('SPOISON');
+    const refused = (sessionId: string) => JSON.stringify(notificationBody({ sessionId, accountNumber: '012345678' }));
+    const honest = Array.from({ length: 40 }, (_, i) => `S-honest-${i}`);
+    const replies = await deliverInOneTurn(baseUrl, [...honest.slice(0, 20), 'SPOISON', ...honest.slice(20)].map(refused));
+    expect(replies.filter((code) => code === '03')).toEqual(['03']);
+    expect(replies[20]).toBe('03');
+    expect(new Set((await database.quarantined()).map((row) => row.session_id))).toEqual(new Set(honest));
   });
 
   it('keeps a conflict with a notification another replica stored', async () => {

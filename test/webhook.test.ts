@@ -133,8 +133,8 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     ['a settlementId of 65 characters', notificationBody({ sessionId: 's-9', settlementId: '9'.repeat(65) }), 's-9'],
     ['a settlementId of 6,000 characters', notificationBody({ sessionId: 's-10', settlementId: 'S'.repeat(6_000) }), 's-10'],
     ['an amount of 19 digits before its point', notificationBody({ sessionId: 's-11', transactionAmount: `${'9'.repeat(19)}.00` }), 's-11'],
-    ['an amount of 200,000 digits', notificationBody({ sessionId: 's-12', transactionAmount: '1'.repeat(200_000) }), 's-12'],
-    ['a settled amount of 200,000 digits', notificationBody({ sessionId: 's-13', settledAmount: '1'.repeat(200_000) }), 's-13'],
+    ['an amount of 60,000 digits', notificationBody({ sessionId: 's-12', transactionAmount: '1'.repeat(60_000) }), 's-12'],
+    ['a settled amount of 60,000 digits', notificationBody({ sessionId: 's-13', settledAmount: '1'.repeat(60_000) }), 's-13'],
     ['a fee of 19 digits after its point', notificationBody({ sessionId: 's-14', feeAmount: `0.${'1'.repeat(19)}` }), 's-14'],
   ];
   it.each(bodyCases)('replies 02 to %s and stores nothing', async (_name, body, sessionId) => {
@@ -199,12 +199,21 @@ describe.each(urlStoreBackends.filter((backend) => backend.enabled))('collection
     expect((await stored(ms.settlementId)).transactionTime).toBe('2026-11-22T09:30:00.250+01:00');
   });
 
-  it('refuses a body over 1 MiB with 413 and stores nothing', async () => {
+  it('refuses a body over WEBHOOK_MAX_BODY_BYTES (64 KiB by default) with 413 and stores nothing, and takes one of exactly that size', async () => {
     const { deliver, store } = await start();
-    const body = notificationBody({ tranRemarks: 'x'.repeat(1024 * 1024) });
-    const { status } = await deliver(body);
-    expect(status).toBe(413);
+    /** A valid notification of exactly `bytes` bytes, its narration padding it. */
+    const sized = (bytes: number) => {
+      const body = notificationBody({ tranRemarks: '' });
+      const text = JSON.stringify(body);
+      return { body, text: text.replace('"tranRemarks":""', `"tranRemarks":"${'x'.repeat(bytes - Buffer.byteLength(text))}"`) };
+    };
+    const over = sized(64 * 1024 + 1);
+    expect((await deliver(over.text)).status).toBe(413);
     expect(await store.countRows()).toBe(0);
+    const largest = sized(64 * 1024);
+    expect(Buffer.byteLength(largest.text)).toBe(64 * 1024);
+    expect((await deliver(largest.text)).reply.responseCode).toBe('00');
+    expect(await store.countRows()).toBe(1);
   });
 
   it('replies 03 when the store cannot commit, stores nothing, and 00 to the retry once it recovers', async () => {

@@ -5,6 +5,7 @@ import { runConfirmedLatency } from './confirmed-latency.ts';
 import { runFanout } from './fanout.ts';
 import { runHttpJob } from './http-load.ts';
 import type { ChildMessage, LoadJob, ParentMessage } from './protocol.ts';
+import { runRawReads } from './raw-reader.ts';
 import { runResume } from './resume.ts';
 import { runStormReads } from './storm.ts';
 
@@ -42,9 +43,11 @@ async function run(job: LoadJob): Promise<void> {
           ? await runResume(job, onMeasuring)
           : job.scenario === 'storm-reads'
             ? await runStormReads(job, onMeasuring)
-            : job.scenario === 'confirmed-latency'
-              ? await runConfirmedLatency(job, onMeasuring)
-              : await runHttpJob(job, onMeasuring);
+            : job.scenario === 'raw-reads'
+              ? await runRawReads(job, onMeasuring)
+              : job.scenario === 'confirmed-latency'
+                ? await runConfirmedLatency(job, onMeasuring)
+                : await runHttpJob(job, onMeasuring);
     const cpu = process.cpuUsage(measuring.cpu);
     const loadCpuCores = (cpu.user + cpu.system) / 1000 / (performance.now() - measuring.at);
     await send({ type: 'result', result: { ...result, loadCpuCores } });

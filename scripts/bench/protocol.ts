@@ -24,14 +24,17 @@ export const LONG_LIST = 600;
 /** `banks`: on the sandbox's list, and on the long list (bank-list.ts). */
 export const BANKS_SCENARIOS: readonly ScenarioName[] = ['query-banks', 'query-banks-600'];
 export type ScenarioName = (typeof SCENARIOS)[number];
-/** What `--only` may name: those, the webhook under a read storm, and confirmation with the bank (ours alone). */
-export const SELECTABLE = [...SCENARIOS, 'read-storm', 'confirmation'] as const;
+/**
+ * What `--only` may name: those, the webhook under a read storm, beside the worst raw-body read, and
+ * confirmation with the bank (ours alone).
+ */
+export const SELECTABLE = [...SCENARIOS, 'read-storm', 'raw-bodies', 'confirmation'] as const;
 export type Selectable = (typeof SELECTABLE)[number];
 
 /** One job for one load process. */
 export interface LoadJob {
   /** The scenarios, and the jobs the read storm and the growth mode add. */
-  scenario: ScenarioName | 'fill' | 'query' | 'resume' | 'storm-reads' | 'confirmed-latency';
+  scenario: ScenarioName | 'fill' | 'query' | 'resume' | 'storm-reads' | 'raw-reads' | 'confirmed-latency';
   /** The origin that takes webhook posts, e.g. http://127.0.0.1:41234. */
   baseUrl: string;
   /** Every origin the load is spread over (replicas). */
@@ -53,6 +56,8 @@ export interface LoadJob {
   resume?: { after: string; lastSettlementId: string } | undefined;
   /** storm-reads: readers of the summary over [from, to). */
   storm?: { clients: number; from: string; to: string } | undefined;
+  /** raw-reads: readers of `query`, each answer holding `bodies` raw bodies. */
+  rawReads?: { clients: number; query: string; bodies: number } | undefined;
 }
 
 /** Milliseconds. */
@@ -74,6 +79,8 @@ export interface LoadResult {
   outcomes: Record<string, number>;
   /** Cores the load process used: near 1, the generator itself was the limit. */
   loadCpuCores: number;
+  /** raw-reads: the largest answer, in bytes. */
+  largestReplyBytes?: number | undefined;
 }
 export type ScenarioResult = Omit<LoadResult, 'loadCpuCores'>;
 

@@ -1,5 +1,5 @@
 // The runs of `npm run bench`, one per store: each starts its servers (ours and the floors it needs),
-// runs the suite and the read storm, and stops them whatever happens. The SQLite run is ours on the
+// runs the suite, the read storm and the worst raw-body read, and stops them whatever happens. The SQLite run is ours on the
 // embedded default; the PostgreSQL run is ours on PostgreSQL (+ Redis: one replica and two), its
 // webhook against the PostgreSQL floor, each in a schema of its own.
 import { join } from 'node:path';
@@ -7,6 +7,7 @@ import { comparisonRows } from './compare.ts';
 import { confirmationBench } from './confirmation.ts';
 import type { BenchOptions } from './options.ts';
 import { LONG_LIST, SCENARIOS } from './protocol.ts';
+import { rawBodies } from './raw-bodies.ts';
 import { readStorm } from './read-storm.ts';
 import type { Row } from './report.ts';
 import { appEnv, ownStore, type Services, type StoreKind } from './stores.ts';
@@ -69,11 +70,12 @@ export async function sqliteRun(options: BenchOptions, parentDir: string): Promi
       reports.filter((r) => r.side === 'token'),
     );
     const storm = options.selected.includes('read-storm') ? await readStorm(options, 'sqlite', parentDir) : undefined;
+    const raw = options.selected.includes('raw-bodies') ? await rawBodies(options, 'sqlite', parentDir) : undefined;
     const confirmation = options.selected.includes('confirmation') ? await confirmationBench(options, 'sqlite', parentDir) : undefined;
     const title = 'SQLite file + in-memory pub/sub (the embedded default), one process';
     const [extraRows, extraReports] = [
-      [storm, confirmation].flatMap((part) => part?.rows ?? []),
-      [storm, confirmation].flatMap((part) => part?.reports ?? []),
+      [storm, raw, confirmation].flatMap((part) => part?.rows ?? []),
+      [storm, raw, confirmation].flatMap((part) => part?.reports ?? []),
     ];
     return { name: 'sqlite', title, rows: [...rows, ...extraRows], reports: [...reports, ...extraReports] };
   } finally {
@@ -153,13 +155,14 @@ export async function postgresRun(options: BenchOptions, services: Services, ear
       reports.filter((r) => r.side === 'replicas'),
     );
     const storm = options.selected.includes('read-storm') ? await readStorm(options, 'postgres', parentDir, services) : undefined;
+    const raw = options.selected.includes('raw-bodies') ? await rawBodies(options, 'postgres', parentDir, services) : undefined;
     const confirmation = options.selected.includes('confirmation')
       ? await confirmationBench(options, 'postgres', parentDir, services)
       : undefined;
     const title = `PostgreSQL + ${services.redisUrl ? 'Redis pub/sub, one process and two' : 'in-memory pub/sub, one process'}`;
     const [extraRows, extraReports] = [
-      [storm, confirmation].flatMap((part) => part?.rows ?? []),
-      [storm, confirmation].flatMap((part) => part?.reports ?? []),
+      [storm, raw, confirmation].flatMap((part) => part?.rows ?? []),
+      [storm, raw, confirmation].flatMap((part) => part?.reports ?? []),
     ];
     return { name: 'postgres', title, rows: [...rows, ...extraRows], reports: [...reports, ...extraReports] };
   } finally {

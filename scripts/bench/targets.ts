@@ -30,8 +30,11 @@ export interface Target {
 
 const running = new Set<ChildProcess>();
 
-/** Forks a target with nothing of the caller's environment but PATH and NODE_ENV, plus `env`; resolves once it listens. */
-export async function startTarget(kind: TargetKind, name: string, env: Record<string, string> = {}): Promise<Target> {
+/**
+ * Forks a target with nothing of the caller's environment but PATH and NODE_ENV, plus `env`, and Node's
+ * `flags` beside --expose-gc; resolves once it listens.
+ */
+export async function startTarget(kind: TargetKind, name: string, env: Record<string, string> = {}, flags: string[] = []): Promise<Target> {
   const started = performance.now();
   const base: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -39,7 +42,7 @@ export async function startTarget(kind: TargetKind, name: string, env: Record<st
     ...(process.env.NODE_ENV ? { NODE_ENV: process.env.NODE_ENV } : {}),
   };
   const child = fork(new URL(FILES[kind], import.meta.url), [], {
-    execArgv: ['--expose-gc'],
+    execArgv: ['--expose-gc', ...flags],
     env: { ...base, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

@@ -12,7 +12,7 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
-  /** A date and time in ISO 8601 with its UTC offset, such as "2026-11-22T14:05:09+01:00". */
+  /** A date and time in ISO 8601 with its UTC offset, from -12:00 to +14:00, such as "2026-11-22T14:05:09+01:00". */
   DateTime: { input: string; output: string; }
   /** An exact decimal amount as a string, such as "1500.00"; never a float, so no kobo is ever lost to rounding. */
   Decimal: { input: string; output: string; }

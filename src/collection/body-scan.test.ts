@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundedSessionIdOf, duplicateKeyOf, MAX_ECHOED_SESSION_ID } from './body-scan.ts';
+import { boundedSessionIdOf, duplicateKeyOf, MAX_ECHOED_SESSION_ID, nestsDeeperThan } from './body-scan.ts';
 
 describe('duplicateKeyOf', () => {
   const of = (text: string) => duplicateKeyOf(text, JSON.parse(text));
@@ -25,6 +25,28 @@ describe('duplicateKeyOf', () => {
     '{}',
   ])('finds none in %s', (text) => {
     expect(of(text)).toBeUndefined();
+  });
+
+  it('walks a body as deep as the largest one the webhook reads without overflowing the stack', () => {
+    expect(of(`{"a":${arrays(30_000)}}`)).toBeUndefined();
+    expect(of(`{"a":${arrays(30_000)},"a":1}`)).toBe('a');
+  });
+});
+
+/** `levels` arrays inside one another, as text. */
+const arrays = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
+
+describe('nestsDeeperThan', () => {
+  it('counts the outermost array or object as the first level', () => {
+    expect(nestsDeeperThan(JSON.parse(arrays(32)), 32)).toBe(false);
+    expect(nestsDeeperThan(JSON.parse(arrays(33)), 32)).toBe(true);
+    expect(nestsDeeperThan(JSON.parse('{"a":[1,{"b":"c"}],"d":{}}'), 3)).toBe(false);
+    expect(nestsDeeperThan(JSON.parse('{"a":[1,{"b":"c"}],"d":{}}'), 2)).toBe(true);
+    expect(nestsDeeperThan('text', 0)).toBe(false);
+  });
+
+  it('measures a body as deep as the largest one the webhook reads without overflowing the stack', () => {
+    expect(nestsDeeperThan(JSON.parse(arrays(32 * 1024)), 32)).toBe(true);
   });
 });
 

@@ -1,5 +1,8 @@
-// What JSON.parse cannot tell of a webhook body: a key given twice in one object (it keeps the last,
-// other parsers the first), and where the sessionId is without parsing the body at all.
+// What JSON.parse cannot tell of a webhook body: how deep it nests, a key given twice in one object
+// (it keeps the last, other parsers the first), and where the sessionId is without parsing the body
+// at all. None of it recurses: a body of the largest size the webhook reads can nest some 65,000
+// levels, past the call stack of any recursive walk, and a check that overflowed would leave the
+// delivery without a reply.
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -29,22 +32,45 @@ export function duplicateKeyOf(text: string, parsed: unknown): string | undefine
  */
 function withoutDuplicates(text: string, parsed: unknown): boolean {
   if (text.includes('\\')) return false;
-  const count = { keys: 0, colons: 0 };
-  tally(parsed, count);
+  const count = tally(parsed);
   return colonsIn(text) - count.colons === count.keys;
 }
 
-/** Adds the keys of every object in `value`, and the colons of its keys and strings, to `count`. */
-function tally(value: unknown, count: { keys: number; colons: number }): void {
-  if (typeof value === 'string') count.colons += colonsIn(value);
-  else if (Array.isArray(value)) for (const item of value) tally(item, count);
-  else if (typeof value === 'object' && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      count.keys += 1;
-      count.colons += colonsIn(key);
-      tally(item, count);
+/** The keys of every object in `value`, and the colons of its keys and strings, walked with a stack of our own. */
+function tally(value: unknown): { keys: number; colons: number } {
+  const count = { keys: 0, colons: 0 };
+  const waiting = [value];
+  while (waiting.length > 0) {
+    const item = waiting.pop();
+    if (typeof item === 'string') count.colons += colonsIn(item);
+    else if (Array.isArray(item)) for (const child of item) waiting.push(child);
+    else if (typeof item === 'object' && item !== null) {
+      for (const [key, child] of Object.entries(item)) {
+        count.keys += 1;
+        count.colons += colonsIn(key);
+        waiting.push(child);
+      }
     }
   }
+  return count;
+}
+
+/** How deep a webhook body may nest arrays and objects: the bank's notifications are flat (one level). */
+export const MAX_BODY_DEPTH = 32;
+
+/**
+ * Whether `value` (JSON.parse's, so a tree) nests arrays and objects more than `max` deep, the
+ * outermost counting one; walked with a stack of our own, stopping at the first level past `max`.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  const waiting: [unknown, number][] = [[value, 1]];
+  while (waiting.length > 0) {
+    const [item, depth] = waiting.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) waiting.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function colonsIn(text: string): number {

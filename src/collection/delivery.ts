@@ -207,13 +207,11 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
   };
 }
 
-/** The ids a body holds where they can be read: text of a sensible length, else null (the raw body keeps them). */
+/** The ids a body holds where they can be read: text, else null (the raw body keeps them whole; the store cuts them). */
 function idsOf(fields: Record<string, unknown> | undefined): Pick<NewQuarantinedDelivery, 'sessionId' | 'settlementId' | 'accountNumber'> {
-  const id = (value: unknown) => (typeof value === 'string' && value.trim() !== '' && value.length <= MAX_ID_LENGTH ? value.trim() : null);
+  const id = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
   return { sessionId: id(fields?.sessionId), settlementId: id(fields?.settlementId), accountNumber: id(fields?.accountNumber) };
 }
-
-const MAX_ID_LENGTH = 256;
 
 /** The reason of a 03 for a delivery to quarantine that could not be kept (the keeper logged why). */
 const NOT_KEPT = 'quarantine_not_kept';

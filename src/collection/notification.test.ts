@@ -161,8 +161,22 @@ describe('parseNotification: settlementId', () => {
     expect(reasonFor({ settlementId: 'NULL' })).toBe('missing_settlement_id');
   });
 
-  it('refuses a settlementId that is not a string', () => {
-    expect(reasonFor({ settlementId: 12345 })).toBe('invalid_settlement_id');
+  it('refuses a settlementId that is neither a string nor a number', () => {
+    expect(reasonFor({ settlementId: true })).toBe('invalid_settlement_id');
+    expect(reasonFor({ settlementId: { id: 1 } })).toBe('invalid_settlement_id');
+  });
+
+  it('reads an id sent as a JSON number from its text, never through a double', () => {
+    const body = JSON.stringify(COMPLETE)
+      .replace('"settlementId":"STL-2026-0001"', '"settlementId":12345678901234567890123')
+      .replace('"sessionId":"SES-0001"', '"sessionId":90110221122000001234');
+    const result = parseNotification(body, { timezone: LAGOS, receivedAt });
+    expect(result).toMatchObject({
+      ok: true,
+      notification: { settlementId: '12345678901234567890123', sessionId: '90110221122000001234' },
+    });
+    // An exponent is text like any other: kept as sent.
+    expect(readSessionId('\ufeff{"sessionId":1.5E3}')).toBe('1.5E3');
   });
 
   it('stores the settlementId trimmed', () => {
@@ -190,14 +204,34 @@ describe('parseNotification: settlementId', () => {
     });
   });
 
-  it('refuses a sessionId holding an invisible character, and takes one with plain spaces', () => {
+  it('refuses a sessionId holding an invisible character', () => {
     expect(parse({ sessionId: 'SES\u200b-1' })).toMatchObject({
       ok: false,
       reason: 'invisible_character_in_id',
       detail: 'settlementId holds U+200B'.replace('settlementId', 'sessionId'),
     });
     expect(parse({ sessionId: 'SES\u0000-1' })).toMatchObject({ ok: false, reason: 'invisible_character_in_id' });
-    expect(accepted({ sessionId: ' SES 1 ', settlementId: ' STL 9 ' })).toMatchObject({ sessionId: ' SES 1 ', settlementId: 'STL 9' });
+  });
+
+  it.each([
+    ['a composed É (NFC)', 'settlementId', 'STL-\u00c9', 'U+00C9'],
+    ['an E and a combining acute (NFD)', 'settlementId', 'STL-E\u0301', 'U+0301'],
+    ['a Cyrillic Ѕ', 'settlementId', '\u0405TL-9', 'U+0405'],
+    ['a space inside', 'settlementId', 'STL 9', 'U+0020'],
+    ['a Cyrillic е', 'sessionId', 'S\u0435S-1', 'U+0435'],
+    ['a space inside', 'sessionId', 'SES 1', 'U+0020'],
+    ['a space around it (it is stored and echoed as sent)', 'sessionId', ' SES-1', 'U+0020'],
+  ])('refuses %s in the %s: ids are printable ASCII without spaces, so two that print alike are one', (_name, field, id, codePoint) => {
+    expect(refusal({ [field]: id })).toEqual({ reason: 'id_not_printable_ascii', detail: `${field} holds ${codePoint}` });
+  });
+
+  it('takes every printable ASCII character in an id, and a settlementId with spaces around it, stored trimmed', () => {
+    const printable = Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)).join('');
+    expect(accepted({ settlementId: printable.slice(0, 64), sessionId: printable.slice(30) })).toMatchObject({
+      settlementId: printable.slice(0, 64),
+      sessionId: printable.slice(30),
+    });
+    expect(accepted({ settlementId: ' STL-9 ' }).settlementId).toBe('STL-9');
   });
 });
 
@@ -213,6 +247,38 @@ describe('parseNotification: duplicate keys', () => {
     });
     const deep = body.replace(/}$/, ',"extra":{"note":"a","note":"b"}}');
     expect(parseNotification(deep, { timezone: LAGOS, receivedAt })).toMatchObject({ ok: false, reason: 'duplicate_key' });
+  });
+});
+
+describe('parseNotification: nesting', () => {
+  /** COMPLETE with an extra field nesting `levels` arrays, the body itself one level more. */
+  const nested = (levels: number) =>
+    JSON.stringify({ ...COMPLETE, extra: null }).replace('null', `${'['.repeat(levels)}${']'.repeat(levels)}`);
+
+  it('takes a body nested 32 levels deep, the body itself the first', () => {
+    expect(parseNotification(nested(31), { timezone: LAGOS, receivedAt })).toMatchObject({ ok: true });
+  });
+
+  it.each([32, 4_000, 10_000, 32_000])(
+    'refuses a body nested %i levels below its own, the same every time, echoing its sessionId',
+    (levels) => {
+      const body = nested(levels);
+      const results = Array.from({ length: 3 }, () => parseNotification(body, { timezone: LAGOS, receivedAt }));
+      for (const result of results)
+        expect(result).toEqual({
+          ok: false,
+          sessionId: COMPLETE.sessionId,
+          reason: 'body_too_deep',
+          detail: 'it nests more than 32 levels deep',
+        });
+    },
+  );
+
+  it('reads an object nested as deep as the largest body allows with JSON.parse, which keeps a stack of its own', () => {
+    // Pinned: the checks rely on it to read the sessionId of a body too deep for any recursive walk.
+    const levels = 64 * 1024;
+    expect(() => JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`)).not.toThrow();
+    expect(readSessionId(`{"sessionId":"S-deep","x":${'{"a":'.repeat(13_000)}1${'}'.repeat(13_000)}}`)).toBe('S-deep');
   });
 });
 
@@ -299,12 +365,13 @@ describe('parseNotification: optional fields', () => {
   });
 
   it('keeps the sessionId verbatim, for the echo', () => {
-    expect(accepted({ sessionId: ' SES 9 ' }).sessionId).toBe(' SES 9 ');
+    expect(accepted({ sessionId: 'SES-9"\\' }).sessionId).toBe('SES-9"\\');
   });
 
-  it('gives an empty sessionId when it is absent or not a string', () => {
+  it("gives an empty sessionId when it is absent or neither a string nor a number, and a number's text", () => {
     expect(accepted({ sessionId: undefined }).sessionId).toBe('');
-    expect(accepted({ sessionId: 12 }).sessionId).toBe('');
+    expect(accepted({ sessionId: false }).sessionId).toBe('');
+    expect(accepted({ sessionId: 12 }).sessionId).toBe('12');
   });
 
   it('records receivedAt as ISO 8601', () => {
@@ -317,10 +384,11 @@ describe('readSessionId', () => {
     expect(readSessionId('{"sessionId":"SES-1","accountNumber":"x"}')).toBe('SES-1');
   });
 
-  it("gives '' when the sessionId is absent or not a string", () => {
+  it("gives '' when the sessionId is absent or neither a string nor a number, and a number's text", () => {
     expect(readSessionId('{"accountNumber":"0123456789"}')).toBe('');
-    expect(readSessionId('{"sessionId":42}')).toBe('');
     expect(readSessionId('{"sessionId":null}')).toBe('');
+    expect(readSessionId('{"sessionId":["S"]}')).toBe('');
+    expect(readSessionId('{"sessionId":900000000000000000001}')).toBe('900000000000000000001');
   });
 
   it("gives '' when the body is not a JSON object", () => {
@@ -335,6 +403,12 @@ describe('parseNotification: what the store can hold', () => {
   it('refuses a settlementId longer than 64 characters, and takes one of 64', () => {
     expect(reasonFor({ settlementId: 'S'.repeat(65) })).toBe('settlement_id_too_long');
     expect(reasonFor({ settlementId: ` ${'S'.repeat(64)} ` })).toBe('accepted');
+  });
+
+  it('refuses a sessionId longer than 64 characters, and takes one of 64: it is indexed too', () => {
+    expect(reasonFor({ sessionId: 'S'.repeat(65) })).toBe('session_id_too_long');
+    expect(reasonFor({ sessionId: 'S'.repeat(3_500) })).toBe('session_id_too_long');
+    expect(accepted({ sessionId: 'S'.repeat(64) }).sessionId).toBe('S'.repeat(64));
   });
 
   it('refuses any amount with more than 18 digits on either side of its point', () => {

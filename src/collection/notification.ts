@@ -1,20 +1,24 @@
-import { isAmountWithinDigits, PLAIN_DECIMAL, type NewCollectionNotification } from '../domain/index.ts';
+import { isAmountWithinDigits, MAX_ID_LENGTH, PLAIN_DECIMAL, type NewCollectionNotification } from '../domain/index.ts';
 import { readBankTime } from '../domain/bank-time.ts';
-import { duplicateKeyOf } from './body-scan.ts';
+import { parseWithSource } from '../upstream/exact-json.ts';
+import { duplicateKeyOf, MAX_BODY_DEPTH, nestsDeeperThan } from './body-scan.ts';
 
 /** Every reason a body is refused (code 02); a closed set, fit for a metric label. */
 export const REJECTION_REASONS = [
   'body_not_json_object',
+  'body_too_deep',
   'duplicate_key',
   'missing_account_number',
   'invalid_account_number',
   'missing_settlement_id',
   'invalid_settlement_id',
   'invisible_character_in_id',
+  'id_not_printable_ascii',
   'missing_transaction_amount',
   'invalid_transaction_amount',
   'invalid_amount',
   'settlement_id_too_long',
+  'session_id_too_long',
   'amount_too_long',
 ] as const;
 
@@ -36,32 +40,49 @@ const ACCOUNT_NUMBER = /^\d{10}$/;
  */
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\ufffd]|(?! )\p{Zs}/u;
 /**
- * The longest settlementId taken. It is the unique key the store indexes; the bank's are some 30
- * characters. Longer, the store could refuse it on every retry, so it is refused on arrival (02).
+ * What an id may hold at all: printable ASCII without spaces (the bank's are digits). A letter that
+ * prints like another (a Cyrillic Ѕ, an É composed or decomposed) would make a second id of one.
  */
-export const MAX_SETTLEMENT_ID_LENGTH = 64;
+const NOT_PRINTABLE_ASCII = /[^\x21-\x7e]/u;
+/** The ids a body may send as JSON numbers: read from their text, never through a double. */
+const ID_KEYS: ReadonlySet<string> = new Set(['settlementId', 'sessionId']);
 /** The optional amounts: kept when readable, null when not, refused when they could not be stored. */
 const OPTIONAL_AMOUNTS = ['settledAmount', 'feeAmount', 'vatAmount'] as const;
 
 /** A webhook body read once: as sent, its JSON object (undefined when it is none) and its sessionId. */
 export interface NotificationBody {
   raw: string;
+  /** The body's object, its ids sent as JSON numbers given as their text. */
   fields: Body | undefined;
+  /** Whether it nests arrays and objects deeper than MAX_BODY_DEPTH: then nothing else of it is checked. */
+  tooDeep: boolean;
   /** A key one object of the body holds twice (JSON.parse kept the last), undefined when none is. */
   duplicateKey: string | undefined;
   /** The sessionId to echo in the reply; `''` when the body has none it can read. */
   sessionId: string;
 }
 
-/** Reads a body's JSON once, for the reply's sessionId and for parseNotification alike. */
+/**
+ * Reads a body's JSON once, for the reply's sessionId and for parseNotification alike. Every step is
+ * bounded whatever the body holds: JSON.parse keeps a stack of its own (a test pins it), the depth
+ * is measured without recursion before anything walks the object, and the one recursive step
+ * (JSON.parse's reviver, for ids sent as numbers) runs only on a body within the depth.
+ */
 export function readNotificationBody(raw: string): NotificationBody {
-  const fields = readJsonObject(raw);
-  return {
-    raw,
-    fields,
-    duplicateKey: fields && duplicateKeyOf(raw, fields),
-    sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '',
-  };
+  let fields = readJsonObject(raw);
+  const tooDeep = fields !== undefined && nestsDeeperThan(fields, MAX_BODY_DEPTH);
+  const duplicateKey = fields && !tooDeep ? duplicateKeyOf(raw, fields) : undefined;
+  if (fields && !tooDeep && (typeof fields.settlementId === 'number' || typeof fields.sessionId === 'number'))
+    fields = { ...fields, ...idsAsText(raw) };
+  return { raw, fields, tooDeep, duplicateKey, sessionId: typeof fields?.sessionId === 'string' ? fields.sessionId : '' };
+}
+
+/** The body's top-level ids that are JSON numbers, each as its source text (`12345678901234567890` stays that). */
+function idsAsText(raw: string): Body {
+  const top = parseWithSource(withoutByteOrderMark(raw), function (this: unknown, key, value, context) {
+    return ID_KEYS.has(key) && typeof value === 'number' && context.source !== undefined ? context.source : value;
+  }) as Body;
+  return Object.fromEntries([...ID_KEYS].filter((key) => typeof top[key] === 'string').map((key) => [key, top[key]]));
 }
 
 /** The body's sessionId, to echo in the reply; `''` when the body has none it can read. */
@@ -75,8 +96,9 @@ export function readSessionId(rawBody: string): string {
  * given otherwise must be as plain as transactionAmount, or the body is refused.
  */
 export function parseNotification(input: string | NotificationBody, options: { timezone: string; receivedAt: Date }): ParsedNotification {
-  const { raw: rawBody, fields: body, sessionId, duplicateKey } = typeof input === 'string' ? readNotificationBody(input) : input;
+  const { raw: rawBody, fields: body, tooDeep, sessionId, duplicateKey } = typeof input === 'string' ? readNotificationBody(input) : input;
   if (!body) return { ok: false, sessionId: '', reason: 'body_not_json_object' };
+  if (tooDeep) return { ok: false, sessionId, reason: 'body_too_deep', detail: `it nests more than ${MAX_BODY_DEPTH} levels deep` };
   // Parsers disagree on which of the two values wins: money must not depend on that.
   if (duplicateKey !== undefined)
     return { ok: false, sessionId, reason: 'duplicate_key', detail: `the key "${duplicateKey}" is given twice` };
@@ -122,13 +144,20 @@ function readRequired(
   // Checked as sent, before trimming: a NUL or a zero-width space would make a second id that prints as the first.
   for (const name of ['settlementId', 'sessionId'] as const) {
     const invisible = typeof body[name] === 'string' ? INVISIBLE.exec(body[name]) : null;
-    if (invisible)
-      return {
-        reason: 'invisible_character_in_id',
-        detail: `${name} holds U+${invisible[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`,
-      };
+    if (invisible) return { reason: 'invisible_character_in_id', detail: `${name} holds ${codePointOf(invisible[0])}` };
   }
-  if (settlementId.length > MAX_SETTLEMENT_ID_LENGTH) return { reason: 'settlement_id_too_long' };
+  // The settlementId as stored (trimmed), the sessionId as stored and echoed (as sent).
+  const sessionId = typeof body.sessionId === 'string' ? body.sessionId : '';
+  for (const [name, id] of [
+    ['settlementId', settlementId],
+    ['sessionId', sessionId],
+  ] as const) {
+    const unprintable = NOT_PRINTABLE_ASCII.exec(id);
+    if (unprintable) return { reason: 'id_not_printable_ascii', detail: `${name} holds ${codePointOf(unprintable[0])}` };
+  }
+  // Longer, a store could refuse it on every retry: refused on arrival (02), on both stores alike.
+  if (settlementId.length > MAX_ID_LENGTH) return { reason: 'settlement_id_too_long' };
+  if (sessionId.length > MAX_ID_LENGTH) return { reason: 'session_id_too_long' };
 
   // Not trimmed: an amount is taken exactly as sent or not at all.
   const amount = body.transactionAmount;
@@ -150,6 +179,11 @@ function readRequired(
   return { accountNumber, settlementId, transactionAmount: amount };
 }
 
+/** `U+0415`: how a refusal names a character. */
+function codePointOf(character: string): string {
+  return `U+${character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
 /** Trimmed text; undefined when absent, null, blank or "null"; null when not a string at all. */
 function requiredText(value: unknown): string | null | undefined {
   if (value === undefined || value === null) return undefined;
@@ -169,10 +203,14 @@ function optionalAmount(value: unknown): string | null {
   return typeof value === 'string' && PLAIN_DECIMAL.test(value) ? value : null;
 }
 
+/** A leading byte-order mark is tolerated for parsing; rawBody itself is kept as sent. */
+function withoutByteOrderMark(rawBody: string): string {
+  return rawBody.charCodeAt(0) === 0xfeff ? rawBody.slice(1) : rawBody;
+}
+
 function readJsonObject(rawBody: string): Body | undefined {
   try {
-    // A leading byte-order mark is tolerated for parsing; rawBody itself is kept as sent.
-    const value: unknown = JSON.parse(rawBody.charCodeAt(0) === 0xfeff ? rawBody.slice(1) : rawBody);
+    const value: unknown = JSON.parse(withoutByteOrderMark(rawBody));
     return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Body) : undefined;
   } catch {
     return undefined;

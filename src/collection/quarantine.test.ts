@@ -71,9 +71,9 @@ describe('the quarantine keeper', () => {
     expect(answered).toEqual([true, true, true]);
   });
 
-  it('answers false, counted by cause, for what the store did not keep: a bound reached, or a failed write of the whole batch', async () => {
+  it('answers false, counted by cause, for what the store did not keep: a bound reached, a delivery it refused, or a failed write of the whole batch', async () => {
     const metrics = createMetrics();
-    const outcomes: KeepOutcome[] = ['kept', 'over_bytes', 'over_rows'];
+    const outcomes: KeepOutcome[] = ['kept', 'over_bytes', 'over_rows', { failed: new Error('refused') }, 'kept'];
     let fail = false;
     const quarantine: QuarantineStore = {
       keep: async () => {
@@ -86,11 +86,14 @@ describe('the quarantine keeper', () => {
       withTransferIds: async () => [],
     };
     const keeper = createQuarantineKeeper({ store: { quarantine, moneyOf: async () => null }, bounds: BOUNDS, metrics, logger: silent });
-    expect(await Promise.all([delivery(), delivery(), delivery()].map((one) => keeper.keep(one)))).toEqual([true, false, false]);
-    expect([await notKept(metrics, 'over_bytes'), await notKept(metrics, 'over_limit')]).toEqual([1, 1]);
+    const five = Array.from({ length: 5 }, () => delivery());
+    expect(await Promise.all(five.map((one) => keeper.keep(one)))).toEqual([true, false, false, false, true]);
+    expect([await notKept(metrics, 'over_bytes'), await notKept(metrics, 'over_limit'), await notKept(metrics, 'write_failed')]).toEqual([
+      1, 1, 1,
+    ]);
     fail = true;
     expect(await Promise.all([delivery(), delivery()].map((one) => keeper.keep(one)))).toEqual([false, false]);
-    expect(await notKept(metrics, 'write_failed')).toBe(2);
+    expect(await notKept(metrics, 'write_failed')).toBe(3);
   });
 
   it('holds at most 64 MiB of bodies, waiting or being written: past it, answers false at once and counts it', async () => {

@@ -46,7 +46,7 @@ export interface QuarantineKeeper {
 
 /**
  * Bodies held, waiting or being written, at most: past this (the store far slower than the
- * refusals), a delivery is not kept (03) rather than held. Each body is at most 1 MiB.
+ * refusals), a delivery is not kept (03) rather than held. Each body is at most WEBHOOK_MAX_BODY_BYTES (1 MiB at most).
  */
 const BACKLOG_BYTES = 64 * 1024 * 1024;
 /** Deliveries written together (one transaction, one fsync), at most this many and these bytes of bodies. */
@@ -87,13 +87,14 @@ export function createQuarantineKeeper(deps: QuarantineKeeperDeps): QuarantineKe
   const wasKept = (delivery: NewQuarantinedDelivery, outcome: KeepOutcome) => {
     if (outcome === 'over_rows') return notKept(delivery, 'over_limit');
     if (outcome === 'over_bytes') return notKept(delivery, 'over_bytes');
+    if (outcome !== 'kept') return notKept(delivery, 'write_failed', outcome.failed);
     metrics.webhookQuarantined.inc({ kind: delivery.kind, reason: delivery.reason });
     logger.info(identify(delivery), 'collection notification kept in the quarantine');
     return true;
   };
 
-  // No row of the quarantine can be refused for its content (its text is made storable, its body is
-  // any bytes), so a failed batch failed as a whole: every delivery in it is answered 03.
+  // The store answers each delivery for itself (one it refuses fails alone); a batch that failed as a
+  // whole (the store unreachable) is answered 03 throughout.
   const write = async (batch: Waiting[]) => {
     let outcomes: KeepOutcome[];
     try {

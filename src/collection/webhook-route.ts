@@ -12,10 +12,12 @@ import { readSessionId } from './notification.ts';
 
 /** The webhook's paths: ours, and the one the bank's documentation shows under its test base. */
 export const WEBHOOK_PATHS = ['/webhooks/collection', '/v1/webhook'] as const;
-/** Bodies above this are refused with 413 as soon as the limit is passed, the rest unread. */
-export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
-
 export interface WebhookRouteDeps extends DeliveryDeps {
+  /**
+   * `WEBHOOK_MAX_BODY_BYTES`: a body above it is refused with 413 as soon as the limit is passed, the
+   * rest unread, so no sender makes the process hold more than this of one delivery.
+   */
+  maxBodyBytes: number;
   /** The HTTP edge: the client address (TRUST_PROXY), and where each reply is timed. */
   edge: {
     clientAddress(request: IncomingMessage): string;
@@ -80,7 +82,7 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
     return send(response, serving, 200, refusal, { connection: 'close' });
   }
 
-  const body = await readBody(request);
+  const body = await readBody(request, deps.maxBodyBytes);
   if (body === 'aborted') {
     // Nobody to answer, and nothing stored: the bank, seeing no reply, sends it again.
     deps.logger.warn({ reqId }, 'collection notification: the sender hung up before the body ended; nothing stored');
@@ -107,11 +109,20 @@ async function serve(request: IncomingMessage, response: ServerResponse, serving
     verdict = await handler.decide({ bytes: body.bytes, text });
   } catch (error) {
     // A fault of ours, not of the delivery: nothing was stored, so the bank's retry can succeed.
-    verdict = { code: '03', reason: 'internal_error', sessionId: readSessionId(text), details: { err: error } };
+    verdict = { code: '03', reason: 'internal_error', sessionId: echoedSessionId(text), details: { err: error } };
   }
   verdict.details = { reqId, ...verdict.details };
   recordVerdict(deps, verdict);
   send(response, serving, 200, verdict);
+}
+
+/** The sessionId a 03 echoes: whatever failed while deciding must not fail its reply too. */
+function echoedSessionId(text: string): string {
+  try {
+    return readSessionId(text);
+  } catch {
+    return '';
+  }
 }
 
 /** A body read whole, or what was read of one over the limit. */
@@ -121,8 +132,8 @@ type Body = { bytes: Buffer } | { tooLarge: Buffer };
  * The body; `tooLarge` (with what was read, none when the declared length was over) once it passes
  * the limit, 'aborted' if the client left before its end.
  */
-function readBody(request: IncomingMessage): Promise<Body | 'aborted'> {
-  if (Number(request.headers['content-length']) > WEBHOOK_BODY_LIMIT) return Promise.resolve({ tooLarge: Buffer.alloc(0) });
+function readBody(request: IncomingMessage, limit: number): Promise<Body | 'aborted'> {
+  if (Number(request.headers['content-length']) > limit) return Promise.resolve({ tooLarge: Buffer.alloc(0) });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -134,9 +145,9 @@ function readBody(request: IncomingMessage): Promise<Body | 'aborted'> {
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= WEBHOOK_BODY_LIMIT) return void chunks.push(chunk);
-      chunks.push(chunk.subarray(0, chunk.length - (size - WEBHOOK_BODY_LIMIT)));
-      settle({ tooLarge: Buffer.concat(chunks, WEBHOOK_BODY_LIMIT) });
+      if (size <= limit) return void chunks.push(chunk);
+      chunks.push(chunk.subarray(0, chunk.length - (size - limit)));
+      settle({ tooLarge: Buffer.concat(chunks, limit) });
     };
     const onEnd = () => settle({ bytes: Buffer.concat(chunks, size) });
     // The bank hung up before the end.

@@ -1,7 +1,14 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ISSUER, LIVE_BANK, problemsOf } from '../../test/helpers/config.ts';
-import { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_BYTES, DEFAULT_QUARANTINE_MAX_ROWS, describeUrl, loadConfig } from './index.ts';
+import {
+  DEFAULT_MAX_OPERATION_COST,
+  DEFAULT_QUARANTINE_MAX_BYTES,
+  DEFAULT_QUARANTINE_MAX_ROWS,
+  DEFAULT_WEBHOOK_MAX_BODY_BYTES,
+  describeUrl,
+  loadConfig,
+} from './index.ts';
 import { sandboxCredentials } from '../sandbox/credentials.ts';
 import { Secret } from '../secret.ts';
 import { CREDENTIAL_VARIABLES } from './secrets.ts';
@@ -99,6 +106,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ QUARANTINE_MAX_BYTES: '5000000' }).quarantineMaxBytes).toBe(5_000_000);
     for (const bad of ['-1', '1GiB', '1e9']) {
       expect(problemsOf({ QUARANTINE_MAX_BYTES: bad })[0]).toMatch(/^QUARANTINE_MAX_BYTES must be a whole number from 0 to /);
+    }
+  });
+
+  it('reads WEBHOOK_MAX_BODY_BYTES as a whole number of bytes from 1 KiB to 1 MiB, 64 KiB by default', () => {
+    expect(loadConfig({}).webhookMaxBodyBytes).toBe(DEFAULT_WEBHOOK_MAX_BODY_BYTES);
+    expect(DEFAULT_WEBHOOK_MAX_BODY_BYTES).toBe(65_536);
+    expect(loadConfig({ WEBHOOK_MAX_BODY_BYTES: '4096' }).webhookMaxBodyBytes).toBe(4096);
+    for (const bad of ['1023', '1048577', '64KiB', '-1']) {
+      expect(problemsOf({ WEBHOOK_MAX_BODY_BYTES: bad })).toEqual([
+        `WEBHOOK_MAX_BODY_BYTES must be a whole number from 1024 to 1048576, got "${bad}"`,
+      ]);
     }
   });
 

@@ -13,7 +13,12 @@ import { ANY_SOURCE_WARNING, type CorsOrigins, type TrustProxy } from './network
 import { closedBy, variablesOf } from './schema.ts';
 import { weakSecrets } from './secrets.ts';
 
-export { DEFAULT_MAX_OPERATION_COST, DEFAULT_QUARANTINE_MAX_BYTES, DEFAULT_QUARANTINE_MAX_ROWS } from './schema.ts';
+export {
+  DEFAULT_MAX_OPERATION_COST,
+  DEFAULT_QUARANTINE_MAX_BYTES,
+  DEFAULT_QUARANTINE_MAX_ROWS,
+  DEFAULT_WEBHOOK_MAX_BODY_BYTES,
+} from './schema.ts';
 
 /** What both modes share: the credentials we present, time-outs and the bank's zone. */
 interface UpstreamSettings {
@@ -78,6 +83,8 @@ export interface Config {
   callbackUrls: CallbackUrls;
   /** `WEBHOOK_PORT`: the webhook's (and health's) own port, when set. */
   webhookPort: number | undefined;
+  /** `WEBHOOK_MAX_BODY_BYTES`: the largest delivery body the webhook reads; past it, 413. */
+  webhookMaxBodyBytes: number;
 }
 
 /** How stored notifications are confirmed with the bank's collection service (ops 15 to 17). */
@@ -209,6 +216,7 @@ function toConfig(v: z.output<ReturnType<typeof variablesOf>>, sandboxRules: boo
           },
     callbackUrls: v.SUBSCRIPTION_CALLBACK_URLS,
     webhookPort: v.WEBHOOK_PORT,
+    webhookMaxBodyBytes: v.WEBHOOK_MAX_BODY_BYTES,
   };
 }
 

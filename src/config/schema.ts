@@ -22,8 +22,11 @@ export const DEFAULT_MAX_OPERATION_COST = 25;
 /** Quarantined deliveries that may await review: a bad day's refusals many times over, far from what fills a disk. */
 export const DEFAULT_QUARANTINE_MAX_ROWS = 100_000;
 
-/** Bytes of raw bodies the unreviewed quarantine may hold: a thousand of the largest bodies the webhook reads. */
+/** Bytes of raw bodies the unreviewed quarantine may hold: a thousand of the largest bodies the webhook ever read. */
 export const DEFAULT_QUARANTINE_MAX_BYTES = 1024 * 1024 * 1024;
+
+/** The largest body the webhook reads: the bank's notifications are under 2 KB, so 64 KiB is room to spare. */
+export const DEFAULT_WEBHOOK_MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * Why the production rules apply (`UPSTREAM_MODE=live`, `NODE_ENV=production`), or undefined under
@@ -161,6 +164,8 @@ export function variablesOf(env: Env) {
     SUBSCRIPTION_KEEPALIVE_MS: whole(100, 600_000).default(12_000),
     QUARANTINE_MAX_ROWS: whole(0, 100_000_000).default(DEFAULT_QUARANTINE_MAX_ROWS),
     QUARANTINE_MAX_BYTES: whole(0, Number.MAX_SAFE_INTEGER).default(DEFAULT_QUARANTINE_MAX_BYTES),
+    // Below 1 KiB not even a bank notification fits; above 1 MiB one read of raw bodies within the budget outgrows a replica.
+    WEBHOOK_MAX_BODY_BYTES: whole(1024, 1024 * 1024).default(DEFAULT_WEBHOOK_MAX_BODY_BYTES),
     COLLECTION_CONFIRMATION: oneOf(['on', 'off'], (given) => `must be "on" or "off", got "${given}"`).default('on'),
     CONFIRMATION_CONCURRENCY: whole(1, 256).default(16),
     // The sandbox bank's verify service never lags its notifier: a forged transfer reads NOT_AT_BANK in a second there.

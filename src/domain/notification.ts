@@ -21,6 +21,12 @@ export function comparePositions(a: LogPosition, b: LogPosition): number {
   return a.txid - b.txid || a.seq - b.seq;
 }
 
+/**
+ * The longest id (settlementId, sessionId) stored or indexed: the bank's are some 30 characters, and
+ * 64 of any kind fit every index of either store, so neither refuses a row the other takes.
+ */
+export const MAX_ID_LENGTH = 64;
+
 /** A collection notification as stored: the bank's webhook body (op 14), normalised, and its confirmation with the bank. */
 export interface CollectionNotificationRecord {
   /** Its place in the store's log; the basis of cursors and of live delivery's order. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createSubgraphSchema } from '../schema.ts';
 import { estimateBankCalls } from './cost-estimate.ts';
 import { readPrices, type PriceList } from './prices.ts';
+import { rawBodiesPerUnit } from './store-reads.ts';
 
 const schema = createSubgraphSchema();
 const prices = readPrices(schema);
@@ -42,7 +43,7 @@ describe('estimateBankCalls over the subgraph schema', () => {
     expect(estimate('{ collectionNotifications(first: 100) { nodes { settlementId } } }')).toBe(1);
     expect(estimate('{ collectionNotifications(from: "2026-11-01T00:00:00Z") { nodes { settlementId } } }')).toBe(1);
     expect(
-      estimate('{ quarantinedDeliveries(first: 100, from: "2025-11-01T00:00:00Z", to: "2026-11-01T00:00:00Z") { nodes { rawBody } } }'),
+      estimate('{ quarantinedDeliveries(first: 100, from: "2025-11-01T00:00:00Z", to: "2026-11-01T00:00:00Z") { nodes { id } } }'),
     ).toBe(1);
     const aliased = Array.from({ length: 30 }, (_, i) => `q${i}: quarantinedDeliveries { nodes { id } }`).join(' ');
     expect(estimate(`{ ${aliased} }`)).toBe(30);
@@ -57,6 +58,62 @@ describe('estimateBankCalls over the subgraph schema', () => {
     expect(
       estimate(`query($from: DateTime!, $to: DateTime!) { ${aliases} }`, { from: '2025-11-26T00:00:00Z', to: '2026-11-26T00:00:00Z' }),
     ).toBe(2_300);
+  });
+
+  it('reads a range as its resolver reads it: an end it would refuse prices the range as one, an offset it reads as the time it means', () => {
+    const year = 'query($from: DateTime!, $to: DateTime!) { collectionSummary(from: $from, to: $to) { count } }';
+    // Date.parse reads no time in these; the resolver reads a year.
+    expect(estimate(year, { from: '2025-11-26T00:00:00+99:00', to: '2026-11-26T00:00:00+99:00' })).toBe(23);
+    expect(estimate(year, { from: '2025-11-26T00:00:00+05:75', to: '2026-11-26T00:00:00+05:75' })).toBe(23);
+    // The resolver refuses 30 February (it reads nothing); Date.parse would read 2 March.
+    expect(estimate(year, { from: '2025-11-26T00:00:00Z', to: '2026-02-30T00:00:00Z' })).toBe(1);
+  });
+
+  it('prices raw bodies by how many a root field returns: one unit more per 10, each alias and list counted', () => {
+    const page = (first: number, fields: string) => `{ quarantinedDeliveries(first: ${first}) { nodes { ${fields} } } }`;
+    expect(estimate(page(100, 'id reason'))).toBe(1);
+    expect(estimate(page(100, 'rawBody'))).toBe(1 + 10);
+    expect(estimate(page(100, 'rawBody rawBodyBase64'))).toBe(1 + 20);
+    expect(estimate(page(15, 'rawBody'))).toBe(1 + 2);
+    expect(estimate(page(5, 'a: rawBody b: rawBody'))).toBe(1 + 1);
+    // Unsized, a page holds 20; refused by its resolver, none.
+    expect(estimate('{ collectionNotifications { edges { node { rawBody } } nodes { rawBodyBase64 } } }')).toBe(1 + 4);
+    expect(estimate(page(101, 'rawBody'))).toBe(1);
+    expect(estimate('query($n: Int) { collectionNotifications(first: $n) { nodes { rawBody } } }', { n: 100 })).toBe(1 + 10);
+    const aliased = Array.from({ length: 5 }, (_, i) => `q${i}: quarantinedDeliveries(first: 100) { nodes { rawBody rawBodyBase64 } }`);
+    expect(estimate(`{ ${aliased.join(' ')} }`)).toBe(5 * 21);
+    expect(estimate('{ collectionNotification(settlementId: "1") { rawBody } }')).toBe(1 + 1);
+    const entities = 'query($r: [_Any!]!) { _entities(representations: $r) { ... on CollectionNotification { rawBody } } }';
+    const r = Array.from({ length: 2_000 }, (_, i) => ({ __typename: 'CollectionNotification', settlementId: String(i) }));
+    expect(estimate(entities, { r })).toBe(20 + 200);
+    // A check lists up to 100 deliveries beside a transfer; a reconciliation an item per id.
+    expect(estimate('{ bankTransaction(settlementId: "S1") { quarantined { reason } } }')).toBe(1);
+    expect(estimate('{ bankTransaction(settlementId: "S1") { stored { rawBody } quarantined { rawBody } } }')).toBe(1 + 11);
+  });
+
+  it("sizes a reconciliation's items by its ids, each listing up to 100 deliveries", () => {
+    const reconciling = buildSubgraphSchema([
+      {
+        typeDefs: parse(`
+        type Query { ok: Boolean }
+        type Mutation { reconcileCollections(sessionIds: [String!], settlementIds: [String!]): ReconcileReport }
+        type ReconcileReport { items: [ReconcileItem!]! }
+        type ReconcileItem { id: String! quarantined: [QuarantinedDelivery!]! }
+        type QuarantinedDelivery { id: ID! rawBody: String! }
+      `),
+      },
+    ]);
+    const reconcile = 'mutation($t: [String!]) { reconcileCollections(settlementIds: $t) { items { quarantined { rawBody } } } }';
+    // Two ids (one bank call each), 200 raw bodies.
+    expect(estimate(reconcile, { t: ['T-1', 'T-2'] }, reconciling, readPrices(reconciling))).toBe(2 + 20);
+    expect(estimate(reconcile, {}, reconciling, readPrices(reconciling))).toBe(1);
+  });
+
+  it('pays for fewer raw bodies a unit as WEBHOOK_MAX_BODY_BYTES lets them grow, never more than 10', () => {
+    expect([1024, 64 * 1024, 128 * 1024, 1024 * 1024].map(rawBodiesPerUnit)).toEqual([10, 10, 5, 1]);
+    const page = '{ quarantinedDeliveries(first: 100) { nodes { rawBody } } }';
+    const document = parse(page);
+    expect(estimateBankCalls(schema, prices, { document, operation: getOperationAST(document)! }, rawBodiesPerUnit(1024 * 1024))).toBe(101);
   });
 
   it('counts every alias, and merges fields that execution merges', () => {

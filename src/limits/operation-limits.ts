@@ -18,6 +18,7 @@ import { estimateBankCalls, type CostQuery } from './cost-estimate.ts';
 import { oneCredentialMutationRule } from './credential-mutations.ts';
 import { documentLimitRules, limitedParseOptions } from './document-limits.ts';
 import { readPrices } from './prices.ts';
+import { RAW_BODIES_PER_UNIT } from './store-reads.ts';
 
 export interface OperationLimits {
   /** For graphql-js `parse`: the token limit. */
@@ -39,16 +40,29 @@ export interface OperationLimits {
  */
 export function createOperationLimits(
   schema: GraphQLSchema,
-  { maxCost, introspection, logger }: { maxCost: number; introspection: boolean; logger: Logger },
+  {
+    maxCost,
+    introspection,
+    logger,
+    rawBodiesPerUnit = RAW_BODIES_PER_UNIT,
+  }: {
+    maxCost: number;
+    introspection: boolean;
+    logger: Logger;
+    /** How many raw bodies one unit pays for (store-reads.ts `rawBodiesPerUnit`, from WEBHOOK_MAX_BODY_BYTES). */
+    rawBodiesPerUnit?: number;
+  },
 ): OperationLimits {
   const prices = readPrices(schema);
   // Apollo hands the same parsed document to every request with the same text, so an operation that
   // declares no variables (its price cannot change) is walked once, not once per request.
   const fixedPrices = new WeakMap<OperationDefinitionNode, number>();
   const estimate = (document: DocumentNode, operation: OperationDefinitionNode, variables: CostQuery['variables']) => {
-    if (operation.variableDefinitions?.length) return estimateBankCalls(schema, prices, { document, operation, variables });
+    if (operation.variableDefinitions?.length)
+      return estimateBankCalls(schema, prices, { document, operation, variables }, rawBodiesPerUnit);
     let price = fixedPrices.get(operation);
-    if (price === undefined) fixedPrices.set(operation, (price = estimateBankCalls(schema, prices, { document, operation })));
+    if (price === undefined)
+      fixedPrices.set(operation, (price = estimateBankCalls(schema, prices, { document, operation }, rawBodiesPerUnit)));
     return price;
   };
   const rules = [...documentLimitRules(), oneCredentialMutationRule(schema)];

@@ -91,7 +91,13 @@ export async function registerGraphQL(
     // since a page an employee opens must not read personal data through their browser. Scoped to
     // /graphql: the webhook, health and metrics serve the bank and operators, never a browser page.
     const origin = settings.corsOrigins === 'any' ? true : [...settings.corsOrigins];
-    await scope.register(cors, { origin, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 });
+    const options = { origin, methods: ['GET', 'POST', 'OPTIONS'], maxAge: 600 };
+    // The plugin answers preflights through an OPTIONS route on every path (Fastify's routes are not
+    // scoped, only its hooks): a request on any other path gets no CORS header and a 404.
+    const elsewhere = { origin: false };
+    await scope.register(cors, {
+      delegator: (request, callback) => callback(null, request.url.split('?', 1)[0] === GRAPHQL_PATH ? options : elsewhere),
+    });
     scope.route({
       url: GRAPHQL_PATH,
       // OPTIONS (CORS preflight) is answered by @fastify/cors.

@@ -8,6 +8,7 @@ import { createWebhookRoute } from '../collection/webhook-route.ts';
 import type { Services } from '../context.ts';
 import type { IpRange } from '../ip-ranges.ts';
 import { createOperationLimits } from '../limits/operation-limits.ts';
+import { rawBodiesPerUnit } from '../limits/store-reads.ts';
 import { GRAPHQL_PATH, registerGraphQL, type GraphQLSettings } from './graphql.ts';
 import { registerHealthRoutes } from './health.ts';
 import { createHttpEdge, type HttpEdge } from './http-edge.ts';
@@ -35,6 +36,8 @@ export interface HttpSettings extends GraphQLSettings {
     allowedSources: readonly IpRange[] | undefined;
     /** `BANK_TIMEZONE`, for `tranDateTime`. */
     timezone: string;
+    /** `WEBHOOK_MAX_BODY_BYTES`: the largest body read (413 above it). */
+    maxBodyBytes: number;
   };
   /**
    * `WEBHOOK_PORT`: when set, the webhook and health are served there and not on PORT, so the
@@ -86,6 +89,7 @@ export async function createHttpServer(services: Services, schema: GraphQLSchema
   // One set of document limits and bank-call prices for HTTP and WebSocket alike.
   const limits = createOperationLimits(schema, {
     maxCost: services.maxOperationCost,
+    rawBodiesPerUnit: rawBodiesPerUnit(settings.webhook.maxBodyBytes),
     introspection: settings.introspection,
     logger: services.logger,
   });

@@ -1,6 +1,8 @@
 // The store, the same for every backend: the NotificationStore's rules (closing, limits, getMany's
 // order, group commit, summaries by bank-local day) over a backend that only runs statements.
 import { LRUCache } from 'lru-cache';
+import { checkIdLengths } from './id-lengths.ts';
+import { keepApart } from './quarantine-row.ts';
 import {
   comparePositions,
   DECIDED_STATUSES,
@@ -142,6 +144,7 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
     identity: backend.identity,
     async insert(notification) {
       open();
+      checkIdLengths(notification);
       // The bank's retries of a transfer we own are answered here, without a write or a round trip,
       // at the end of the turn with the others, as a batch's inserts are.
       if (stored.has(notification.settlementId)) return answerWithTheTurn(DUPLICATE);
@@ -195,7 +198,8 @@ export function createStore(backend: StoreBackend, options: BatchOptions): Colle
       return open().ping();
     },
     quarantine: {
-      keep: async (deliveries, bounds) => (deliveries.length === 0 ? [] : open().quarantine.keep(deliveries, bounds)),
+      keep: async (deliveries, bounds) =>
+        deliveries.length === 0 ? [] : keepApart(deliveries, (part) => open().quarantine.keep(part, bounds), backend.refusedStatement),
       list: async (query) => open().quarantine.list({ ...query, limit: checkLimit(query.limit) }),
       review: async (review) => open().quarantine.review(review),
       countUnreviewed: async () => open().quarantine.countUnreviewed(),

@@ -1,7 +1,7 @@
 // The quarantine's rows as both backends read and write them, and its page query: one text, each
 // backend giving its own placeholders.
-import type { NewQuarantinedDelivery, QuarantinedDeliveryRecord, QuarantineKind } from '../domain/index.ts';
-import type { QuarantineQuery } from './types.ts';
+import { MAX_ID_LENGTH, type NewQuarantinedDelivery, type QuarantinedDeliveryRecord, type QuarantineKind } from '../domain/index.ts';
+import type { KeepOutcome, QuarantineQuery } from './types.ts';
 
 /** A row of `collection_quarantine` (PostgreSQL gives BIGINT as text, BYTEA as a Buffer). */
 export interface QuarantineRow {
@@ -48,17 +48,22 @@ export function storableText(text: string | null): string | null {
   return withoutNul.isWellFormed() ? withoutNul : withoutNul.toWellFormed();
 }
 
-/** The insert's values, in QUARANTINE_INSERT_COLUMNS order: text made storable, the body as bytes. */
+/**
+ * The insert's values, in QUARANTINE_INSERT_COLUMNS order: text made storable, each id cut to
+ * MAX_ID_LENGTH (the columns are indexed, and a refused delivery's ids may be anything: PostgreSQL's
+ * btree would refuse an entry of a few KB that SQLite takes), the body whole, as bytes.
+ */
 export function quarantineParams(delivery: NewQuarantinedDelivery): (string | null | Uint8Array)[] {
+  const id = (text: string | null) => (text === null ? null : text.slice(0, MAX_ID_LENGTH));
   const texts = [
     delivery.kind,
     delivery.reason,
     delivery.detail,
     delivery.responseCode,
     delivery.receivedAt,
-    delivery.sessionId,
-    delivery.settlementId,
-    delivery.accountNumber,
+    id(delivery.sessionId),
+    id(delivery.settlementId),
+    id(delivery.accountNumber),
   ].map((text) => storableText(text));
   return [...texts, delivery.rawBody];
 }
@@ -118,4 +123,29 @@ export function quarantineWithIds(parameter: (n: number) => string, ids: (n: num
 /** A delivery's id as the store numbers it, or undefined for anything it could not have issued. */
 export function quarantineId(id: string): number | undefined {
   return /^[1-9]\d{0,14}$/.test(id) ? Number(id) : undefined;
+}
+
+/**
+ * Keeps `deliveries` with `keep`, one statement; when the database refuses it (`refusedStatement`),
+ * keeps each half apart, and so on down to single deliveries, so one it will not take fails alone
+ * and its batch-mates are kept, as the notifications' group commit writes apart (batch.ts). A part
+ * that fails otherwise (the connection lost) fails as a whole; only the first attempt rejects.
+ */
+export async function keepApart(
+  deliveries: readonly NewQuarantinedDelivery[],
+  keep: (part: readonly NewQuarantinedDelivery[]) => Promise<KeepOutcome[]>,
+  refusedStatement: (error: unknown) => boolean,
+): Promise<KeepOutcome[]> {
+  try {
+    return await keep(deliveries);
+  } catch (error) {
+    if (deliveries.length === 1 || !refusedStatement(error)) throw error;
+    const parts = [deliveries.slice(0, Math.ceil(deliveries.length / 2)), deliveries.slice(Math.ceil(deliveries.length / 2))];
+    const outcomes: KeepOutcome[] = [];
+    // One part after the other: their bounds are read in turn, as one statement reads them.
+    for (const part of parts) {
+      outcomes.push(...(await keepApart(part, keep, refusedStatement).catch((failed: unknown) => part.map(() => ({ failed })))));
+    }
+    return outcomes;
+  }
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { storeBackends } from '../../test/helpers/stores.ts';
 import type { NewQuarantinedDelivery } from '../domain/index.ts';
-import type { QuarantineQuery } from './types.ts';
+import type { KeepOutcome, QuarantineQuery } from './types.ts';
 
 let counter = 0;
 
@@ -36,7 +36,7 @@ const page = (query: Partial<QuarantineQuery> = {}): QuarantineQuery => ({
 const MANY = { maxRows: 1_000_000, maxBytes: 1024 ** 4 };
 const rows = (maxRows: number) => ({ ...MANY, maxRows });
 const bytes = (maxBytes: number) => ({ ...MANY, maxBytes });
-const keptCount = (outcomes: readonly string[]) => outcomes.filter((outcome) => outcome === 'kept').length;
+const keptCount = (outcomes: readonly KeepOutcome[]) => outcomes.filter((outcome) => outcome === 'kept').length;
 
 describe.each(storeBackends)('the quarantine on $name', (backend) => {
   const test = backend.enabled ? it : it.skip;
@@ -85,6 +85,38 @@ describe.each(storeBackends)('the quarantine on $name', (backend) => {
     expect(await quarantine.keep([odd, plain], MANY)).toEqual(['kept', 'kept']);
     const [, kept] = await quarantine.list(page());
     expect(kept).toMatchObject({ sessionId: 'S-1', settlementId: 'half \ufffd a pair' });
+  });
+
+  test('keeps ids of any length cut to 64 characters, the body whole, alike on every backend', async () => {
+    const { quarantine } = await setup();
+    // A PostgreSQL btree entry holds about 2.7 KB: a few KB of id in an indexed column would be refused there, taken by SQLite.
+    const long = delivery({ sessionId: 'S'.repeat(3_500), settlementId: '9'.repeat(3_500), accountNumber: '1'.repeat(3_500) });
+    const body = Buffer.from(long.rawBody);
+    expect(await quarantine.keep([long], MANY)).toEqual(['kept']);
+    const [kept] = await quarantine.list(page());
+    expect(kept).toMatchObject({ sessionId: 'S'.repeat(64), settlementId: '9'.repeat(64), accountNumber: '1'.repeat(64) });
+    expect(Buffer.from(kept!.rawBody)).toEqual(body);
+    expect(await quarantine.withTransferIds({ settlementIds: [], sessionIds: ['S'.repeat(64)], limit: 10 })).toHaveLength(1);
+  });
+
+  test('answers each delivery for itself: one the database refuses fails alone, its batch-mates kept within the bounds', async () => {
+    const { database, quarantine } = await setup();
+    await database.refuseQuarantineRow('SPOISON');
+    const poison = delivery({ sessionId: 'SPOISON' });
+    const honest = Array.from({ length: 5 }, () => delivery());
+    const outcomes = await quarantine.keep([honest[0]!, honest[1]!, poison, honest[2]!, honest[3]!, honest[4]!], rows(4));
+    expect(outcomes.map((outcome) => (typeof outcome === 'string' ? outcome : 'failed'))).toEqual([
+      'kept',
+      'kept',
+      'failed',
+      'kept',
+      'kept',
+      'over_rows',
+    ]);
+    expect(outcomes[2]).toEqual({ failed: expect.objectContaining({ message: expect.stringContaining('refused') }) });
+    expect((await quarantine.list(page())).map((kept) => kept.sessionId).reverse()).toEqual(honest.slice(0, 4).map((one) => one.sessionId));
+    // Alone, it fails as a whole batch does.
+    await expect(quarantine.keep([poison], MANY)).rejects.toThrow('refused');
   });
 
   test('keeps deliveries only while fewer than the bound await review, the first ones first', async () => {

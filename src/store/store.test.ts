@@ -77,6 +77,21 @@ describe.each(storeBackends)('NotificationStore on $name', (backend) => {
     expect(stored).toMatchObject({ narration: 'half a pair \ufffd here', sourceAccountName: '\ufffd' });
   });
 
+  test('refuses alike on every backend an id longer than 64 characters, which a PostgreSQL index could not hold, failing no other insert of its batch', async () => {
+    const { store, database } = await setup();
+    const longSession = notification({ sessionId: 'S'.repeat(3_500) });
+    const longSettlement = notification({ settlementId: '9'.repeat(65) });
+    const fits = notification({ sessionId: 'S'.repeat(64), settlementId: '9'.repeat(64) });
+    const results = await Promise.allSettled([store.insert(longSession), store.insert(longSettlement), store.insert(fits)]);
+    expect(results.map((result) => (result.status === 'rejected' ? (result.reason as Error).message : result.value.status))).toEqual([
+      'the store refused this notification: its sessionId is longer than 64 characters',
+      'the store refused this notification: its settlementId is longer than 64 characters',
+      'inserted',
+    ]);
+    expect(results[0]).toMatchObject({ reason: { name: 'UnstorableNotificationError' } });
+    expect(await database.countRows()).toBe(1);
+  });
+
   test('getMany keeps the requested order and answers null for settlementIds not stored', async () => {
     const { store } = await setup();
     const a = notification();

@@ -148,8 +148,11 @@ export interface QuarantineBounds {
   maxBytes: number;
 }
 
-/** What became of one delivery handed to `QuarantineStore.keep`. */
-export type KeepOutcome = 'kept' | 'over_rows' | 'over_bytes';
+/**
+ * What became of one delivery handed to `QuarantineStore.keep`: kept, the bound it would pass, or the
+ * error that kept it out (the database refusing it, or failing the part of the batch it was in).
+ */
+export type KeepOutcome = 'kept' | 'over_rows' | 'over_bytes' | { failed: unknown };
 
 /** What recording a review came to: the delivery as it now stands, or why nothing changed. */
 export type ReviewResult =
@@ -163,9 +166,11 @@ export type ReviewResult =
  */
 export interface QuarantineStore {
   /**
-   * Keeps `deliveries` in order, each while what awaits review stays within `bounds`, all in one
-   * transaction committed before it resolves; answers, for each, whether it was kept or which bound
-   * it would pass. Exact across replicas. Rejects, having kept none, when the write fails.
+   * Keeps `deliveries` in order, each while what awaits review stays within `bounds`, in one
+   * transaction committed before it resolves; answers, for each, whether it was kept, which bound it
+   * would pass, or why it failed. Exact across replicas. Each delivery is answered for itself: when
+   * the database refuses the statement, the halves are kept apart, down to single deliveries, so one
+   * it will not take fails alone. Rejects, having kept none, when the write fails as a whole.
    */
   keep(deliveries: readonly NewQuarantinedDelivery[], bounds: QuarantineBounds): Promise<KeepOutcome[]>;
   list(query: QuarantineQuery): Promise<QuarantinedDeliveryRecord[]>;

@@ -7,7 +7,8 @@
 
 /** `JSON.parse` with the reviver's third argument, which TypeScript's lib does not know yet. */
 type SourceReviver = (this: unknown, key: string, value: unknown, context: { source?: string }) => unknown;
-const parseWithSource = JSON.parse as unknown as (text: string, reviver: SourceReviver) => unknown;
+/** `JSON.parse`, its reviver handed each primitive's source text. Its walk recurses: depth must be bounded first. */
+export const parseWithSource = JSON.parse as unknown as (text: string, reviver: SourceReviver) => unknown;
 
 /**
  * Parses `text` as JSON. A number under one of `asText`'s keys becomes its source text (`1000.0`

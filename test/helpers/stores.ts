@@ -129,6 +129,8 @@ export interface TestDatabase {
   refuseRow(settlementId: string): Promise<void>;
   /** Counts the stored notifications, straight from the database. */
   countRows(): Promise<number>;
+  /** Makes the quarantine refuse the delivery of this one sessionId, for a reason no check foresees. */
+  refuseQuarantineRow(sessionId: string): Promise<void>;
   /** Makes the quarantine refuse every write (a table gone read-only), the notifications untouched. */
   freezeQuarantine(): Promise<void>;
   /** Undoes freezeQuarantine. */
@@ -175,12 +177,20 @@ const TABLE = 'collection_notifications';
 /** The parts of a test database every backend builds the same way from its `query`. */
 function withFaultsAndCount(
   query: TestDatabase['query'],
-  fault: { add: string; remove: string; refuse(settlementId: string): string; freezeQuarantine: string; thawQuarantine: string },
+  fault: {
+    add: string;
+    remove: string;
+    refuse(settlementId: string): string;
+    refuseQuarantine(sessionId: string): string;
+    freezeQuarantine: string;
+    thawQuarantine: string;
+  },
 ) {
   return {
     breakInserts: async () => void (await query(fault.add)),
     repairInserts: async () => void (await query(fault.remove)),
     refuseRow: async (settlementId: string) => void (await query(fault.refuse(settlementId))),
+    refuseQuarantineRow: async (sessionId: string) => void (await query(fault.refuseQuarantine(sessionId))),
     countRows: async () => Number((await query(`SELECT count(*) AS n FROM ${TABLE}`))[0]?.n),
     freezeQuarantine: async () => void (await query(fault.freezeQuarantine)),
     thawQuarantine: async () => void (await query(fault.thawQuarantine)),
@@ -201,6 +211,8 @@ const SQLITE_FAULT = {
   remove: 'DROP TRIGGER fail_inserts',
   refuse: (id: string) =>
     `CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} WHEN NEW.settlement_id = '${id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+  refuseQuarantine: (id: string) =>
+    `CREATE TRIGGER refuse_quarantine_${id} BEFORE INSERT ON collection_quarantine WHEN NEW.session_id = '${id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
   freezeQuarantine:
     "CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine BEGIN SELECT RAISE(ABORT, 'read-only'); END",
   thawQuarantine: 'DROP TRIGGER quarantine_read_only',
@@ -214,6 +226,10 @@ const POSTGRES_FAULT = {
     id: string,
   ) => `CREATE FUNCTION refuse_${id}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation'; END $$;
         CREATE TRIGGER refuse_${id} BEFORE INSERT ON ${TABLE} FOR EACH ROW WHEN (NEW.settlement_id = '${id}') EXECUTE FUNCTION refuse_${id}()`,
+  refuseQuarantine: (
+    id: string,
+  ) => `CREATE FUNCTION refuse_quarantine_${id}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation'; END $$;
+        CREATE TRIGGER refuse_quarantine_${id} BEFORE INSERT ON collection_quarantine FOR EACH ROW WHEN (NEW.session_id = '${id}') EXECUTE FUNCTION refuse_quarantine_${id}()`,
   freezeQuarantine: `CREATE FUNCTION quarantine_read_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'read-only'; END $$;
         CREATE TRIGGER quarantine_read_only BEFORE INSERT ON collection_quarantine FOR EACH ROW EXECUTE FUNCTION quarantine_read_only()`,
   thawQuarantine: 'DROP TRIGGER quarantine_read_only ON collection_quarantine; DROP FUNCTION quarantine_read_only()',
