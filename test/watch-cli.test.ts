@@ -95,6 +95,27 @@ describe('npm run watch', () => {
     expect(await watcher.exited).toBe(0);
   }, 60_000);
 
+  it('exits 0 on Ctrl-C through npm run watch (SIGINT to its whole process group, as a terminal sends it)', async () => {
+    const app = await startApp();
+    // Its own process group, as a terminal's foreground job; npm told not to look for its own updates.
+    const child = spawn('npm', ['run', '-s', 'watch', '--', '--url', app.baseUrl], {
+      cwd: join(import.meta.dirname, '..'),
+      env: { PATH: process.env.PATH, npm_config_update_notifier: 'false' },
+      detached: true,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const exited = once(child, 'exit').then(([code]) => code as number | null);
+    onCleanup(async () => {
+      if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, 'SIGKILL');
+      await exited;
+    });
+    const notes = new Inbox<string>();
+    createInterface({ input: child.stderr }).on('line', (line) => notes.push(line));
+    await notes.first((line) => line.startsWith('Ready: watching incomingTransfer'), 15_000);
+    process.kill(-child.pid!, 'SIGINT');
+    expect(await exited).toBe(0);
+  });
+
   it('--json prints each transfer as one JSON line, amounts as exact decimal text', async () => {
     const app = await startApp();
     const watcher = startWatcher(['--url', app.baseUrl, '--json', '--account', OWN]);
