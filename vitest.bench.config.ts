@@ -10,5 +10,8 @@ export default defineConfig({
     include: BENCH_RUNS,
     exclude: [...(suite.test?.exclude ?? [])].filter((glob) => !BENCH_RUNS.includes(glob)),
     maxWorkers: 1,
+    // The suite's own, named here so the bench runs cannot lose them: nothing past loopback.
+    env: { ...suite.test?.env, APOLLO_TELEMETRY_DISABLED: 'true' },
+    setupFiles: ['test/helpers/loopback-guard.ts'],
   },
 });

@@ -23,7 +23,11 @@ export default defineConfig({
     // Integration suites start real servers, databases and child processes; none waits on a timer.
     testTimeout: 20_000,
     hookTimeout: 30_000,
-    env: { LOG_LEVEL: 'silent' },
+    // APOLLO_TELEMETRY_DISABLED: @apollo/gateway would otherwise export metrics to Apollo and probe the
+    // AWS, GCP and Azure metadata servers; child processes inherit it with the rest of the environment.
+    env: { LOG_LEVEL: 'silent', APOLLO_TELEMETRY_DISABLED: 'true' },
+    // Fails a test that opens a connection past loopback (test/helpers/loopback-guard.ts).
+    setupFiles: ['test/helpers/loopback-guard.ts'],
     // One line per run when PostgreSQL or Redis suites are skipped (DATABASE_URL, REDIS_URL unset).
     globalSetup: ['test/helpers/skipped-services.ts'],
     // Files wait on sockets, databases and child processes more than they compute: one worker more

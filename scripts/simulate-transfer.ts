@@ -1,9 +1,10 @@
 // `npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789] [--amount 1500.00]
-//   [--count N] [--duplicate] [--invalid] [--conflict] [--lost | --forged | --tampered]`: incoming
-// transfers the way the bank's collection service notifies them (op 14), each reply printed. Against
-// the in-process sandbox the sandbox bank makes each transfer and delivers it, so the bank holds it
-// for confirmation as the real one would; against any other subgraph the script posts signed
-// notifications itself.
+//   [--count N] [--duplicate] [--invalid] [--conflict] [--lost | --forged | --tampered] [--bank-console <url>]`:
+// incoming transfers the way the bank's collection service notifies them (op 14), each reply printed.
+// Against the in-process sandbox the sandbox bank makes each transfer and delivers it, so the bank
+// holds it for confirmation as the real one would; so does a standalone sandbox bank named with
+// --bank-console. Against any other subgraph the script posts signed notifications itself, and says
+// first that the bank will hold none of them.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -13,7 +14,7 @@ import { collectionHeaders, collectionNotification } from '../scripts/collection
 
 const USAGE = `usage: npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789]
        [--amount 1500.00] [--count 1] [--narration text] [--duplicate] [--invalid] [--conflict]
-       [--lost | --forged | --tampered]
+       [--lost | --forged | --tampered] [--bank-console <url>]
 --duplicate: each delivered twice (00, then 01).
 --invalid: each with its account cut to 9 digits, which the subgraph refuses (02) and keeps in its quarantine.
 --conflict: each sent again with another amount (a 9 put before it): 00, then 01, kept in the quarantine as a CONFLICT.
@@ -23,6 +24,9 @@ const USAGE = `usage: npm run simulate:transfer -- [--url http://localhost:4001]
   as a man in the middle would (sandbox only).
 Against the in-process sandbox the sandbox bank makes and delivers each transfer; what no bank would send
 (--invalid, --forged, the second delivery of --conflict and --tampered) is posted straight to the webhook.
+--bank-console: the console of a sandbox bank started with npm run sandbox (it prints the URL), to make
+transfers through, for a subgraph in live mode against it. Without either, each notification is posted
+straight to the webhook: the bank holds none of them, so confirmation finds them NOT_AT_BANK.
 Signs with WEBHOOK_CLIENT_ID / WEBHOOK_CLIENT_SECRET (from the environment or .env; the sandbox's by default).`;
 
 function fail(message: string): never {
@@ -43,6 +47,7 @@ const options = {
   forged: { type: 'boolean', default: false },
   tampered: { type: 'boolean', default: false },
   narration: { type: 'string', default: 'Payment for order' },
+  'bank-console': { type: 'string' },
   help: { type: 'boolean', default: false },
 } as const;
 
@@ -69,6 +74,8 @@ try {
 } catch {
   fail(`--url must be an absolute URL, got "${values.url}"`);
 }
+if (values['bank-console'] !== undefined && !URL.canParse(values['bank-console']))
+  fail(`--bank-console must be an absolute URL, as npm run sandbox prints it, got "${values['bank-console']}"`);
 // A bare server URL means the subgraph's webhook route.
 if (target.pathname === '/' || target.pathname === '') target.pathname = '/webhooks/collection';
 
@@ -236,14 +243,23 @@ async function straight(sequence: number): Promise<boolean> {
 
 let bankConsole: string | undefined;
 try {
-  bankConsole = await sandboxConsole();
+  bankConsole = values['bank-console'] ?? (await sandboxConsole());
 } catch (error) {
   console.log(`${target.origin} → failed: ${(error as Error).message}`);
   process.exit(1);
 }
 if (bankConsole === undefined && (values.lost || values.tampered)) {
   fail(
-    `--${values.lost ? 'lost' : 'tampered'} needs the in-process sandbox bank (npm start with no UPSTREAM_MODE): only it can be made to record a transfer; ${target.origin} is not running on it`,
+    `--${values.lost ? 'lost' : 'tampered'} needs the in-process sandbox bank (npm start with no UPSTREAM_MODE) or --bank-console: only a sandbox bank can be made to record a transfer; ${target.origin} is not running on one`,
+  );
+}
+// No sandbox bank answers for this subgraph (it is in live mode, or under the production rules):
+// what the bank would send is posted straight to the webhook, and that bank never made any of it.
+if (bankConsole === undefined && !values.forged && !values.invalid) {
+  console.log(
+    `${target.origin} runs no in-process sandbox bank (live mode, or the production rules): each notification is posted ` +
+      'straight to its webhook, so the bank holds none of them and confirmation will find them NOT_AT_BANK ' +
+      '(--bank-console <url> makes them through a sandbox bank started with npm run sandbox).',
   );
 }
 

@@ -197,7 +197,9 @@ function describeAuth(config: Config): { mode: 'jwt' | 'off'; description: strin
     return { mode: 'off', description: 'OFF (no AUTH_JWKS_URL; every caller reads everything: never expose this outside development)' };
   }
   const { issuer, audience } = config.auth;
-  return { mode: 'jwt', description: `JWT from ${issuer}${audience === undefined ? '' : ` for ${audience}`}` };
+  // The sandbox rules allow AUTH_JWKS_URL alone: then any issuer the JWKS's keys sign for is taken.
+  const from = issuer === undefined ? 'signed by a key of AUTH_JWKS_URL, any issuer (AUTH_ISSUER unset)' : `from ${issuer}`;
+  return { mode: 'jwt', description: `JWT ${from}${audience === undefined ? '' : ` for ${audience}`}` };
 }
 
 /**

@@ -11,7 +11,7 @@ const LOGGER = new URL('./logger.ts', import.meta.url).href;
 
 /** Runs `body` in a fresh Node process with `logger` made by createLogger('info'); its stdout, as it comes. */
 function runWithLogger(body: string) {
-  const script = `import { createLogger } from ${JSON.stringify(LOGGER)};\nconst logger = createLogger('info');\n${body}`;
+  const script = `import { createLogger, flushLogs } from ${JSON.stringify(LOGGER)};\nconst logger = createLogger('info');\n${body}`;
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   onCleanup(() => void (child.exitCode === null && child.kill('SIGKILL')));
   let stdout = '';
@@ -62,6 +62,29 @@ describe('the process logger', () => {
     const [code] = await once(run.child, 'exit');
     expect(code).toBe(3);
     expect(run.lines().map((line) => line.msg)).toEqual(['before exit']);
+  });
+
+  it('flushes and exits promptly when the reader of stdout has gone (EPIPE), instead of retrying the write for ever', async () => {
+    const run = runWithLogger(
+      `logger.info('first');\nprocess.on('SIGUSR2', async () => { logger.info('after the reader left'); await flushLogs(logger, 5_000); process.exit(0); });\nsetTimeout(() => {}, 60_000);`,
+    );
+    await expire(run.wrote('first'), 'the first line', 10_000);
+    run.child.stdout.destroy();
+    run.child.kill('SIGUSR2');
+    const [code] = (await expire(once(run.child, 'exit'), 'the exit after the reader left', 10_000)) as [number];
+    expect(code).toBe(0);
+  });
+
+  it('gives the output up at the bound of the flush when the reader has stopped reading, so the exit is not held', async () => {
+    // Far more than a pipe holds: with nobody reading, stdout answers EAGAIN until the flush gives up.
+    // process.stdout is opened first, as main.ts opens it, which makes a pipe non-blocking.
+    const run = runWithLogger(
+      `process.stdout.on('error', () => {});\nfor (let i = 0; i < 2_000; i += 1) logger.info('x'.repeat(200));\nawait flushLogs(logger, 300);\nprocess.exit(0);`,
+    );
+    run.child.stdout.pause();
+    run.child.stdout.removeAllListeners('data');
+    const [code] = (await expire(once(run.child, 'exit'), 'the exit with a stalled reader', 10_000)) as [number];
+    expect(code).toBe(0);
   });
 
   it("never writes a caller's token, whichever field carries it", async () => {

@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
+import { withinDeadline } from './async/deadline.ts';
 import { activeTraceIds } from './telemetry/tracer.ts';
 
 export type { Logger };
@@ -46,6 +47,10 @@ export interface LogOutput {
   destination?: DestinationStream;
 }
 
+/** The batched stdout of each JSON logger made here, for flushLogs. */
+type BatchedOutput = ReturnType<typeof pino.destination>;
+const batchedOutputs = new WeakMap<Logger, BatchedOutput>();
+
 /**
  * The process logger: secrets censored, the active trace's ids on each line, whichever the format.
  *
@@ -77,5 +82,36 @@ export function createLogger(level: LogLevel, output: LogOutput = {}): Logger {
     });
     return pino(options, pretty);
   }
-  return pino(options, output.destination ?? pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES, periodicFlush: FLUSH_MS }));
+  if (output.destination !== undefined) return pino(options, output.destination);
+  const batched = pino.destination({ dest: 1, sync: false, minLength: BUFFER_BYTES, periodicFlush: FLUSH_MS });
+  const logger = pino(options, batched);
+  batchedOutputs.set(logger, batched);
+  return logger;
+}
+
+/**
+ * Writes what `logger` still holds, waiting at most `withinMs`: before an exit, so a reader that is
+ * gone or stalled can cost the last lines but never the exit. The process's exit writes what is
+ * left synchronously (pino), and sonic-boom retries such a write for ever while stdout answers
+ * EPIPE or EAGAIN: a flush that fails here is where a reader gone shows (pino then drops every
+ * later line), and one that does not end in time gives the output up (abandonLogOutput).
+ */
+export async function flushLogs(logger: Logger, withinMs: number): Promise<void> {
+  const output = batchedOutputs.get(logger);
+  if (output === undefined) return; // pretty and given destinations write each line as it comes
+  // Ends on an error as well: an EPIPE has made pino drop whatever follows.
+  const flushed = new Promise<void>((resolve) => output.flush(() => resolve()));
+  if ((await withinDeadline(flushed, withinMs, 'late')) === 'late') abandonLogOutput(logger);
+}
+
+/**
+ * Gives `logger`'s batched output up: what it still holds, and any later line, is dropped, so an exit
+ * never waits on a reader (pino does the same itself once stdout answers EPIPE). For exits that
+ * cannot wait for flushLogs: a second signal, the drain's last deadline.
+ */
+export function abandonLogOutput(logger: Logger): void {
+  const output = batchedOutputs.get(logger);
+  if (output === undefined) return;
+  const drop = () => undefined;
+  Object.assign(output, { write: drop, flush: (done?: () => void) => done?.(), flushSync: drop, end: drop });
 }

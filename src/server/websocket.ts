@@ -1,4 +1,5 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { ApolloServerErrorCode } from '@apollo/server/errors';
 import { execute, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context, SubscribePayload } from 'graphql-ws';
@@ -83,7 +84,13 @@ export function attachSubscriptionServer(
     keepAliveMs: number;
   },
 ): SubscriptionServer {
-  const wss = new WebSocketServer({ server, path: GRAPHQL_PATH, maxPayload: MAX_MESSAGE_BYTES });
+  // Upgrades are handed over here rather than through ws's `server` option, which also re-emits the
+  // server's listen errors (a taken port) on the WebSocket server, where graphql-ws prints them with a
+  // stack beside the start-up's own one-line error.
+  const wss = new WebSocketServer({ noServer: true, path: GRAPHQL_PATH, maxPayload: MAX_MESSAGE_BYTES });
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+    wss.handleUpgrade(request, socket, head, (client) => wss.emit('connection', client, request));
+  server.on('upgrade', onUpgrade);
   const { logger, metrics } = services;
   const present = createResultPresenter(logger);
   const fanout = createSubscriptionFanout({
@@ -126,7 +133,12 @@ export function attachSubscriptionServer(
     wss,
     GRAPHQL_WS_KEEP_ALIVE_OFF,
   );
-  return { dispose: async () => disposable.dispose() };
+  return {
+    dispose: async () => {
+      server.off('upgrade', onUpgrade);
+      await disposable.dispose();
+    },
+  };
 }
 
 /** The error of an operation beyond MAX_OPERATIONS_PER_CONNECTION on one connection. */
