@@ -28,6 +28,17 @@ export type InsertResult =
     }
   | { status: 'duplicate' };
 
+/** A read of one of the store's logs, oldest first: positions after `after`, at most `limit`. */
+export interface LogReadQuery {
+  accountNumber?: string | undefined;
+  /** Only notifications of these accounts (none when empty), beside `accountNumber`; every account when undefined. */
+  accounts?: readonly string[] | undefined;
+  after: LogPosition;
+  /** Only positions at or before it; no bound when undefined. */
+  through?: LogPosition | undefined;
+  limit: number;
+}
+
 /**
  * What `summarize` totals: the notifications whose time, their `transactionTime` or their
  * `receivedAt` where the bank's time was unreadable, falls in [from, to) (to the millisecond),
@@ -89,15 +100,7 @@ export interface NotificationStore {
     confirmation?: readonly ConfirmationStatus[] | undefined;
   }): Promise<CollectionNotificationRecord[]>;
   /** The settled log oldest first: positions after `after`, at most `limit`; live delivery and replays read it. */
-  listAfter(query: {
-    accountNumber?: string | undefined;
-    /** Only notifications of these accounts (none when empty), beside `accountNumber`; every account when undefined. */
-    accounts?: readonly string[] | undefined;
-    after: LogPosition;
-    /** Only positions at or before it; no bound when undefined. */
-    through?: LogPosition | undefined;
-    limit: number;
-  }): Promise<CollectionNotificationRecord[]>;
+  listAfter(query: LogReadQuery): Promise<CollectionNotificationRecord[]>;
   /** The position of the newest settled notification (`START_OF_LOG` when none), reading no row. */
   settledHead(): Promise<LogPosition>;
   /**
@@ -220,14 +223,7 @@ export interface CollectionStore extends NotificationStore {
  */
 export interface ConfirmationLog {
   /** The settled log oldest first: positions after `after` (and at or before `through` when given), at most `limit`. */
-  listAfter(query: {
-    accountNumber?: string | undefined;
-    /** Only notifications of these accounts (none when empty), beside `accountNumber`; every account when undefined. */
-    accounts?: readonly string[] | undefined;
-    after: LogPosition;
-    through?: LogPosition | undefined;
-    limit: number;
-  }): Promise<ConfirmedNotificationRecord[]>;
+  listAfter(query: LogReadQuery): Promise<ConfirmedNotificationRecord[]>;
   /** The position of the newest settled confirmation (`START_OF_LOG` when none), reading no notification. */
   settledHead(): Promise<LogPosition>;
   /** The position of the newest committed confirmation, settled or not (`START_OF_LOG` when none). */
