@@ -252,11 +252,12 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
   };
 }
 
-/** The window `watchLoad` looks at. */
+/** The window `watchLoad` looks at, and how many deliveries in it (200 a second) may make it busy. */
 const LOAD_WINDOW_MS = 100;
+const BUSY_DELIVERIES = 20;
 /**
- * The share of the window the event loop may spend busy, while deliveries arrive, before asks of the
- * bank step aside: beyond it the webhook's replies would wait behind them.
+ * The share of the window the event loop may spend busy, while deliveries arrive that fast, before
+ * asks of the bank step aside: beyond it the webhook's replies would wait behind them.
  */
 const BUSY_UTILIZATION = 0.8;
 /** While busy, asks start at most this often: each costs the webhook's event loop and, on PostgreSQL, the database. */
@@ -269,9 +270,11 @@ const BUSY_SPACING_MS = 50;
 const BUSY_RECORD_DELAY_MS = 250;
 
 /**
- * Whether deliveries keep this replica busy: in the last window notifications were stored and the
- * event loop that answers the bank was busy most of the time. Below that, confirmation keeps pace
- * with what arrives; above it, the 00s come first and the backlog is confirmed once they ease.
+ * Whether deliveries keep this replica busy: in the last window notifications were stored at 200 a
+ * second or more and the event loop that answers the bank was busy most of the time. Below that,
+ * confirmation keeps pace with what arrives; above it, the 00s come first and the backlog is
+ * confirmed once they ease. Both are asked: a loop busy with something else (a collection, a large
+ * read) at a few deliveries a second must not make each confirmation wait for the busy spacing.
  */
 function watchLoad() {
   let stored = 0;
@@ -279,7 +282,7 @@ function watchLoad() {
   let last = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
-    busy = stored > 0 && performance.eventLoopUtilization(now, last).utilization >= BUSY_UTILIZATION;
+    busy = stored >= BUSY_DELIVERIES && performance.eventLoopUtilization(now, last).utilization >= BUSY_UTILIZATION;
     last = now;
     stored = 0;
   }, LOAD_WINDOW_MS);
