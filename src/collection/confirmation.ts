@@ -47,8 +47,8 @@ export interface ConfirmerOptions {
 
 /** This replica's confirmer. */
 export interface Confirmer {
-  /** A notification was stored PENDING here: claim it now rather than at the next sweep. */
-  wake(): void;
+  /** A notification was stored PENDING here, its write taking `storedInMs`: claim it now rather than at the next sweep. */
+  wake(storedInMs?: number): void;
   /** Takes no more work, waits a while for the asks in flight, records their answers and gives back the rest. */
   close(): Promise<void>;
 }
@@ -231,8 +231,8 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
 
   let closing: Promise<void> | undefined;
   return {
-    wake() {
-      load.stored();
+    wake(storedInMs = 0) {
+      load.stored(storedInMs);
       due = true;
       pump();
     },
@@ -256,10 +256,13 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
 const LOAD_WINDOW_MS = 100;
 const BUSY_DELIVERIES = 20;
 /**
- * The share of the window the event loop may spend busy, while deliveries arrive that fast, before
- * asks of the bank step aside: beyond it the webhook's replies would wait behind them.
+ * While deliveries arrive that fast, asks of the bank step aside once the event loop is busy this
+ * share of the window (on SQLite the webhook's writes run on it), or once the webhook's writes take
+ * this long on average (on PostgreSQL the cost is in the database, where the event loop does not see
+ * it): beyond either, the webhook's replies would wait behind them.
  */
 const BUSY_UTILIZATION = 0.8;
+const BUSY_STORE_MS = 5;
 /** While busy, asks start at most this often: each costs the webhook's event loop and, on PostgreSQL, the database. */
 const BUSY_SPACING_MS = 50;
 /**
@@ -271,27 +274,31 @@ const BUSY_RECORD_DELAY_MS = 250;
 
 /**
  * Whether deliveries keep this replica busy: in the last window notifications were stored at 200 a
- * second or more and the event loop that answers the bank was busy most of the time. Below that,
- * confirmation keeps pace with what arrives; above it, the 00s come first and the backlog is
- * confirmed once they ease. Both are asked: a loop busy with something else (a collection, a large
- * read) at a few deliveries a second must not make each confirmation wait for the busy spacing.
+ * second or more, and the event loop that answers the bank was busy most of the time or the store's
+ * writes slowed. Below that, confirmation keeps pace with what arrives; above it, the 00s come first
+ * and the backlog is confirmed once they ease. A loop busy with something else (a collection, a
+ * large read) at a few deliveries a second never makes each confirmation wait for the busy spacing.
  */
 function watchLoad() {
-  let stored = 0;
+  let [stored, storeMs] = [0, 0];
   let busy = false;
   let last = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
-    busy = stored >= BUSY_DELIVERIES && performance.eventLoopUtilization(now, last).utilization >= BUSY_UTILIZATION;
+    const utilization = performance.eventLoopUtilization(now, last).utilization;
+    busy = stored >= BUSY_DELIVERIES && (utilization >= BUSY_UTILIZATION || storeMs / stored >= BUSY_STORE_MS);
     last = now;
-    stored = 0;
+    [stored, storeMs] = [0, 0];
   }, LOAD_WINDOW_MS);
   timer.unref();
   return {
     get busy() {
       return busy;
     },
-    stored: () => void (stored += 1),
+    stored(ms: number) {
+      stored += 1;
+      storeMs += ms;
+    },
     stop: () => clearInterval(timer),
   };
 }

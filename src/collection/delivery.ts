@@ -181,7 +181,7 @@ export function createDeliveryHandler(deps: DeliveryDeps): DeliveryHandler {
       // pub/sub message for many commits); if that message is lost, their safety-net timer reads it.
       deps.notificationFeed.announce(result.notification.position, result.settled);
       // Asked of the bank in the background, from the row just committed: the reply never waits for it.
-      deps.confirmer?.wake();
+      deps.confirmer?.wake(performance.now() - started);
       return verdict('00', 'accepted', { settlementId });
     },
     async refuseTooLarge(read) {
