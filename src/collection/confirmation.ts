@@ -263,6 +263,7 @@ const BUSY_DELIVERIES = 20;
  */
 const BUSY_UTILIZATION = 0.8;
 const BUSY_STORE_MS = 5;
+const BUSY_WINDOWS = 3;
 /** While busy, asks start at most this often: each costs the webhook's event loop and, on PostgreSQL, the database. */
 const BUSY_SPACING_MS = 50;
 /**
@@ -281,19 +282,21 @@ const BUSY_RECORD_DELAY_MS = 250;
  */
 function watchLoad() {
   let [stored, storeMs] = [0, 0];
-  let busy = false;
+  /** Windows in a row that were loaded; busy from BUSY_WINDOWS on, so one slow fsync or collection does not flip it. */
+  let loaded = 0;
   let last = performance.eventLoopUtilization();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const utilization = performance.eventLoopUtilization(now, last).utilization;
-    busy = stored >= BUSY_DELIVERIES && (utilization >= BUSY_UTILIZATION || storeMs / stored >= BUSY_STORE_MS);
+    const heavy = stored >= BUSY_DELIVERIES && (utilization >= BUSY_UTILIZATION || storeMs / stored >= BUSY_STORE_MS);
+    loaded = heavy ? loaded + 1 : 0;
     last = now;
     [stored, storeMs] = [0, 0];
   }, LOAD_WINDOW_MS);
   timer.unref();
   return {
     get busy() {
-      return busy;
+      return loaded >= BUSY_WINDOWS;
     },
     stored(ms: number) {
       stored += 1;
