@@ -104,7 +104,10 @@ const CONFIRMATION = [
   'confirmations/s draining what it left PENDING',
   '00 to arrival on the confirmed stream at 50/s: p50 ms',
   '00 to arrival on the confirmed stream at 50/s: p99 ms',
+  'confirmations/s, bank answering in 200 ms, 1 replica',
 ];
+/** On PostgreSQL, the pace against the slow bank on two replicas too. */
+const TWO_CONFIRMING = 'confirmations/s, bank answering in 200 ms, 2 replicas';
 
 function expectMeasured(rows: Row[], figures: string[], withFloor: string[]): void {
   expect(rows.map((row) => row.figure)).toEqual(figures);
@@ -145,6 +148,7 @@ describe('npm run bench', () => {
     expect(figure(sqlite!.rows, LONG_LIST[3]!)).toMatchObject({ floor: 'bare Apollo (600 banks)', target: '≥ 1.2× floor' });
     expect(figure(sqlite!.rows, ACCOUNT_WITH_TOKEN)).toMatchObject({ floor: 'ours without a token', target: '≥ 0.9× ours without' });
     expect(figure(sqlite!.rows, CONFIRMATION[0]!)).toMatchObject({ floor: 'confirmation off', target: '≥ 0.95× off' });
+    expect(figure(sqlite!.rows, CONFIRMATION.at(-1)!)).toMatchObject({ target: '≥ 50 /s' });
     expect(figure(sqlite!.rows, RAW[2]!)).toMatchObject({ floor: 'alone', target: '≤ 768 MiB (the manifests’ limit)' });
     for (const hits of [HITS_BOTH, LONG_LIST_HITS]) expect(figure(sqlite!.rows, hits)!.ours).toMatch(/^\d+\.\d\d% \/ \d+\.\d\d%$/);
     expect(new Set(sqlite!.reports.filter((r) => r.side === 'token').map((r) => `${r.scenario} on ${r.target}`))).toEqual(
@@ -161,7 +165,7 @@ describe('npm run bench', () => {
     // The webhook against the PostgreSQL floor, the rest against the first run's; each on one replica and on two.
     expectMeasured(
       postgres!.rows,
-      [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM, ...RAW, ...CONFIRMATION],
+      [...WEBHOOK, ...BANKS, BANKS_CPU, HITS, ...ACCOUNT, ...FANOUT, ...STORM, ...RAW, ...CONFIRMATION, TWO_CONFIRMING],
       [...FIGURES, BANKS_CPU, ...RAW.slice(0, 3), ...CONFIRMATION.slice(0, 2)],
     );
     expect(figure(postgres!.rows, HITS)).toMatchObject({

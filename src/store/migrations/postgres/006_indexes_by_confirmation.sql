@@ -3,7 +3,8 @@
 -- CONFIRMED alone, and collectionNotifications lists by confirmation status.
 --
 -- The two time indexes are rebuilt with confirmation_status among their covered columns, so a
--- summary, and the positions of a page of a range, still read only the index (an index-only scan).
+-- summary (what it counts and what it leaves out as refuted, from one scan), and the positions of a
+-- page of a range, still read only the index (an index-only scan).
 -- A notification's status changes once or twice (PENDING, then the bank's answer), and such an
 -- update already writes a new entry in every index (the pending index's condition reads the
 -- status), so covering the status costs an update nothing more there.
@@ -24,13 +25,6 @@ CREATE INDEX collection_notifications_time_006 ON collection_notifications (even
 CREATE INDEX collection_notifications_status_log ON collection_notifications (confirmation_status, txid, seq) INCLUDE (event_time);
 CREATE INDEX collection_notifications_account_status_log ON collection_notifications (account_number, confirmation_status, txid, seq)
   INCLUDE (event_time);
--- What the bank refuted, counted beside every summary's days: rare, so these stay small, and a
--- row enters them only when the bank's answer refutes it. Either serves several accounts' count
--- from the index alone.
-CREATE INDEX collection_notifications_refuted_time ON collection_notifications (event_time) INCLUDE (account_number)
-  WHERE confirmation_status IN ('MISMATCHED', 'NOT_AT_BANK');
-CREATE INDEX collection_notifications_account_refuted_time ON collection_notifications (account_number, event_time)
-  WHERE confirmation_status IN ('MISMATCHED', 'NOT_AT_BANK');
 DROP INDEX collection_notifications_account_time;
 DROP INDEX collection_notifications_time;
 ALTER INDEX collection_notifications_account_time_006 RENAME TO collection_notifications_account_time;
