@@ -73,7 +73,8 @@ export async function confirmationBench(
       const { report, pace } = await withPace(on, () => runOnServers('webhook-00', options, [on], 'ours'));
       onRuns.push({ ...report, target: on.name });
       paces.push(pace);
-      say(`  ${describe(report)}; confirmed ${pace.during.toFixed(0)}/s meanwhile, ${pace.draining.toFixed(0)}/s draining the rest`);
+      const drain = pace.draining === 0 ? 'none left to drain' : `${pace.draining.toFixed(0)}/s draining the rest`;
+      say(`  ${describe(report)}; confirmed ${pace.during.toFixed(0)}/s meanwhile, ${drain}`);
       say(`the same, confirmation off${of} (load average ${loadavg()[0]!.toFixed(1)})…`);
       offRuns.push({ ...(await runOnServers('webhook-00', options, [off], 'ours')), target: off.name });
       say(`  ${describe(offRuns.at(-1)!)}`);
@@ -204,7 +205,9 @@ async function withPace(target: Target, load: () => Promise<ScenarioReport>): Pr
   }
   const perSecond = (count: number, fromMs: number, toMs: number) =>
     toMs > fromMs && count > 0 ? count / ((toMs - fromMs) / 1000) : Number.NaN;
-  return { report, pace: { during: perSecond(atEnd - before, started, ended), draining: perSecond(confirmed - atEnd, ended, drained) } };
+  // Confirmation may have kept pace with the whole load: then nothing was left to drain (0).
+  const draining = confirmed - atEnd === 0 ? 0 : perSecond(confirmed - atEnd, ended, drained);
+  return { report, pace: { during: perSecond(atEnd - before, started, ended), draining } };
 }
 
 function confirmationRows(rate: number, on: ScenarioReport, off: ScenarioReport, pace: Pace, latency: ScenarioReport): Row[] {
@@ -228,7 +231,7 @@ function confirmationRows(rate: number, on: ScenarioReport, off: ScenarioReport,
       atMost(1.2, 'off'),
     ),
     row('confirmations/s during the webhook load', '-', pace.during, Number.NaN, whole),
-    row('confirmations/s draining what it left PENDING', '-', pace.draining, Number.NaN, whole),
+    row('confirmations/s draining what it left PENDING', '-', pace.draining, Number.NaN, (v) => (v === 0 ? 'none left' : whole(v))),
     row(
       `00 to arrival on the confirmed stream at ${rate}/s: p50 ms`,
       '-',

@@ -144,11 +144,7 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
       return failed(record, error);
     }
     window = Math.min(concurrency, window + 1);
-    if (pause) {
-      logger.info({ pausedMs: Date.now() - pause.since }, "the bank's collection service answers again: confirmations resume");
-      clearTimeout(pause.timer);
-      pause = undefined;
-    }
+    resume();
     const result = verdictOf(record, atBank, { now: Date.now(), recheckMs: notFoundRecheckMs });
     if (result.kind === 'outcome') recorder.outcome(record, result.outcome);
     else recorder.retry(result.retry);
@@ -164,6 +160,8 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
     metrics.confirmationFailures.inc({ code });
     if (isSlowDown(error)) slowDown();
     if (failureKind(error) === 'about-this-transfer') {
+      // The bank answered, if not about this one: it is up.
+      resume();
       const retry = failedAsk(record, Date.now());
       logger.warn(
         { code, settlementId: record.settlementId, failedAsks: record.confirmation.failedAsks + 1, retryInMs: retry.delayMs },
@@ -198,6 +196,14 @@ export function startConfirmer(deps: ConfirmerDeps, options: ConfirmerOptions): 
       deferOrLeave(held.splice(0), Math.max(0, pause.dueAt - now)),
       deferOrLeave([record], pause.until - now + SWEEP_INTERVAL_MS),
     ]);
+  }
+
+  /** The bank answered an ask: a pause, if any, is over. */
+  function resume(): void {
+    if (!pause) return;
+    logger.info({ pausedMs: Date.now() - pause.since }, "the bank's collection service answers again: confirmations resume");
+    clearTimeout(pause.timer);
+    pause = undefined;
   }
 
   /** The bank asks us to slow down: half the window, and what is held beyond what it can ask within the lease goes back. */
