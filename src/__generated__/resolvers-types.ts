@@ -109,7 +109,7 @@ export type BankTransactionCheck = {
   quarantined: Array<QuarantinedDelivery>;
   /**
    * The money record stored here: the one with the bank's settlementId, or, asked by `sessionId`, the
-   * first stored with that session id; null when none is.
+   * first stored under the same sessionId; null when none is.
    */
   stored?: Maybe<CollectionNotification>;
   /** How the two sides compare. */
