@@ -4,10 +4,10 @@
 // arrived, and exits 0 only when every id is MATCHED or recovered.
 import { accessSync, constants, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ExportError, readExportIds, type ColumnKind } from './reconcile/ids.ts';
 import { reconciledClean, reportCsv, totalsTable } from './reconcile/report.ts';
 import { reconcileIds } from './reconcile/run.ts';
+import { readCommandLine } from './command-line.ts';
 
 const USAGE = `usage: npm run reconcile -- --file <path> [--column <name>] [--kind session|settlement]
        [--recover none|repush|import] [--url http://localhost:4001] [--token <JWT>] [--out <report.csv>]
@@ -40,18 +40,7 @@ const options = {
   help: { type: 'boolean', default: false },
 } as const;
 
-function readArgs() {
-  try {
-    return parseArgs({ options }).values;
-  } catch (error) {
-    return fail(`${(error as Error).message}\n${USAGE}`);
-  }
-}
-const values = readArgs();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const values = readCommandLine(options, USAGE, (message) => fail(`${message}\n${USAGE}`));
 if (values.file === undefined) fail(`--file is required\n${USAGE}`);
 const recover = values.recover.toUpperCase();
 if (recover !== 'NONE' && recover !== 'REPUSH' && recover !== 'IMPORT')

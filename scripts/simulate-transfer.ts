@@ -7,10 +7,10 @@
 // first that the bank will hold none of them.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { DateTime } from 'luxon';
 import { request } from 'undici';
 import { collectionHeaders, collectionNotification } from '../scripts/collection-notifier.ts';
+import { readCommandLine } from './command-line.ts';
 
 const USAGE = `usage: npm run simulate:transfer -- [--url http://localhost:4001] [--account 0123456789]
        [--amount 1500.00] [--count 1] [--narration text] [--duplicate] [--invalid] [--conflict]
@@ -51,18 +51,7 @@ const options = {
   help: { type: 'boolean', default: false },
 } as const;
 
-function readArgs() {
-  try {
-    return parseArgs({ options }).values;
-  } catch (error) {
-    return fail((error as Error).message);
-  }
-}
-const values = readArgs();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const values = readCommandLine(options, USAGE, fail);
 if (!/^\d{10}$/.test(values.account)) fail(`--account must be 10 digits, got "${values.account}"`);
 if (!/^\d+(\.\d+)?$/.test(values.amount)) fail(`--amount must be a plain decimal such as 1500.00, got "${values.amount}"`);
 const count = Number(values.count);

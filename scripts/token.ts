@@ -5,10 +5,10 @@
 // With --key it is signed by a key of the operator's own (RS256, ES256 or EdDSA, as the key says), for
 // a staging setup or the live-mode rehearsal; --jwks prints that key's public JWKS for AUTH_JWKS_URL.
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { DEVELOPMENT_ISSUER } from '../src/auth/development-key.ts';
 import { signDevelopmentToken, signToken } from './development-token.ts';
 import { KeyFileError, publicJwks, readPrivateKey } from './operator-key.ts';
+import { readCommandLine } from './command-line.ts';
 
 const USAGE = `usage: npm run token -- [--scope "collections:read accounts:read"] [--accounts 0123456789,1234567890]
        [--expires 1h] [--issuer ${DEVELOPMENT_ISSUER}] [--audience aud] [--subject developer]
@@ -43,18 +43,7 @@ const options = {
   help: { type: 'boolean', default: false },
 } as const;
 
-function readArgs() {
-  try {
-    return parseArgs({ options }).values;
-  } catch (error) {
-    return fail((error as Error).message);
-  }
-}
-const values = readArgs();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const values = readCommandLine(options, USAGE, fail);
 
 const UNITS = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
 const expires = /^(\d+)([smhd]?)$/.exec(values.expires);

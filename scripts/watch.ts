@@ -5,9 +5,9 @@
 // printed, so nothing is missed or printed twice. Events go to stdout, what happens to the connection
 // to stderr. Exits 0 on Ctrl-C, 1 when the subgraph refuses the subscription, 2 on a usage error.
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
 import WebSocket from 'ws';
+import { readCommandLine } from './command-line.ts';
 
 const USAGE = `usage: npm run watch -- [--url http://localhost:4001] [--account 0123456789] [--confirmed]
        [--after <cursor>] [--token <JWT>] [--json]
@@ -33,18 +33,7 @@ const options = {
   help: { type: 'boolean', default: false },
 } as const;
 
-function readArgs() {
-  try {
-    return parseArgs({ options }).values;
-  } catch (error) {
-    return fail((error as Error).message);
-  }
-}
-const values = readArgs();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const values = readCommandLine(options, USAGE, fail);
 if (values.account !== undefined && !/^\d{10}$/.test(values.account)) fail(`--account must be 10 digits, got "${values.account}"`);
 if (values.after === '') fail('--after needs a cursor, as a transfer line printed it');
 const endpoint = webSocketUrl(values.url);
